@@ -1,0 +1,26 @@
+# lerobot_ros: `make demo` runs the main job, `make test` runs the tests. Both set up first.
+VENV ?= $(CURDIR)/.venv
+PY := $(VENV)/bin/python
+export MUJOCO_GL ?= egl
+export HF_HUB_OFFLINE ?= 1
+export PYTHONUNBUFFERED := 1
+
+.PHONY: setup demo test test-fast bench clean
+
+setup:
+	@VENV=$(VENV) bash scripts/setup.sh
+
+demo: setup
+	$(VENV)/bin/lerobot-ros demo
+
+test: setup
+	$(PY) -m pytest
+
+test-fast: setup
+	$(PY) -m pytest -m "not slow"
+
+bench: setup
+	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf build install log .pytest_cache

@@ -1,0 +1,1 @@
+"""`lerobot-ros <verb>`: the command-line entry point."""

@@ -1,0 +1,41 @@
+"""`lerobot-ros <verb> ...`: one entry point, one module per verb (imported lazily: torch is slow to load)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# verb -> (module, one-line help). Each module has `add_arguments(parser)` and `run(args) -> int`.
+VERBS = {
+    "demo": ("lerobot_ros.cli.demo", "run the main job on an embedded default (simulation, no hardware)"),
+    "smoke": ("lerobot_ros.cli.smoke", "two nodes in two processes exchange joint states and camera images"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lerobot-ros", description="LeRobot on ROS 2.")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    for verb, (module_name, help_text) in VERBS.items():
+        module = importlib.import_module(module_name)
+        p = sub.add_parser(verb, help=help_text, description=(module.__doc__ or help_text).strip())
+        module.add_arguments(p)
+        p.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "verb", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._module.run(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""sensor_msgs/CompressedImage (jpeg/png, image_transport's `compressed` format) <-> numpy RGB.
+
+The `format` field follows image_transport: "rgb8; jpeg compressed bgr8". OpenCV works in BGR, so
+the colour order is converted once here, in C.
+"""
+
+from __future__ import annotations
+
+import array
+
+import cv2
+import numpy as np
+from sensor_msgs.msg import CompressedImage
+
+from lerobot_ros.codecs.errors import CodecError
+from lerobot_ros.codecs.time import ns_to_time
+
+_EXTENSIONS = {"jpeg": ".jpg", "jpg": ".jpg", "png": ".png"}
+
+
+def compressed_to_numpy(msg, encoding: str = "rgb8") -> np.ndarray:
+    """Decode a CompressedImage into (H, W, 3) uint8 `rgb8` or `bgr8`, or (H, W) `mono8`."""
+    raw = np.frombuffer(msg.data, dtype=np.uint8)
+    if raw.size == 0:
+        raise CodecError("compressed image has no data")
+    if encoding == "mono8":
+        pixels = cv2.imdecode(raw, cv2.IMREAD_GRAYSCALE)
+    elif encoding in ("rgb8", "bgr8"):
+        pixels = cv2.imdecode(raw, cv2.IMREAD_COLOR)
+    else:
+        raise CodecError(f"cannot decode a compressed image to {encoding!r}; use rgb8, bgr8 or mono8")
+    if pixels is None:
+        raise CodecError(f"compressed image (format {msg.format!r}, {raw.size} bytes) could not be decoded")
+    if encoding == "rgb8":
+        pixels = cv2.cvtColor(pixels, cv2.COLOR_BGR2RGB)
+    return pixels
+
+
+def numpy_to_compressed(
+    pixels: np.ndarray,
+    encoding: str = "rgb8",
+    fmt: str = "jpeg",
+    quality: int = 90,
+    stamp_ns: int | None = None,
+    frame_id: str = "",
+) -> CompressedImage:
+    """Compress (H, W, 3) rgb8/bgr8 or (H, W) mono8 pixels into a CompressedImage (jpeg or png)."""
+    ext = _EXTENSIONS.get(fmt)
+    if ext is None:
+        raise CodecError(f"unsupported compression {fmt!r}; use jpeg or png")
+    pixels = np.asarray(pixels)
+    if pixels.dtype != np.uint8:
+        raise CodecError(f"compressed images need uint8 pixels, got {pixels.dtype}")
+    if encoding == "rgb8":
+        bgr = cv2.cvtColor(pixels, cv2.COLOR_RGB2BGR)
+    elif encoding in ("bgr8", "mono8"):
+        bgr = pixels
+    else:
+        raise CodecError(f"cannot compress a {encoding!r} image; use rgb8, bgr8 or mono8")
+    params = [cv2.IMWRITE_JPEG_QUALITY, int(quality)] if ext == ".jpg" else [cv2.IMWRITE_PNG_COMPRESSION, 1]
+    ok, buf = cv2.imencode(ext, bgr, params)
+    if not ok:
+        raise CodecError(f"OpenCV could not encode a {pixels.shape} image as {fmt}")
+    msg = CompressedImage()
+    if stamp_ns is not None:
+        msg.header.stamp = ns_to_time(stamp_ns)
+    msg.header.frame_id = frame_id
+    stored = "mono8" if encoding == "mono8" else "bgr8"
+    msg.format = f"{encoding}; {'jpeg' if ext == '.jpg' else 'png'} compressed {stored}"
+    data = array.array("B")
+    data.frombytes(buf.reshape(-1))
+    msg.data = data
+    return msg

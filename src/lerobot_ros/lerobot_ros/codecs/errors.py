@@ -1,0 +1,5 @@
+"""The one exception type codecs raise for malformed or unsupported messages."""
+
+
+class CodecError(ValueError):
+    """A message cannot be converted; the text says what is wrong and, where it helps, what to do."""

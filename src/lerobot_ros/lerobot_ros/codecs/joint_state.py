@@ -1,0 +1,55 @@
+"""sensor_msgs/JointState <-> numpy, by joint name in a requested order."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from sensor_msgs.msg import JointState
+
+from lerobot_ros.codecs.arrays import float64_array
+from lerobot_ros.codecs.errors import CodecError
+from lerobot_ros.codecs.time import ns_to_time
+
+_FIELDS = ("position", "velocity", "effort")
+
+
+def joint_state_to_numpy(msg, names: Sequence[str], field: str = "position") -> np.ndarray:
+    """Values of `field` for `names`, in that order (float64). Raises CodecError naming missing joints."""
+    if field not in _FIELDS:
+        raise CodecError(f"JointState has no field {field!r}; use one of {_FIELDS}")
+    values = np.asarray(getattr(msg, field), dtype=np.float64)
+    msg_names = list(msg.name)
+    if values.size != len(msg_names):
+        raise CodecError(f"JointState has {len(msg_names)} names but {values.size} {field} values")
+    if list(names) == msg_names:
+        return values.copy()
+    index = {n: i for i, n in enumerate(msg_names)}
+    missing = [n for n in names if n not in index]
+    if missing:
+        raise CodecError(f"JointState lacks joint(s) {missing}; it has {msg_names}")
+    return values[[index[n] for n in names]]
+
+
+def numpy_to_joint_state(
+    names: Sequence[str],
+    position=None,
+    velocity=None,
+    effort=None,
+    stamp_ns: int | None = None,
+    frame_id: str = "",
+) -> JointState:
+    """A JointState for `names`; each given field must have one value per name."""
+    msg = JointState()
+    if stamp_ns is not None:
+        msg.header.stamp = ns_to_time(stamp_ns)
+    msg.header.frame_id = frame_id
+    msg.name = list(names)
+    for field, values in zip(_FIELDS, (position, velocity, effort)):
+        if values is None:
+            continue
+        values = np.asarray(values, dtype=np.float64).reshape(-1)
+        if values.size != len(msg.name):
+            raise CodecError(f"{field} has {values.size} values for {len(msg.name)} joints")
+        setattr(msg, field, float64_array(values))
+    return msg

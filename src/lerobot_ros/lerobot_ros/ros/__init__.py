@@ -1,0 +1,1 @@
+"""Small rclpy helpers shared by nodes, tests, benchmarks and in-process tools (eval, demo)."""

@@ -1,0 +1,46 @@
+"""The `main()` of every node executable: init, spin, clean shutdown, and no traceback for expected errors."""
+
+from __future__ import annotations
+
+import sys
+from typing import Callable
+
+import rclpy
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.node import Node
+
+
+class NodeStartupError(RuntimeError):
+    """Raised by a node's constructor for an expected failure (bad parameter, missing device...).
+
+    The message is printed as-is, without a traceback, and the process exits with status 1.
+    """
+
+
+def run_node(factory: Callable[..., Node], args=None, multi_threaded: bool = False) -> None:
+    """Create the node with `factory()`, spin it until Ctrl-C / SIGTERM / shutdown, then clean up."""
+    rclpy.init(args=args)
+    node = None
+    code = 0
+    try:
+        node = factory()
+        executor = MultiThreadedExecutor() if multi_threaded else SingleThreadedExecutor()
+        executor.add_node(node)
+        try:
+            executor.spin()
+        finally:
+            executor.shutdown(timeout_sec=2.0)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except NodeStartupError as exc:
+        print(f"[{getattr(factory, '__name__', 'node')}] error: {exc}", file=sys.stderr)
+        code = 1
+    finally:
+        if node is not None:
+            close = getattr(node, "close", None)
+            if callable(close):
+                close()
+            node.destroy_node()
+        rclpy.try_shutdown()
+    if code:
+        sys.exit(code)

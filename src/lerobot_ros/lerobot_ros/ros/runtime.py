@@ -1,0 +1,110 @@
+"""Run rclpy nodes in a private context with an executor thread, and shut them down safely.
+
+Order matters on shutdown: stop the executor, join its thread, destroy the nodes, then shut the
+context down. Shutting the context down while another thread still spins can abort the process.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable
+
+import rclpy
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.node import Node
+
+
+class RosRuntime:
+    """A private rclpy context whose nodes spin in one background thread.
+
+    Use as a context manager::
+
+        with RosRuntime() as ros:
+            node = ros.create_node("probe")
+            ...
+    """
+
+    def __init__(self, domain_id: int | None = None, multi_threaded: bool = False, args: list[str] | None = None):
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context, domain_id=domain_id, args=args)
+        executor_cls = MultiThreadedExecutor if multi_threaded else SingleThreadedExecutor
+        self.executor = executor_cls(context=self.context)
+        self._nodes: list[Node] = []
+        self._thread: threading.Thread | None = None
+
+    def create_node(self, name: str, **kwargs) -> Node:
+        """A plain Node in this context, already added to the executor."""
+        return self.add_node(Node(name, context=self.context, **kwargs))
+
+    def add_node(self, node: Node) -> Node:
+        """Spin an existing node (created with context=runtime.context) in this runtime."""
+        self.executor.add_node(node)
+        self._nodes.append(node)
+        return node
+
+    def start(self) -> "RosRuntime":
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._spin, name="ros-executor", daemon=True)
+            self._thread.start()
+        return self
+
+    def _spin(self) -> None:
+        try:
+            self.executor.spin()
+        except Exception:  # the context was shut down under us: nothing left to spin
+            if self.context.ok():
+                raise
+
+    def close(self) -> None:
+        """Stop spinning, join the thread, destroy nodes, shut the context down (idempotent)."""
+        self.executor.shutdown(timeout_sec=5.0)
+        if self._thread is not None:
+            self._thread.join(timeout=10.0)
+            self._thread = None
+        for node in self._nodes:
+            node.destroy_node()
+        self._nodes.clear()
+        self.context.try_shutdown()
+
+    def __enter__(self) -> "RosRuntime":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 0.01, what: str = "condition") -> None:
+    """Poll `predicate` until it is true; TimeoutError naming `what` otherwise."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"timed out after {timeout:.1f} s waiting for {what}")
+        time.sleep(interval)
+
+
+class MessageCollector:
+    """Subscribes to a topic and keeps (receive_time_ns, message) pairs, with blocking waits."""
+
+    def __init__(self, node: Node, msg_type, topic: str, qos=10, raw: bool = False):
+        self.topic = topic
+        self.items: list[tuple[int, object]] = []
+        self._cond = threading.Condition()
+        self.subscription = node.create_subscription(msg_type, topic, self._on_message, qos, raw=raw)
+
+    def _on_message(self, msg) -> None:
+        with self._cond:
+            self.items.append((time.monotonic_ns(), msg))
+            self._cond.notify_all()
+
+    @property
+    def messages(self) -> list:
+        with self._cond:
+            return [m for _, m in self.items]
+
+    def wait_for(self, count: int = 1, timeout: float = 10.0) -> list:
+        """Block until `count` messages arrived; TimeoutError saying how many did otherwise."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: len(self.items) >= count, timeout=timeout):
+                raise TimeoutError(f"got {len(self.items)} of {count} message(s) on {self.topic} within {timeout:.1f} s")
+            return [m for _, m in self.items[:count]]

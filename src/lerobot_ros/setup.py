@@ -1,0 +1,54 @@
+"""ament_python package of lerobot_ros; also a plain pip-installable distribution.
+
+Launch files and configs live at the top of the repository (launch/, config/) and are installed into
+share/lerobot_ros/ as ROS expects, so `find-pkg-share lerobot_ros` finds them after colcon or pip.
+"""
+from glob import glob
+import os
+
+from setuptools import find_packages, setup
+
+PACKAGE = "lerobot_ros"
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+
+
+def tree(top: str, dest: str) -> list[tuple[str, list[str]]]:
+    """data_files entries copying every file under REPO/top into share/PACKAGE/dest, keeping folders."""
+    entries = []
+    root = os.path.join(REPO, top)
+    for folder, _dirs, files in os.walk(root):
+        if files:
+            rel = os.path.relpath(folder, root)
+            target = os.path.normpath(os.path.join("share", PACKAGE, dest, rel))
+            entries.append((target, [os.path.relpath(os.path.join(folder, f), HERE) for f in sorted(files)]))
+    return entries
+
+
+NODES = {
+    "talker": "lerobot_ros.nodes.talker:main",
+    "listener": "lerobot_ros.nodes.listener:main",
+}
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    packages=find_packages(exclude=["test", "tests"]),
+    python_requires=">=3.10",
+    data_files=[
+        ("share/ament_index/resource_index/packages", ["resource/" + PACKAGE]),
+        ("share/" + PACKAGE, ["package.xml"]),
+        *tree("launch", "launch"),
+        *tree("config", "config"),
+    ],
+    install_requires=["setuptools", "numpy", "pyyaml"],
+    zip_safe=True,
+    maintainer="lerobot_ros maintainers",
+    maintainer_email="maintainers@lerobot-ros.dev",
+    description="LeRobot on ROS 2: nodes, rosbag2 <-> LeRobotDataset, simulators and launch files.",
+    license="Apache-2.0",
+    entry_points={
+        "console_scripts": [f"{name} = {target}" for name, target in NODES.items()]
+        + ["lerobot-ros = lerobot_ros.cli.main:main"],
+    },
+)
