@@ -21,6 +21,11 @@ UV_VERSION="0.13.9"
 APT_PACKAGES=(libegl1 libegl-mesa0 libgl1-mesa-dri libgbm1 libopengl0 libglib2.0-0 libosmesa6
               libavcodec59 libavformat59 libavutil57 libswscale6 libswresample4 libavdevice59 libavfilter8)
 
+# One set-up at a time (parallel shells or test sessions may call it).
+mkdir -p "$(dirname "$VENV")"
+exec 9>"$(dirname "$VENV")/.lerobot_ros_setup.lock"
+flock 9
+
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
 die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
 
