@@ -18,6 +18,10 @@ VENV="${VENV:-$ROOT/.venv}"
 EXTRAS="${LEROBOT_ROS_EXTRAS:-}"
 STAMP="$VENV/.lerobot_ros_setup"
 UV_VERSION="0.13.9"
+# uv ships its own CA roots; behind a TLS-inspecting proxy it needs the system bundle.
+if [ -z "${SSL_CERT_FILE:-}" ] && [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+  export SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
+fi
 APT_PACKAGES=(libegl1 libegl-mesa0 libgl1-mesa-dri libgbm1 libopengl0 libglib2.0-0 libosmesa6
               libavcodec59 libavformat59 libavutil57 libswscale6 libswresample4 libavdevice59 libavfilter8)
 
@@ -76,7 +80,8 @@ if [ -z "$UV" ]; then
   if [ ! -x "$ROOT/.tools/bin/uv" ]; then
     log "bootstrapping uv $UV_VERSION into .tools/"
     "$PY312" -m venv "$ROOT/.tools"
-    "$ROOT/.tools/bin/python" -m pip install -q "uv==$UV_VERSION"
+    "$ROOT/.tools/bin/python" -m pip install -q --disable-pip-version-check "uv==$UV_VERSION" 2>&1 | grep -v "^WARNING: Location" || true
+    [ -x "$ROOT/.tools/bin/uv" ] || die "could not install uv with pip"
   fi
   UV="$ROOT/.tools/bin/uv"
 fi
