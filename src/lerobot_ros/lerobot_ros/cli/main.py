@@ -10,6 +10,7 @@ import sys
 VERBS = {
     "demo": ("lerobot_ros.cli.demo", "run the main job on an embedded default (simulation, no hardware)"),
     "smoke": ("lerobot_ros.cli.smoke", "two nodes in two processes exchange joint states and camera images"),
+    "launch": ("lerobot_ros.cli.launch", "run a ROS 2 YAML launch file without ros2 launch (pip-only installs)"),
 }
 
 
