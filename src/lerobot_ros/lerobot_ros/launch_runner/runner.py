@@ -1,0 +1,198 @@
+"""Start the planned processes, prefix their output, respawn them, and stop them all cleanly.
+
+Each process gets its own session (process group), so a terminal's Ctrl-C reaches only the runner,
+which then stops every child the way launch does: SIGINT, then SIGTERM after `sigterm_timeout`, then
+SIGKILL after `sigkill_timeout` (a second Ctrl-C skips ahead a step). Signals go to the whole process
+group, so whatever a node started goes too. The exit status is 0 when every process ended cleanly (or
+was stopped by the runner), 1 when one failed or could not start.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TextIO
+
+from lerobot_ros.launch_runner.evaluate import ProcessSpec
+
+CLEAN_STOP_CODES = {0, -signal.SIGINT, -signal.SIGTERM, 128 + signal.SIGINT, 128 + signal.SIGTERM}
+POLL_S = 0.05
+
+
+@dataclass
+class _Child:
+    spec: ProcessSpec
+    popen: subprocess.Popen | None = None
+    reader: threading.Thread | None = None
+    respawns: int = 0
+    respawn_at: float | None = None
+    stop_step: int = 0  # 0 running, 1 SIGINT sent, 2 SIGTERM sent, 3 SIGKILL sent
+    step_deadline: float = 0.0
+    exit_codes: list = field(default_factory=list)
+
+
+class Runner:
+    def __init__(self, specs: list[ProcessSpec], out: TextIO | None = None):
+        self.children = [_Child(s) for s in specs]
+        self.out = out or sys.stdout
+        self.lock = threading.Lock()
+        self.signals = 0
+        self.stopping = False
+        self.failed: list[str] = []
+
+    # -- output ---------------------------------------------------------------------------------
+    def say(self, label: str, text: str) -> None:
+        with self.lock:
+            self.out.write(f"[{label}] {text}\n")
+            self.out.flush()
+
+    def _pump(self, label: str, stream) -> None:
+        for raw in iter(stream.readline, b""):
+            self.say(label, raw.decode("utf-8", "replace").rstrip("\r\n"))
+        stream.close()
+
+    # -- lifecycle --------------------------------------------------------------------------------
+    def start(self, child: _Child) -> bool:
+        spec = child.spec
+        try:
+            child.popen = subprocess.Popen(spec.cmd, env=spec.env, cwd=spec.cwd, stdin=subprocess.DEVNULL,
+                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        except OSError as exc:
+            self.say("launch", f"error: cannot start {spec.label} ({spec.source}): {exc.strerror}: {spec.cmd[0]}")
+            self.failed.append(spec.label)
+            return False
+        child.stop_step, child.respawn_at = 0, None
+        child.reader = threading.Thread(target=self._pump, args=(spec.label, child.popen.stdout), daemon=True)
+        child.reader.start()
+        self.say("launch", f"{spec.label} started (pid {child.popen.pid})")
+        return True
+
+    def _on_signal(self, signum, _frame) -> None:
+        self.signals += 1
+
+    def _signal_group(self, child: _Child, sig: int) -> None:
+        try:
+            os.killpg(child.popen.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def _alive(self, child: _Child) -> bool:
+        return child.popen is not None and child.popen.poll() is None
+
+    def _step_stop(self, child: _Child, force: bool, now: float) -> None:
+        """Advance `child` along SIGINT -> SIGTERM -> SIGKILL when its deadline passed (or `force`)."""
+        if not self._alive(child):
+            return
+        if child.stop_step == 0:
+            child.stop_step, child.step_deadline = 1, now + child.spec.sigterm_timeout
+            self._signal_group(child, signal.SIGINT)
+        elif child.stop_step == 1 and (force or now >= child.step_deadline):
+            self.say("launch", f"{child.spec.label} did not stop on SIGINT, sending SIGTERM")
+            child.stop_step, child.step_deadline = 2, now + child.spec.sigkill_timeout
+            self._signal_group(child, signal.SIGTERM)
+        elif child.stop_step == 2 and (force or now >= child.step_deadline):
+            self.say("launch", f"{child.spec.label} did not stop on SIGTERM, sending SIGKILL")
+            child.stop_step = 3
+            self._signal_group(child, signal.SIGKILL)
+
+    def _reap(self, child: _Child, now: float) -> None:
+        """Handle an exited child: log, respawn, or start a shutdown."""
+        code = child.popen.returncode
+        child.exit_codes.append(code)
+        spec = child.spec
+        if child.reader is not None:
+            child.reader.join(timeout=2.0)
+        # Whatever the node left in its process group goes with it.
+        self._signal_group(child, signal.SIGKILL)
+        if self.stopping:
+            if child.stop_step >= 3:
+                self.say("launch", f"{spec.label} was killed")
+            elif code not in CLEAN_STOP_CODES:
+                self.say("launch", f"{spec.label} exited with status {code} while stopping")
+            child.popen = None
+            return
+        self.say("launch", f"{spec.label} exited with status {code}")
+        child.popen = None
+        if spec.on_exit_shutdown:
+            self.say("launch", f"{spec.label} has on_exit: shutdown; stopping everything")
+            if code != 0:
+                self.failed.append(spec.label)
+            self.stopping = True
+            return
+        if spec.respawn and (spec.respawn_max_retries < 0 or child.respawns < spec.respawn_max_retries):
+            child.respawns += 1
+            child.respawn_at = now + spec.respawn_delay
+            self.say("launch", f"respawning {spec.label} in {spec.respawn_delay:g} s")
+            return
+        if code != 0:
+            self.failed.append(spec.label)
+
+    def run(self) -> int:
+        previous = {}
+        in_main = threading.current_thread() is threading.main_thread()
+        if in_main:
+            for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                previous[sig] = signal.signal(sig, self._on_signal)
+        try:
+            return self._loop()
+        finally:
+            self._kill_all()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+    def _loop(self) -> int:
+        for child in self.children:
+            if self.signals:
+                break
+            if not self.start(child):
+                self.stopping = True
+                break
+        handled_signals = 0
+        while True:
+            now = time.monotonic()
+            if self.signals > handled_signals:
+                if not self.stopping:
+                    self.say("launch", "stopping (signal received)")
+                force = self.stopping and handled_signals > 0
+                self.stopping = True
+                handled_signals = self.signals
+                for child in self.children:
+                    self._step_stop(child, force, now)
+            for child in self.children:
+                if child.popen is not None and child.popen.poll() is not None:
+                    self._reap(child, now)
+                elif child.popen is None and child.respawn_at is not None and not self.stopping:
+                    if now >= child.respawn_at and not self.start(child):
+                        self.stopping = True
+            if self.stopping:
+                for child in self.children:
+                    self._step_stop(child, False, now)
+            pending = any(c.popen is not None or (c.respawn_at is not None and not self.stopping)
+                          for c in self.children)
+            if not pending:
+                break
+            time.sleep(POLL_S)
+        if self.failed:
+            self.say("launch", f"failed: {', '.join(self.failed)}")
+            return 1
+        return 0
+
+    def _kill_all(self) -> None:
+        """Last resort (an exception in the loop): nothing may outlive the runner."""
+        for child in self.children:
+            if child.popen is not None and child.popen.poll() is None:
+                self._signal_group(child, signal.SIGKILL)
+                try:
+                    child.popen.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    pass
+
+
+def run_processes(specs: list[ProcessSpec], out: TextIO | None = None) -> int:
+    """Run `specs` until they all exit or a signal stops them; returns the exit status."""
+    return Runner(specs, out).run()
