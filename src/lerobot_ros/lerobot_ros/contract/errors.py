@@ -1,0 +1,16 @@
+"""The one exception a contract raises when a file or a message does not fit it."""
+
+
+class ContractError(ValueError):
+    """A contract is invalid, or a message does not match it.
+
+    `key` is the dotted path of the offending YAML key (e.g. ``features.action.transforms[0]``),
+    so the message always names where to look.
+    """
+
+    def __init__(self, message: str, key: str | None = None, source: str | None = None):
+        self.key = key
+        self.source = source
+        where = f"{source}: " if source else ""
+        at = f"{key}: " if key else ""
+        super().__init__(f"{where}{at}{message}")

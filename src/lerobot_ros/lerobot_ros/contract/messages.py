@@ -1,0 +1,48 @@
+"""The ROS message types a contract feature may use, and how their values are read and built.
+
+Decoding is duck-typed (rclpy messages and `rosbags` message objects alike, via the codecs);
+encoding builds rclpy messages. Classes are imported lazily from the type string.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from lerobot_ros.contract.errors import ContractError
+
+JOINT_STATE = "sensor_msgs/msg/JointState"
+FLOAT64_ARRAY = "std_msgs/msg/Float64MultiArray"
+TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
+IMAGE = "sensor_msgs/msg/Image"
+COMPRESSED = "sensor_msgs/msg/CompressedImage"
+STRING = "std_msgs/msg/String"
+EPISODE_STATUS = "lerobot_ros_msgs/msg/EpisodeStatus"
+
+#: feature message type -> (kind, has a header)
+FEATURE_TYPES: dict[str, tuple[str, bool]] = {
+    JOINT_STATE: ("vector", True),
+    FLOAT64_ARRAY: ("vector", False),
+    TRAJECTORY: ("vector", True),
+    IMAGE: ("image", True),
+    COMPRESSED: ("image", True),
+}
+
+
+def normalize_type(name: str) -> str:
+    """`sensor_msgs/JointState` -> `sensor_msgs/msg/JointState` (ROS 1 / short spelling accepted)."""
+    parts = name.strip().split("/")
+    if len(parts) == 2:
+        return f"{parts[0]}/msg/{parts[1]}"
+    return name.strip()
+
+
+def message_class(type_name: str):
+    """The rclpy class of `pkg/msg/Name` (importlib; no rosidl_runtime_py needed)."""
+    pkg, kind, name = normalize_type(type_name).split("/")
+    try:
+        return getattr(importlib.import_module(f"{pkg}.{kind}"), name)
+    except (ImportError, AttributeError):
+        raise ContractError(
+            f"message type {type_name!r} is not installed; install the package's Python messages "
+            f"(e.g. the ros-{pkg.replace('_', '-')} wheel)"
+        ) from None
