@@ -28,6 +28,8 @@ def tree(top: str, dest: str) -> list[tuple[str, list[str]]]:
 NODES = {
     "talker": "lerobot_ros.nodes.talker:main",
     "listener": "lerobot_ros.nodes.listener:main",
+    "episode_recorder": "lerobot_ros.nodes.episode_recorder_node:main",
+    "episode_keyboard": "lerobot_ros.nodes.episode_keyboard_node:main",
 }
 
 setup(

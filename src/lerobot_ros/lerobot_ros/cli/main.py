@@ -11,6 +11,8 @@ VERBS = {
     "demo": ("lerobot_ros.cli.demo", "run the main job on an embedded default (simulation, no hardware)"),
     "smoke": ("lerobot_ros.cli.smoke", "two nodes in two processes exchange joint states and camera images"),
     "launch": ("lerobot_ros.cli.launch", "run a ROS 2 YAML launch file without ros2 launch (pip-only installs)"),
+    "record": ("lerobot_ros.cli.record", "record episodes of a contract's topics into one rosbag2 (MCAP) per episode"),
+    "repair": ("lerobot_ros.cli.repair", "make the bag of a killed recorder readable (recover complete MCAP chunks)"),
 }
 
 

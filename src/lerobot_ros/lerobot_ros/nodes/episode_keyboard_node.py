@@ -1,0 +1,89 @@
+"""episode_keyboard: lerobot-record's keys for the episode recorder, read from the terminal (no X needed).
+
+Right arrow or `n`: next (end the episode early and keep it, or skip the rest of a reset).
+Left arrow or `r`: re-record (discard the current episode and record it again).
+Esc or `q`: stop (keep the current episode and end the session); the node exits after it.
+Each key is published as std_msgs/String ("next", "rerecord", "stop") on `episode_control` (reliable),
+which the episode_recorder subscribes to. stdin is put in cbreak mode when it is a terminal; any stream
+of bytes works (tests drive it through a pty).
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import sys
+import termios
+import threading
+import tty
+
+from rclpy.duration import Duration
+from rclpy.node import Node
+from std_msgs.msg import String
+
+from lerobot_ros.ros.entry import run_node
+from lerobot_ros.ros.qos import RELIABLE_QOS
+
+KEYS = {b"n": "next", b"\x1b[C": "next", b"r": "rerecord", b"\x1b[D": "rerecord", b"q": "stop", b"\x1b": "stop"}
+HELP = "keys: [->] or n = next, [<-] or r = re-record, Esc or q = stop"
+
+
+def read_command(fd: int, escape_timeout_s: float = 0.05) -> str | None:
+    """Block for one key on `fd`; the command it stands for, "" for an unmapped key, None at end of input."""
+    key = os.read(fd, 1)
+    if not key:
+        return None
+    if key == b"\x1b":
+        ready, _, _ = select.select([fd], [], [], escape_timeout_s)
+        if ready:
+            key += os.read(fd, 2)  # arrow keys: ESC [ C / ESC [ D
+    return KEYS.get(key.lower() if len(key) == 1 else key, "")
+
+
+class EpisodeKeyboard(Node):
+    def __init__(self, **kwargs):
+        super().__init__("episode_keyboard", **kwargs)
+        self.exit_on_stop = self.declare_parameter("exit_on_stop", True).value
+        self.pub = self.create_publisher(String, "episode_control", RELIABLE_QOS)
+        self.fd = sys.stdin.fileno()
+        self._saved = None
+        if os.isatty(self.fd):
+            self._saved = termios.tcgetattr(self.fd)
+            tty.setcbreak(self.fd)
+        self.finished = threading.Event()
+        self.create_timer(0.1, self._check_finished)
+        threading.Thread(target=self._read_keys, name="keyboard", daemon=True).start()
+        print(HELP, file=sys.stderr, flush=True)
+
+    def _read_keys(self) -> None:
+        while True:
+            try:
+                command = read_command(self.fd)
+            except OSError:
+                command = None
+            if command is None:
+                break
+            if command:
+                self.pub.publish(String(data=command))
+                print(f"-> {command}", file=sys.stderr, flush=True)
+                if command == "stop" and self.exit_on_stop:
+                    break
+        self.pub.wait_for_all_acked(Duration(seconds=2.0))  # let the last command reach the recorder
+        self.finished.set()
+
+    def _check_finished(self) -> None:
+        if self.finished.is_set():
+            raise SystemExit(0)
+
+    def close(self) -> None:
+        if self._saved is not None:
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
+            self._saved = None
+
+
+def main(args=None) -> None:
+    run_node(EpisodeKeyboard, args=args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,316 @@
+"""episode_recorder: records the topics of a contract (or a topic list) into one rosbag2 (MCAP) per episode.
+
+Wiring only; the logic lives in lerobot_ros.record (session, bag writer, episode loop, QA).
+
+Parameters: contract (path or shipped name), topics (["/a", "/b:pkg/msg/Type"], instead of or on top of
+a contract), all_topics, output_dir, task, compression (none|zstd), flush_interval_s, episode_time_s
+(0 = manual), reset_time_s, num_episodes (0 = no limit), exit_when_done, stall_timeout_s, min_free_mb,
+progress_period_s, discovery_period_s.
+Services: start_episode (lerobot_ros_msgs/StartEpisode), stop_episode (lerobot_ros_msgs/StopEpisode).
+Topics: episode_status (EpisodeStatus, out), episode_control (std_msgs/String: next|rerecord|stop, in),
+/diagnostics (DiagnosticArray, out, live QA per recorded topic).
+Messages are subscribed raw (CDR bytes, any type) with QoS matched to the publishers (reliable when
+all publishers are, transient-local likewise), depth 1000, and stamped with the node clock (sim time too).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from lerobot_ros_msgs.msg import EpisodeStatus
+from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
+from std_msgs.msg import String
+
+from lerobot_ros.codecs import ns_to_time
+from lerobot_ros.record.bag_writer import BagWriteError
+from lerobot_ros.record.control import DONE, RECORDING, RESETTING, EpisodeControl
+from lerobot_ros.record.session import EpisodeError, EpisodeSession, TopicSpec
+from lerobot_ros.record.streams import RecordingPlan, plan_from_contract, plan_from_topics
+from lerobot_ros.ros.entry import NodeStartupError, run_node
+from lerobot_ros.ros.qos import RELIABLE_QOS
+
+IGNORED_TOPICS = {"/rosout", "/parameter_events", "/diagnostics"}
+
+
+def message_class(msgtype: str):
+    pkg, _, name = msgtype.split("/")
+    return getattr(importlib.import_module(f"{pkg}.msg"), name)
+
+
+def _qtime(duration) -> QosTime:
+    sec, nsec = divmod(int(duration.nanoseconds), 1_000_000_000)
+    return QosTime(sec, nsec)
+
+
+def to_bag_qos(profile) -> Qos:
+    """rclpy QoSProfile -> the rosbags Qos written as offered_qos_profiles."""
+    return Qos(
+        QosHistory(int(profile.history)), int(profile.depth), QosReliability(int(profile.reliability)),
+        QosDurability(int(profile.durability)), _qtime(profile.deadline), _qtime(profile.lifespan),
+        QosLiveliness(int(profile.liveliness)), _qtime(profile.liveliness_lease_duration),
+        bool(profile.avoid_ros_namespace_conventions),
+    )
+
+
+def subscription_qos(offered: list) -> QoSProfile:
+    """Reliable / transient-local only when every publisher offers it (else a publisher would not match)."""
+    reliable = bool(offered) and all(p.reliability == ReliabilityPolicy.RELIABLE for p in offered)
+    latched = bool(offered) and all(p.durability == DurabilityPolicy.TRANSIENT_LOCAL for p in offered)
+    return QoSProfile(
+        depth=1000, history=HistoryPolicy.KEEP_LAST,
+        reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE,
+    )
+
+
+class EpisodeRecorder(Node):
+    def __init__(self, on_saved=None, **kwargs):
+        """`on_saved(result)` is called with every kept episode's BagResult (lerobot-ros record converts)."""
+        super().__init__("episode_recorder", **kwargs)
+        self.on_saved = on_saved
+        p = self.declare_parameter
+        contract = p("contract", "").value
+        topics = list(p("topics", [""]).value or [])
+        self.all_topics = p("all_topics", False).value
+        output_dir = p("output_dir", "recordings").value
+        task = p("task", "").value
+        compression = p("compression", "none").value
+        flush_interval_s = p("flush_interval_s", 0.5).value
+        episode_time_s = p("episode_time_s", 0.0).value
+        reset_time_s = p("reset_time_s", 0.0).value
+        num_episodes = p("num_episodes", 0).value
+        self.exit_when_done = p("exit_when_done", True).value
+        stall_timeout_s = p("stall_timeout_s", 1.0).value
+        min_free_mb = p("min_free_mb", 64.0).value
+        self.progress_period_s = p("progress_period_s", 1.0).value
+        discovery_period_s = p("discovery_period_s", 0.5).value
+
+        try:
+            plan = plan_from_contract(contract) if contract else RecordingPlan([])
+            extra = plan_from_topics([t for t in topics if t], plan.fps)
+            self.control = EpisodeControl(episode_time_s, reset_time_s, num_episodes)
+        except Exception as exc:  # ContractError, bad topic or loop settings: one line, no traceback
+            raise NodeStartupError(str(exc)) from None
+        known = {w.topic for w in plan.topics}
+        self.wanted = {w.topic: w for w in plan.topics + [w for w in extra.topics if w.topic not in known]}
+        if not self.wanted and not self.all_topics:
+            raise NodeStartupError("nothing to record: set `contract`, `topics` or `all_topics:=true`")
+        if compression not in ("none", "zstd"):
+            raise NodeStartupError(f"compression must be 'none' or 'zstd', not {compression!r}")
+        self.fps = plan.fps
+        self.session = EpisodeSession(
+            output_dir, compression=compression, flush_interval_s=flush_interval_s,
+            min_free_bytes=int(min_free_mb * 2**20), stall_timeout_s=stall_timeout_s,
+            contract_text=plan.contract_text, contract_path=plan.contract_path, task_key=plan.task_key,
+            clock_ns=lambda: self.get_clock().now().nanoseconds,
+        )
+        self.session.task = task or plan.default_task
+        self._subs: dict[str, object] = {}
+        self._exit_code: int | None = None
+        self._last_progress = 0.0
+
+        self.status_pub = self.create_publisher(EpisodeStatus, "episode_status", RELIABLE_QOS)
+        self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
+        self.create_service(StartEpisode, "start_episode", self.on_start)
+        self.create_service(StopEpisode, "stop_episode", self.on_stop)
+        self.create_subscription(String, "episode_control", self.on_control, RELIABLE_QOS)
+        self.discover()
+        self.create_timer(discovery_period_s, self.discover)
+        self.create_timer(0.05, self.on_tick)
+        mode = (f"automatic: {episode_time_s:g} s episodes, {reset_time_s:g} s resets, "
+                f"{num_episodes or 'unlimited'} episodes" if self.control.automatic else "manual (services / keyboard)")
+        self.get_logger().info(f"recording {len(self.wanted) or 'all'} topic(s) into {output_dir}; {mode}; "
+                               f"next episode index {self.session.index}")
+
+    # ---- subscriptions --------------------------------------------------------------------------
+    def discover(self) -> None:
+        """Subscribe to wanted topics once a publisher shows up (so QoS and type can be matched)."""
+        if self.all_topics:
+            for name, types in self.get_topic_names_and_types():
+                if name not in self.wanted and name not in IGNORED_TOPICS and not name.endswith("episode_status"):
+                    from lerobot_ros.record.streams import WantedTopic
+
+                    self.wanted[name] = WantedTopic(name, None, self.fps)
+        for topic, want in self.wanted.items():
+            if topic in self._subs:
+                continue
+            infos = self.get_publishers_info_by_topic(topic)
+            if not infos:
+                continue
+            msgtype = want.msgtype or infos[0].topic_type
+            offered = [i.qos_profile for i in infos]
+            try:
+                cls = message_class(msgtype)
+                self.session.add_topic(TopicSpec(topic, msgtype, [to_bag_qos(q) for q in offered], want.expected_hz))
+            except Exception as exc:
+                self.get_logger().error(f"cannot record {topic} ({msgtype}): {exc}")
+                self._subs[topic] = None
+                continue
+            self._subs[topic] = self.create_subscription(
+                cls, topic, lambda data, t=topic: self.session.write(t, self.get_clock().now().nanoseconds, data),
+                subscription_qos(offered), raw=True,
+            )
+            self.get_logger().info(f"subscribed {topic} [{msgtype}]")
+
+    # ---- episode control ------------------------------------------------------------------------
+    def _do(self, actions: list[tuple]) -> str:
+        message = ""
+        for action in actions:
+            if action[0] == "start":
+                message = self._start()
+            elif action[0] == "stop":
+                message = self._stop(action[1])
+            elif action[0] == "finish":
+                self._finish(0)
+        return message
+
+    def _start(self, task: str | None = None) -> str:
+        try:
+            index, path = self.session.start(task)
+        except (EpisodeError, BagWriteError) as exc:
+            self.get_logger().error(f"cannot start an episode: {exc}")
+            if isinstance(exc, BagWriteError):
+                self._finish(1)
+            raise
+        total = f"/{self.control.num_episodes}" if self.control.num_episodes else ""
+        self.get_logger().info(f"episode {index} ({self.control.kept + 1}{total}) recording -> {path}")
+        self.publish_status()
+        return f"recording episode {index} into {path}"
+
+    def _stop(self, outcome: str) -> str:
+        index = self.session.index
+        result = self.session.stop(outcome)
+        self.publish_status(done=True, success=outcome == "success")
+        if result is None:
+            self.get_logger().info(f"episode {index} discarded (deleted)")
+            return f"episode {index} discarded"
+        counts = ", ".join(f"{t} {n}" for t, n in result.counts.items())
+        text = f"episode {index} saved ({outcome}) -> {result.path}: {counts}"
+        if result.error:
+            self.get_logger().error(f"episode {index} stopped early: {result.error}")
+        self.get_logger().info(text)
+        if self.on_saved is not None:
+            self.on_saved(result)
+        return text
+
+    def _finish(self, code: int) -> None:
+        if self.exit_when_done and self._exit_code is None:
+            self._exit_code = code
+
+    def on_start(self, request, response):
+        try:
+            response.message = self._start(request.task or None)
+            self.control.started(time.monotonic())
+            response.success = True
+        except (EpisodeError, BagWriteError) as exc:
+            response.success, response.message = False, str(exc)
+        response.episode_index = self.session.index
+        return response
+
+    def on_stop(self, request, response):
+        outcome = request.outcome or "success"
+        try:
+            response.message = self._stop(outcome)
+            result = self.session.last_result if outcome != "discard" else None
+            response.bag_path = str(result.path) if result is not None else ""
+            response.success = True
+            self._do(self.control.stopped(outcome, time.monotonic()))
+        except (EpisodeError, BagWriteError) as exc:
+            response.success, response.message = False, str(exc)
+        return response
+
+    def on_control(self, msg: String) -> None:
+        command = msg.data.strip().lower()
+        try:
+            self._do(self.control.command(command, time.monotonic()))
+        except ValueError as exc:
+            self.get_logger().warning(str(exc))
+        except (EpisodeError, BagWriteError):
+            pass  # already logged
+
+    def on_tick(self) -> None:
+        now = time.monotonic()
+        if self.session.recording and self.session.last_error:
+            # disk full / I/O error: the writer stopped; close what it wrote (readable) and end the loop
+            self._stop("failure")
+            self.control.state = DONE
+            self._finish(1)
+        try:
+            self._do(self.control.tick(now))
+        except (EpisodeError, BagWriteError):
+            self.control.state = DONE
+        if now - self._last_progress >= self.progress_period_s:
+            self._last_progress = now
+            self.publish_status()
+            self.publish_diagnostics()
+            self.print_progress()
+        if self._exit_code is not None:
+            raise SystemExit(self._exit_code)
+
+    # ---- status ---------------------------------------------------------------------------------
+    def publish_status(self, done: bool = False, success: bool = False) -> None:
+        msg = EpisodeStatus()
+        msg.header.stamp = ns_to_time(self.get_clock().now().nanoseconds)
+        msg.episode_index = self.session.index
+        elapsed = self.session.elapsed_s()
+        msg.step = int(elapsed * self.fps) if self.fps else sum(self.session.counts().values())
+        msg.done = done or not self.session.recording
+        msg.success = success
+        msg.task = self.session.task
+        self.status_pub.publish(msg)
+
+    def publish_diagnostics(self) -> None:
+        qa = self.session.qa
+        if qa is None or not self.session.recording:
+            return
+        array = DiagnosticArray()
+        array.header.stamp = ns_to_time(self.get_clock().now().nanoseconds)
+        for topic, s in qa.snapshot(time.monotonic(), self.session.started_mono).items():
+            status = DiagnosticStatus(level=bytes([s["level"]]), name=f"episode_recorder: {topic}",
+                                      message=s["message"], hardware_id=self.get_fully_qualified_name())
+            status.values = [KeyValue(key=k, value=str(v)) for k, v in s.items() if k not in ("level", "message")]
+            array.status.append(status)
+        writer = self.session.writer
+        if writer is not None:
+            array.status.append(DiagnosticStatus(
+                level=bytes([2 if self.session.last_error else 0]), name="episode_recorder: writer",
+                message=self.session.last_error or "ok", hardware_id=self.get_fully_qualified_name(),
+                values=[KeyValue(key="backlog", value=str(writer.backlog)),
+                        KeyValue(key="path", value=str(writer.path))]))
+        self.diag_pub.publish(array)
+
+    def print_progress(self) -> None:
+        state = self.control.state
+        total = f"/{self.control.num_episodes}" if self.control.num_episodes else ""
+        if state == RECORDING or self.session.recording:
+            limit = f"/{self.control.episode_time_s:g}" if self.control.automatic else ""
+            counts = " ".join(f"{t}={n}" for t, n in self.session.counts().items())
+            line = (f"episode {self.session.index} ({self.control.kept + 1}{total}) "
+                    f"{self.session.elapsed_s():.1f}{limit} s | {counts}")
+        elif state == RESETTING:
+            line = f"reset {time.monotonic() - self.control.since:.1f}/{self.control.reset_time_s:g} s " \
+                   f"({self.control.kept}{total} episodes kept)"
+        else:
+            line = f"{state}: {self.control.kept}{total} episodes kept"
+        print(line, file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        """SIGTERM / Ctrl-C / exit: a running episode is closed properly (outcome 'interrupted')."""
+        result = self.session.close("interrupted")
+        if result is not None:
+            print(f"episode closed on shutdown -> {result.path} ({result.message_count} messages)",
+                  file=sys.stderr, flush=True)
+
+
+def main(args=None) -> None:
+    run_node(EpisodeRecorder, args=args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,206 @@
+"""Episodes of a recording session: numbering, directories, outcomes, and the bag writer of the current one.
+
+No ROS here: the node feeds it serialized messages and calls start/stop; tests drive it directly.
+Episode directories are `<output_dir>/episode_<index:06d>`; the index continues after the highest one
+already in the output directory, so a restarted recorder never overwrites (or reuses) an episode.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from rosbags.interfaces import Qos
+
+from .bag_writer import BagResult, BagWriteError, EpisodeBagWriter
+from .msgdefs import MessageDefinitions
+from .qa import StreamQA
+
+OUTCOMES = ("success", "failure", "discard")
+_EPISODE_DIR = re.compile(r"^episode_(\d+)$")
+
+
+class EpisodeError(RuntimeError):
+    """An episode request that cannot be honoured now (already recording, nothing to stop, bad outcome)."""
+
+
+@dataclass
+class TopicSpec:
+    topic: str
+    msgtype: str
+    offered_qos: list[Qos]
+    expected_hz: float | None = None  # for QA: the rate the contract needs (its fps); None: no rate check
+
+
+def episode_dir_name(index: int) -> str:
+    return f"episode_{index:06d}"
+
+
+def next_free_index(output_dir: Path) -> int:
+    """One past the highest episode index present in `output_dir` (0 for a new directory)."""
+    highest = -1
+    if output_dir.is_dir():
+        for child in output_dir.iterdir():
+            match = _EPISODE_DIR.match(child.name)
+            if match:
+                highest = max(highest, int(match.group(1)))
+    return highest + 1
+
+
+class EpisodeSession:
+    """Owns the current episode's bag; thread-safe (DDS callbacks write while services start/stop)."""
+
+    def __init__(
+        self,
+        output_dir: str | Path,
+        *,
+        compression: str | None = None,
+        flush_interval_s: float = 0.5,
+        min_free_bytes: int = 64 << 20,
+        stall_timeout_s: float = 1.0,
+        contract_text: str = "",
+        contract_path: str = "",
+        task_key: str = "task",
+        on_error: Callable[[str], None] | None = None,
+        clock_ns: Callable[[], int] = time.time_ns,
+    ):
+        self.output_dir = Path(output_dir)
+        self.compression = compression
+        self.flush_interval_s = flush_interval_s
+        self.min_free_bytes = min_free_bytes
+        self.stall_timeout_s = stall_timeout_s
+        self.contract_text = contract_text
+        self.contract_path = contract_path
+        self.task_key = task_key
+        self.on_error = on_error
+        self.clock_ns = clock_ns
+        self.msgdefs = MessageDefinitions()
+        self.topics: dict[str, TopicSpec] = {}
+        self.task = ""
+        self.index = next_free_index(self.output_dir)
+        self.writer: EpisodeBagWriter | None = None
+        self.qa: StreamQA | None = None
+        self.started_ns = 0
+        self.started_mono = 0.0
+        self.last_result: BagResult | None = None
+        self.last_error: str | None = None
+        self._lock = threading.RLock()
+
+    # ---- topics ---------------------------------------------------------------------------------
+    def add_topic(self, spec: TopicSpec) -> None:
+        """Make a topic part of every episode from now on (and of the current one, if recording)."""
+        self.msgdefs.get(spec.msgtype)  # fail early on a type we cannot describe
+        with self._lock:
+            if spec.topic in self.topics:
+                return
+            self.topics[spec.topic] = spec
+            if self.writer is not None:
+                self.writer.add_topic(spec.topic, spec.msgtype, spec.offered_qos)
+                self.qa.add_stream(spec.topic, spec.expected_hz)
+
+    # ---- episode control ------------------------------------------------------------------------
+    @property
+    def recording(self) -> bool:
+        return self.writer is not None
+
+    def start(self, task: str | None = None) -> tuple[int, Path]:
+        """Open the next episode's bag; `task` None or empty keeps the current task."""
+        with self._lock:
+            if self.writer is not None:
+                raise EpisodeError(f"episode {self.index} is already recording; stop it first")
+            if task:
+                self.task = task
+            self.index = max(self.index, next_free_index(self.output_dir))
+            path = self.output_dir / episode_dir_name(self.index)
+            self.started_ns = self.clock_ns()
+            custom = {
+                "task": self.task,
+                "episode_index": str(self.index),
+                "start_ns": str(self.started_ns),
+                "contract_path": self.contract_path,
+                "contract": self.contract_text,
+                "recorder": "lerobot_ros.episode_recorder",
+            }
+            custom[self.task_key] = self.task
+            writer = EpisodeBagWriter(
+                path, compression=self.compression, flush_interval_s=self.flush_interval_s,
+                min_free_bytes=self.min_free_bytes, msgdefs=self.msgdefs, on_error=self._writer_error,
+                custom_data=custom,
+            )
+            writer.open()  # BagWriteError for an existing dir or a full disk
+            for spec in self.topics.values():
+                writer.add_topic(spec.topic, spec.msgtype, spec.offered_qos)
+            self.qa = StreamQA(stall_timeout_s=self.stall_timeout_s)
+            for spec in self.topics.values():
+                self.qa.add_stream(spec.topic, spec.expected_hz)
+            self.started_mono = time.monotonic()
+            self.last_error = None
+            self.writer = writer
+            return self.index, path
+
+    def write(self, topic: str, stamp_ns: int, data: bytes) -> None:
+        """Called from DDS callbacks for every received message; drops it when no episode is recording."""
+        writer = self.writer
+        if writer is None:
+            return
+        if writer.write(topic, stamp_ns, data):
+            qa = self.qa
+            if qa is not None:
+                qa.observe(topic, time.monotonic())
+
+    def stop(self, outcome: str = "success") -> BagResult | None:
+        """Close the current episode; 'discard' deletes it (returns None). The next episode gets a new index."""
+        if outcome not in OUTCOMES:
+            raise EpisodeError(f"unknown outcome {outcome!r}; use one of {', '.join(OUTCOMES)}")
+        with self._lock:
+            writer, self.writer = self.writer, None
+            if writer is None:
+                raise EpisodeError("no episode is recording")
+            qa_report = self.qa.report(time.monotonic()) if self.qa is not None else {}
+            if outcome == "discard":
+                writer.discard()
+                self.last_result = None
+                return None  # the index is reused: a discarded episode leaves no directory behind
+            stop_ns = self.clock_ns()
+            result = writer.close({
+                "outcome": outcome,
+                "stop_ns": str(stop_ns),
+                "qa": json.dumps(qa_report, sort_keys=True),
+            })
+            self.index += 1
+            self.last_result = result
+            return result
+
+    def close(self, outcome: str = "interrupted") -> BagResult | None:
+        """Shut down: close a running episode properly (SIGTERM / Ctrl-C), marking its outcome."""
+        with self._lock:
+            if self.writer is None:
+                return None
+            writer, self.writer = self.writer, None
+            result = writer.close({"outcome": outcome, "stop_ns": str(self.clock_ns())})
+            self.index += 1
+            self.last_result = result
+            return result
+
+    # ---- status ---------------------------------------------------------------------------------
+    def elapsed_s(self) -> float:
+        return time.monotonic() - self.started_mono if self.writer is not None else 0.0
+
+    def counts(self) -> dict[str, int]:
+        writer = self.writer
+        if writer is None:
+            return {}
+        return {t: writer.received.get(t, 0) for t in self.topics}
+
+    def _writer_error(self, message: str) -> None:
+        self.last_error = message
+        if self.on_error is not None:
+            self.on_error(message)
+
+
+__all__ = ["EpisodeSession", "EpisodeError", "TopicSpec", "BagWriteError", "OUTCOMES", "next_free_index"]
