@@ -1,0 +1,97 @@
+"""What the resampler had to do, per stream: JSON-serializable dataclasses for the QA report."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from lerobot_ros.resample.core import EXACT, HELD, INTERP, MISSING, STALE, Plan
+
+
+@dataclass
+class StreamReport:
+    """One stream of one episode."""
+
+    name: str
+    policy: str
+    tolerance_ms: float | None
+    samples: int = 0  # kept samples (after dropping out-of-order ones and duplicate stamps)
+    dropped_out_of_order: int = 0
+    duplicate_stamps: int = 0
+    rate_hz: float = 0.0  # mean sample rate over the stream's own span
+    median_period_ms: float = 0.0
+    max_gap_ms: float = 0.0  # longest interval between consecutive samples
+    gaps: int = 0  # intervals longer than the gap threshold (tolerance, else 3 median periods)
+    frames: int = 0
+    exact_frames: int = 0
+    held_frames: int = 0
+    interpolated_frames: int = 0
+    stale_frames: int = 0  # value older (or further) than the tolerance; asof/nearest: a warning
+    missing_frames: int = 0
+    max_staleness_ms: float = 0.0
+    mean_staleness_ms: float = 0.0
+
+    def add_frames(self, plan: Plan) -> None:
+        s = plan.status
+        self.frames += int(s.size)
+        self.exact_frames += int((s == EXACT).sum())
+        self.held_frames += int((s == HELD).sum())
+        self.interpolated_frames += int((s == INTERP).sum())
+        self.stale_frames += int((s == STALE).sum())
+        self.missing_frames += int((s == MISSING).sum())
+        used = plan.staleness_ns[s != MISSING]
+        if used.size:
+            self.max_staleness_ms = max(self.max_staleness_ms, float(used.max()) / 1e6)
+            self.mean_staleness_ms = float(used.mean()) / 1e6
+
+    def add_sample_stats(self, times: np.ndarray) -> None:
+        self.samples = int(times.size)
+        if times.size < 2:
+            return
+        periods = np.diff(times)
+        self.median_period_ms = float(np.median(periods)) / 1e6
+        self.max_gap_ms = float(periods.max()) / 1e6
+        self.rate_hz = (times.size - 1) / ((times[-1] - times[0]) / 1e9) if times[-1] > times[0] else 0.0
+        threshold = self.tolerance_ms * 1e6 if self.tolerance_ms else 3 * float(np.median(periods))
+        self.gaps = int((periods > threshold).sum())
+
+    def warnings(self) -> list[str]:
+        """Problems worth a warning (and a failure under --strict)."""
+        out = []
+        if self.dropped_out_of_order:
+            out.append(f"{self.name}: dropped {self.dropped_out_of_order} out-of-order sample(s) (non-monotonic stamps)")
+        if self.stale_frames and self.policy in ("asof", "nearest", "interpolate"):
+            out.append(
+                f"{self.name}: {self.stale_frames} frame(s) had no sample within {self.tolerance_ms:g} ms "
+                f"(max {self.max_staleness_ms:.1f} ms); the last value was held"
+            )
+        if self.missing_frames:
+            out.append(f"{self.name}: {self.missing_frames} frame(s) had no value at all")
+        return out
+
+
+@dataclass
+class ResampleReport:
+    """All streams of one episode."""
+
+    fps: int
+    frames: int = 0
+    start_ns: int = 0
+    end_ns: int = 0
+    streams: dict[str, StreamReport] = field(default_factory=dict)
+
+    def warnings(self) -> list[str]:
+        return [w for s in self.streams.values() for w in s.warnings()]
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    def to_json(self, **kwargs) -> str:
+        return json.dumps(self.to_dict(), **kwargs)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "ResampleReport":
+        streams = {k: StreamReport(**v) for k, v in data.get("streams", {}).items()}
+        return cls(**{**data, "streams": streams})
