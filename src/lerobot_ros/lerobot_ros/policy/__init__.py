@@ -1,0 +1,31 @@
+"""Policy inference library behind `policy_node` (no ROS here): load a LeRobot policy with its processors,
+check it against a contract, run it synchronously or in an inference thread with chunk blending, and make
+its actions safe (warm-up/staleness gates, NaN drop, joint-limit clamp, max change per tick).
+"""
+
+from lerobot_ros.policy.async_inference import AsyncInference, AsyncTick
+from lerobot_ros.policy.chunks import AGGREGATE_FUNCTIONS, ActionQueue, aggregate_function
+from lerobot_ros.policy.features import feature_mismatches, policy_io
+from lerobot_ros.policy.loading import DEVICES, LoadedPolicy, PolicyLoadError, load_policy, resolve_device
+from lerobot_ros.policy.runner import PolicyRunner
+from lerobot_ros.policy.safety import SafetyFilter, staleness_reason
+from lerobot_ros.policy.stats import RollingStats
+
+__all__ = [
+    "AGGREGATE_FUNCTIONS",
+    "ActionQueue",
+    "AsyncInference",
+    "AsyncTick",
+    "DEVICES",
+    "LoadedPolicy",
+    "PolicyLoadError",
+    "PolicyRunner",
+    "RollingStats",
+    "SafetyFilter",
+    "aggregate_function",
+    "feature_mismatches",
+    "load_policy",
+    "policy_io",
+    "resolve_device",
+    "staleness_reason",
+]

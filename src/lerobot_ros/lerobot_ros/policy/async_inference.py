@@ -1,0 +1,127 @@
+"""Inference in its own thread, so the control tick never waits for the policy.
+
+Each tick: if the queue holds at most `threshold * chunk_length` actions for the coming ticks and no
+inference is running, the tick hands its frame to the worker (tagged with its tick number), then pops
+the action for this tick from the queue. The worker predicts a chunk and merges it into the queue, row i
+meant for tick (observation tick + i); rows for ticks already executed are dropped, overlaps are blended.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import numpy as np
+
+from lerobot_ros.policy.chunks import ActionQueue
+from lerobot_ros.policy.stats import RollingStats
+
+
+@dataclass
+class AsyncTick:
+    action: np.ndarray | None  # None: the queue ran dry this tick
+    submitted: bool  # this tick started an inference
+    depth: int  # actions queued for later ticks, after this pop
+
+
+class AsyncInference:
+    """A worker thread running `predict(frame, task) -> (T, D) chunk` on demand."""
+
+    def __init__(
+        self,
+        predict: Callable[[Mapping[str, np.ndarray], str], np.ndarray],
+        chunk_length: int,
+        threshold: float = 0.5,
+        aggregate: str = "weighted_average",
+        actions_per_chunk: int | None = None,
+        on_error: Callable[[BaseException], None] | None = None,
+    ):
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"chunk threshold must be in [0, 1], got {threshold}")
+        self.predict = predict
+        self.chunk_length = max(1, int(actions_per_chunk or chunk_length))
+        self.threshold = threshold
+        self.queue = ActionQueue(aggregate)
+        self.on_error = on_error
+        self.latency_ms = RollingStats()
+        self.errors = 0
+        self.last_error: str | None = None
+        self.chunks = 0
+        self._job: tuple[int, Mapping, str, int] | None = None
+        self._busy = False
+        self._epoch = 0  # bumped by reset(): results of older jobs are discarded
+        self._cond = threading.Condition()
+        self._stop = False
+        self._thread = threading.Thread(target=self._run, name="policy-inference", daemon=True)
+        self._thread.start()
+
+    @property
+    def busy(self) -> bool:
+        with self._cond:
+            return self._busy or self._job is not None
+
+    def tick(self, tick: int, frame: Mapping[str, np.ndarray] | None, task: str = "") -> AsyncTick:
+        """One control tick: maybe start an inference on `frame`, then take this tick's action. Never blocks on inference."""
+        submitted = False
+        if frame is not None and self.queue.depth(tick) <= self.threshold * self.chunk_length:
+            with self._cond:
+                if not self._busy and self._job is None and not self._stop:
+                    self._job = (tick, frame, task, self._epoch)
+                    self._cond.notify()
+                    submitted = True
+        action = self.queue.pop(tick)
+        return AsyncTick(action=action, submitted=submitted, depth=self.queue.depth(tick + 1))
+
+    def reset(self) -> None:
+        """Forget queued actions and any inference in flight (its result is discarded)."""
+        with self._cond:
+            self._epoch += 1
+            self._job = None
+        self.queue.clear()
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Block until no inference is pending or running (for tests and orderly shutdown)."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self._busy or self._job is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._cond.wait(left)
+        return True
+
+    def close(self) -> None:
+        with self._cond:
+            self._stop = True
+            self._job = None
+            self._cond.notify_all()
+        self._thread.join(timeout=30.0)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while self._job is None and not self._stop:
+                    self._cond.wait()
+                if self._stop:
+                    return
+                tick, frame, task, epoch = self._job
+                self._job = None
+                self._busy = True
+            start = time.perf_counter()
+            try:
+                chunk = np.asarray(self.predict(frame, task))[: self.chunk_length]
+            except Exception as exc:  # noqa: BLE001 - a failing policy must not kill the worker
+                self.errors += 1
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                if self.on_error is not None:
+                    self.on_error(exc)
+                chunk = None
+            self.latency_ms.add((time.perf_counter() - start) * 1e3)
+            with self._cond:
+                if chunk is not None and epoch == self._epoch:
+                    self.queue.merge(tick, chunk)
+                    self.chunks += 1
+                self._busy = False
+                self._cond.notify_all()

@@ -1,0 +1,105 @@
+"""Load a LeRobot policy and its pre/post processors from a pretrained folder (or a hub id), on a device.
+
+Uses LeRobot's own factory (`get_policy_class(type).from_pretrained`, `make_pre_post_processors`) so a
+folder written by `lerobot-train` or `save_pretrained` behaves exactly as under `lerobot-record`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+class PolicyLoadError(RuntimeError):
+    """A pretrained policy could not be loaded; the message says why and what to do."""
+
+
+DEVICES = ("auto", "cpu", "cuda", "mps")
+
+
+def resolve_device(name: str) -> str:
+    """'auto' -> cuda, then mps, then cpu; an explicit device must be available."""
+    import torch
+
+    name = (name or "auto").lower()
+    base = name.split(":")[0]
+    if base not in DEVICES:
+        raise PolicyLoadError(f"unknown device {name!r}; use one of {list(DEVICES)}")
+    if base == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+            return "mps"
+        return "cpu"
+    if base == "cuda" and not torch.cuda.is_available():
+        raise PolicyLoadError(f"device {name!r} requested but CUDA is not available; use device:=cpu or auto")
+    if base == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
+        raise PolicyLoadError(f"device {name!r} requested but MPS is not available; use device:=cpu or auto")
+    return name
+
+
+@dataclass
+class LoadedPolicy:
+    """A policy ready for inference with the processors it was trained with."""
+
+    policy: Any
+    preprocessor: Any
+    postprocessor: Any
+    config: Any
+    device: str
+    path: str
+
+    @property
+    def type(self) -> str:
+        return self.config.type
+
+    @property
+    def chunk_length(self) -> int:
+        """Actions one inference yields (chunk_size / horizon / n_action_steps, whichever the type has)."""
+        for attr in ("chunk_size", "horizon", "n_action_steps"):
+            value = getattr(self.config, attr, None)
+            if isinstance(value, int) and value > 0:
+                return value
+        return 1
+
+    @property
+    def n_action_steps(self) -> int:
+        value = getattr(self.config, "n_action_steps", None)
+        return value if isinstance(value, int) and value > 0 else self.chunk_length
+
+
+def load_policy(path: str, device: str = "auto") -> LoadedPolicy:
+    """Load policy + processors from `path` (a folder with config.json, or a hub id where a network exists)."""
+    from lerobot.configs.policies import PreTrainedConfig
+    from lerobot.policies.factory import get_policy_class, make_pre_post_processors
+
+    device = resolve_device(device)
+    local = Path(path).expanduser()
+    looks_local = local.is_absolute() or str(path).startswith((".", "~")) or local.exists()
+    if looks_local:
+        if not local.is_dir():
+            raise PolicyLoadError(f"pretrained policy folder {str(local)!r} does not exist; pass pretrained_path:=<folder with config.json>")
+        if not (local / "config.json").is_file():
+            raise PolicyLoadError(f"{str(local)!r} has no config.json; is it a LeRobot pretrained_model folder?")
+        path = str(local)
+    try:
+        config = PreTrainedConfig.from_pretrained(path)
+    except Exception as exc:  # noqa: BLE001 - hub errors, parse errors: one line for the user
+        raise PolicyLoadError(f"cannot read the policy config at {path!r}: {type(exc).__name__}: {exc}") from None
+    config.device = device
+    try:
+        policy = get_policy_class(config.type).from_pretrained(path, config=config)
+    except Exception as exc:  # noqa: BLE001
+        raise PolicyLoadError(f"cannot load the {config.type} policy at {path!r}: {type(exc).__name__}: {exc}") from None
+    policy.to(device)
+    policy.eval()
+    try:
+        pre, post = make_pre_post_processors(
+            config,
+            pretrained_path=path,
+            preprocessor_overrides={"device_processor": {"device": device}},
+        )
+    except Exception as exc:  # noqa: BLE001
+        raise PolicyLoadError(f"cannot load the pre/post processors at {path!r}: {type(exc).__name__}: {exc}") from None
+    return LoadedPolicy(policy=policy, preprocessor=pre, postprocessor=post, config=config, device=device, path=path)

@@ -1,0 +1,130 @@
+"""Run a loaded policy on one frame: the same calls, in the same order, as LeRobot's own loops.
+
+`select_action` is `lerobot.common.control_utils.predict_action` (what lerobot-record uses): numpy frame
+-> tensors with a batch dimension -> pre-processor -> `policy.select_action` -> post-processor. It also
+captures the chunk the policy predicted (for trajectory output and rviz). `predict_chunk` is what
+LeRobot's async policy server does: pre-processor -> `predict_action_chunk` -> post-processor.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import nullcontext
+from typing import Mapping
+
+import numpy as np
+
+from lerobot_ros.policy.loading import LoadedPolicy
+
+
+class PolicyRunner:
+    """Thread-safe wrapper of one LeRobot policy + processors; numpy in, numpy out (LeRobot units)."""
+
+    def __init__(self, loaded: LoadedPolicy, robot_type: str = "", seed: int | None = None, use_amp: bool = False):
+        import torch
+
+        self.loaded = loaded
+        self.robot_type = robot_type
+        self.seed = seed
+        self.use_amp = use_amp
+        self.device = torch.device(loaded.device)
+        self.input_names = list((loaded.config.input_features or {}).keys())
+        self._lock = threading.RLock()
+        self._captured = None
+        self.last_chunk: np.ndarray | None = None  # post-processed chunk of the last inference (T, D)
+        original = loaded.policy.predict_action_chunk
+
+        def capture(*args, **kwargs):  # records the chunk select_action computes internally
+            chunk = original(*args, **kwargs)
+            self._captured = chunk
+            return chunk
+
+        loaded.policy.predict_action_chunk = capture
+        self._predict_chunk = original
+        self.reset()
+
+    @property
+    def policy(self):
+        return self.loaded.policy
+
+    def reset(self) -> None:
+        """Clear the policy's queues and processor state (new episode); re-seed if a seed is set."""
+        import torch
+
+        with self._lock:
+            self.loaded.policy.reset()
+            for pipeline in (self.loaded.preprocessor, self.loaded.postprocessor):
+                reset = getattr(pipeline, "reset", None)
+                if callable(reset):
+                    reset()
+            if self.seed is not None:
+                torch.manual_seed(self.seed)
+            self.last_chunk = None
+
+    def _observation(self, frame: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The policy's inputs from a frame (extra frame entries are ignored), as fresh arrays."""
+        missing = [k for k in self.input_names if k not in frame]
+        if missing:
+            raise KeyError(f"frame lacks {missing}")
+        return {k: np.array(frame[k], copy=True) for k in self.input_names}
+
+    def _context(self):
+        import torch
+
+        amp = torch.autocast(device_type=self.device.type) if self.device.type == "cuda" and self.use_amp else nullcontext()
+        return torch.inference_mode(), amp
+
+    def select_action(self, frame: Mapping[str, np.ndarray], task: str = "") -> tuple[np.ndarray, np.ndarray | None]:
+        """(action (D,), new chunk (T, D) or None): one control step, exactly as lerobot-record does it."""
+        from lerobot.common.control_utils import predict_action
+
+        with self._lock:
+            self._captured = None
+            action = predict_action(
+                self._observation(frame),
+                self.loaded.policy,
+                self.device,
+                self.loaded.preprocessor,
+                self.loaded.postprocessor,
+                self.use_amp,
+                task=task,
+                robot_type=self.robot_type,
+            )
+            chunk = None
+            if self._captured is not None:
+                chunk = self._postprocess_chunk(self._captured)
+                self.last_chunk = chunk
+                self._captured = None
+        return _to_numpy(action).reshape(-1), chunk
+
+    def predict_chunk(self, frame: Mapping[str, np.ndarray], task: str = "") -> np.ndarray:
+        """A whole post-processed chunk (T, D) for one frame (LeRobot's async policy-server path)."""
+        from lerobot.policies.utils import prepare_observation_for_inference
+
+        inference, amp = self._context()
+        with self._lock, inference, amp:
+            batch = prepare_observation_for_inference(self._observation(frame), self.device, task, self.robot_type)
+            batch = self.loaded.preprocessor(batch)
+            chunk = self._predict_chunk(batch)
+            chunk = self._postprocess_chunk(chunk)
+            self.last_chunk = chunk
+        return chunk
+
+    def _postprocess_chunk(self, chunk) -> np.ndarray:
+        """Post-process each action of a (B, T, D) chunk like LeRobot's policy server, stack to (T, D)."""
+        import torch
+
+        if chunk.ndim == 2:
+            chunk = chunk.unsqueeze(0)
+        with torch.inference_mode():
+            rows = [_to_numpy(self.loaded.postprocessor(chunk[:, i, :])).reshape(-1) for i in range(chunk.shape[1])]
+        return np.stack(rows)
+
+
+def _to_numpy(value) -> np.ndarray:
+    if hasattr(value, "detach"):
+        value = value.detach().to("cpu")
+        if value.dtype.is_floating_point and value.dtype != __import__("torch").float32:
+            value = value.float()
+        return value.numpy()
+    return np.asarray(value)

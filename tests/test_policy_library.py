@@ -1,0 +1,230 @@
+"""Policy library without ROS: loading errors, feature checks, safety, chunk queue, async scheduling."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from lerobot_ros.policy import (
+    ActionQueue,
+    AsyncInference,
+    PolicyLoadError,
+    SafetyFilter,
+    feature_mismatches,
+    load_policy,
+    resolve_device,
+    staleness_reason,
+)
+
+
+# ---- loading ----------------------------------------------------------------------------------------
+def test_missing_folder_fails_with_path(tmp_path):
+    missing = tmp_path / "nope"
+    with pytest.raises(PolicyLoadError, match="does not exist") as err:
+        load_policy(str(missing), "cpu")
+    assert str(missing) in str(err.value)
+
+
+def test_folder_without_config_fails(tmp_path):
+    with pytest.raises(PolicyLoadError, match="no config.json"):
+        load_policy(str(tmp_path), "cpu")
+
+
+def test_resolve_device():
+    import torch
+
+    assert resolve_device("cpu") == "cpu"
+    assert resolve_device("auto") in ("cpu", "cuda", "mps")
+    with pytest.raises(PolicyLoadError, match="unknown device"):
+        resolve_device("tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(PolicyLoadError, match="CUDA is not available"):
+            resolve_device("cuda")
+
+
+# ---- features ---------------------------------------------------------------------------------------
+class _Cfg:
+    def __init__(self):
+        from lerobot.configs.types import FeatureType, PolicyFeature
+
+        self.input_features = {
+            "observation.state": PolicyFeature(type=FeatureType.STATE, shape=(6,)),
+            "observation.images.front": PolicyFeature(type=FeatureType.VISUAL, shape=(3, 48, 64)),
+        }
+        self.output_features = {"action": PolicyFeature(type=FeatureType.ACTION, shape=(6,))}
+
+
+def _provided(h=48, w=64, state=6, action=6, cam="front"):
+    return {
+        "action": {"dtype": "float32", "shape": (action,)},
+        "observation.state": {"dtype": "float32", "shape": (state,)},
+        f"observation.images.{cam}": {"dtype": "video", "shape": (h, w, 3)},
+        "observation.images.extra": {"dtype": "video", "shape": (10, 10, 3)},  # unused extras are fine
+    }
+
+
+def test_features_match():
+    assert feature_mismatches(_Cfg(), _provided()) == []
+
+
+def test_feature_mismatches_are_listed():
+    problems = feature_mismatches(_Cfg(), _provided(h=480, w=640, action=7, cam="wrist"))
+    text = "\n".join(problems)
+    assert len(problems) == 2
+    assert "observation.images.front" in text and "no such feature" in text
+    assert "action: policy expects shape [6], the contract gives [7]" in text
+    problems = feature_mismatches(_Cfg(), _provided(h=480, w=640))
+    assert problems == ["observation.images.front: policy expects shape [3, 48, 64], the contract gives [3, 480, 640]"]
+
+
+# ---- safety -----------------------------------------------------------------------------------------
+def test_safety_clamp_and_delta():
+    f = SafetyFilter.from_lists(3, lower=[-10], upper=[10, 10, 5], max_delta=[2.0])
+    a, note = f.apply([0.0, 0.0, 0.0])
+    assert a.tolist() == [0, 0, 0] and note is None
+    a, note = f.apply([20.0, -1.0, 9.0])  # clamp to [10, -1, 5], then at most 2 from the last
+    assert a.tolist() == [2.0, -1.0, 2.0]
+    assert "clamped" in note and "limited" in note
+    a, _ = f.apply([20.0, -1.0, 9.0])
+    assert a.tolist() == [4.0, -1.0, 4.0]
+    f.reset()
+    a, _ = f.apply([20.0, -1.0, 9.0])
+    assert a.tolist() == [10.0, -1.0, 5.0]
+
+
+def test_safety_drops_non_finite_and_keeps_last():
+    f = SafetyFilter.from_lists(2, max_delta=[1.0])
+    f.apply([0.0, 0.0])
+    a, note = f.apply([np.nan, 0.5])
+    assert a is None and "non-finite" in note and "[0]" in note
+    a, note = f.apply([np.inf, 0.5])
+    assert a is None
+    a, _ = f.apply([5.0, 0.5])  # limit still measured from the last published action
+    assert a.tolist() == [1.0, 0.5]
+
+
+def test_safety_chunk_chains_delta():
+    f = SafetyFilter.from_lists(1, max_delta=[1.0])
+    f.apply([0.0])
+    chunk, note = f.apply_chunk([[5.0], [5.0], [5.0]])
+    assert chunk[:, 0].tolist() == [1.0, 2.0, 3.0] and "limited" in note
+    chunk, note = f.apply_chunk([[3.0], [np.nan]])
+    assert chunk is None and f.last.tolist() == [3.0]
+
+
+def test_safety_bad_parameters():
+    with pytest.raises(ValueError, match="action_lower has 2 values for an action of 3"):
+        SafetyFilter.from_lists(3, lower=[1, 2])
+    with pytest.raises(ValueError, match="above"):
+        SafetyFilter.from_lists(1, lower=[1], upper=[0])
+    with pytest.raises(ValueError, match="positive"):
+        SafetyFilter.from_lists(1, max_delta=[0])
+
+
+def test_staleness_reason():
+    ms = 1_000_000
+    assert staleness_reason({"a": 10 * ms, "b": 0}, {"a": 100 * ms, "b": 100 * ms}) is None
+    assert staleness_reason({"a": None, "b": 0}, {"a": 100 * ms}) == "waiting for first message on a"
+    reason = staleness_reason({"a": 250 * ms, "b": 0}, {"a": 100 * ms, "b": 100 * ms})
+    assert reason == "stale: a 250 ms old (max 100 ms)"
+    assert staleness_reason({"a": 250 * ms}, {"a": 0}) is None  # 0 = no limit
+
+
+# ---- chunk queue ------------------------------------------------------------------------------------
+def test_action_queue_merge_and_pop():
+    q = ActionQueue("weighted_average")
+    q.merge(0, np.arange(4.0)[:, None])  # ticks 0..3 -> 0,1,2,3
+    assert q.pop(0).tolist() == [0.0]
+    assert q.pop(1).tolist() == [1.0]
+    assert q.depth() == 2
+    # a chunk computed from the observation at tick 1: rows for ticks 1.. (tick 1 already executed)
+    kept = q.merge(1, np.full((5, 1), 10.0))
+    assert kept == 4  # ticks 2..5
+    assert q.pop(2).tolist() == pytest.approx([0.3 * 2 + 0.7 * 10])
+    assert q.pop(3).tolist() == pytest.approx([0.3 * 3 + 0.7 * 10])
+    assert q.pop(4).tolist() == [10.0]
+    assert q.pop(6) is None  # tick 5 skipped (counts as executed), tick 6 never predicted: dry
+    assert q.depth() == 0
+
+
+def test_action_queue_latest_only_and_unknown():
+    q = ActionQueue("latest_only")
+    q.merge(0, [[1.0], [1.0]])
+    q.merge(0, [[2.0], [2.0]])
+    assert q.pop(0).tolist() == [2.0]
+    with pytest.raises(ValueError, match="unknown aggregate function 'nope'"):
+        ActionQueue("nope")
+
+
+# ---- async scheduling -------------------------------------------------------------------------------
+def test_async_tick_never_waits_for_inference():
+    """The policy blocks until the test releases it; ticks still return (queue dry) meanwhile."""
+    release = threading.Event()
+    calls = []
+
+    def predict(frame, task):
+        calls.append((frame["k"], task))
+        release.wait(10)
+        return np.arange(6.0)[:, None] + 100 * frame["k"]
+
+    worker = AsyncInference(predict, chunk_length=6, threshold=0.5, aggregate="latest_only")
+    try:
+        first = worker.tick(0, {"k": 0}, "task")
+        assert first.submitted and first.action is None
+        for k in range(1, 4):  # inference still running: dry ticks, nothing new submitted
+            t = worker.tick(k, {"k": k}, "task")
+            assert t.action is None and not t.submitted
+        release.set()
+        assert worker.wait_idle(10)
+        # chunk rows are for ticks 0..5; 0..3 already passed, so tick 4 gets row 4
+        t = worker.tick(4, {"k": 4}, "task")
+        assert t.action.tolist() == [4.0]
+        assert t.submitted  # 1 action left <= 0.5 * 6: next inference starts
+        assert worker.wait_idle(10)
+        t = worker.tick(5, {"k": 5}, "task")
+        assert t.action.tolist() == [401.0]  # latest_only: row 1 of the chunk observed at tick 4 replaced it
+        assert calls == [(0, "task"), (4, "task")]
+    finally:
+        release.set()
+        worker.close()
+
+
+def test_async_policy_error_skips_and_continues():
+    state = {"n": 0}
+
+    def predict(frame, task):
+        state["n"] += 1
+        if state["n"] == 1:
+            raise RuntimeError("boom")
+        return np.ones((4, 2))
+
+    worker = AsyncInference(predict, chunk_length=4, threshold=1.0)
+    try:
+        worker.tick(0, {}, "")
+        assert worker.wait_idle(10)
+        assert worker.errors == 1 and worker.last_error == "RuntimeError: boom"
+        worker.tick(1, {}, "")
+        assert worker.wait_idle(10)
+        assert worker.tick(2, {}, "").action.tolist() == [1.0, 1.0]
+    finally:
+        worker.close()
+
+
+def test_async_reset_discards_in_flight_result():
+    release = threading.Event()
+
+    def predict(frame, task):
+        release.wait(10)
+        return np.ones((4, 1))
+
+    worker = AsyncInference(predict, chunk_length=4)
+    try:
+        worker.tick(0, {}, "")
+        worker.reset()
+        release.set()
+        assert worker.wait_idle(10)
+        assert worker.queue.depth(0) == 0
+    finally:
+        worker.close()
