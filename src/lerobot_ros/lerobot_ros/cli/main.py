@@ -16,10 +16,14 @@ VERBS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
+    """All verbs; with `selected`, only that verb's module is imported (the others may pull in torch)."""
     parser = argparse.ArgumentParser(prog="lerobot-ros", description="LeRobot on ROS 2.")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     for verb, (module_name, help_text) in VERBS.items():
+        if selected is not None and verb != selected:
+            sub.add_parser(verb, help=help_text)
+            continue
         module = importlib.import_module(module_name)
         p = sub.add_parser(verb, help=help_text, description=(module.__doc__ or help_text).strip())
         module.add_arguments(p)
@@ -28,7 +32,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    verb = next((a for a in argv if not a.startswith("-")), None)
+    parser = build_parser(verb if verb in VERBS else None)
     args = parser.parse_args(argv)
     if not getattr(args, "verb", None):
         parser.print_help()
