@@ -283,13 +283,13 @@ class Evaluator:
         return label if n == 1 else f"{label}-{n}"
 
     def visit_executable(self, ent: E.Executable) -> None:
-        cmd = self.cmdline(ent.cmd, ent, "cmd")
-        if not cmd:
-            self.fail("'cmd' is empty", ent)
         prefix = [] if ent.launch_prefix is None else self.cmdline(ent.launch_prefix, ent, "launch-prefix")
-        cmd = prefix + cmd
-        if ent.shell:
-            cmd = ["/bin/sh", "-c", shlex.join(cmd)]
+        if ent.shell:  # the shell gets the substituted text as written (it expands $VARS, pipes ...)
+            cmd = ["/bin/sh", "-c", " ".join([shlex.join(prefix), self.text(ent.cmd, ent, "cmd")]).strip()]
+        else:
+            cmd = prefix + self.cmdline(ent.cmd, ent, "cmd")
+        if not cmd or cmd[-1] == "":
+            self.fail("'cmd' is empty", ent)
         label = self.text(ent.label, ent, "name") if ent.label is not None else os.path.basename(cmd[0])
         fields = self.process_fields(ent, dict(self.environ))
         self.plan.processes.append(ProcessSpec(label=self.unique_label(label), cmd=cmd, **fields))

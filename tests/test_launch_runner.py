@@ -1,0 +1,181 @@
+"""`lerobot-ros launch` end to end: real processes, real DDS, signals, respawn and exit status."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+from sensor_msgs.msg import Image, JointState
+
+from lerobot_ros.ros.qos import SENSOR_QOS
+from lerobot_ros.ros.runtime import MessageCollector, wait_until
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SMOKE = os.path.join(REPO, "launch", "smoke.launch.yaml")
+
+
+class Launch:
+    """`lerobot-ros launch ...` in a child process, its output collected line by line."""
+
+    def __init__(self, args: list[str], env: dict):
+        self.proc = subprocess.Popen([sys.executable, "-m", "lerobot_ros.cli.main", "launch", *args], env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    def wait_line(self, pattern: str, timeout: float = 30.0) -> None:
+        wait_until(lambda: any(re.search(pattern, line) for line in self.lines), timeout,
+                   what=f"a line matching {pattern!r}; output so far:\n{self.text}")
+
+    def pids(self) -> dict[str, int]:
+        return {m.group(1): int(m.group(2)) for line in self.lines
+                if (m := re.match(r"\[launch\] (\S+) started \(pid (\d+)\)", line))}
+
+    def finish(self, timeout: float = 60.0) -> int:
+        try:
+            code = self.proc.wait(timeout=timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        self._reader.join(timeout=5)
+        return code
+
+
+def group_gone(pgid: int) -> bool:
+    """No live process is left in process group `pgid` (zombies orphaned to a non-reaping init are dead)."""
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                return False
+    return True
+
+
+@pytest.fixture
+def launch_file(tmp_path):
+    def _write(text: str) -> str:
+        path = tmp_path / "t.launch.yaml"
+        path.write_text(textwrap.dedent(text))
+        return str(path)
+    return _write
+
+
+def test_failure_sets_exit_status_and_output_is_prefixed(launch_file, ros_env):
+    path = launch_file("""\
+        launch:
+        - executable: {cmd: "sh -c 'echo oops >&2; exit 3'", name: bad}
+        - executable: {cmd: "echo 'all good'", name: good}
+        """)
+    run = Launch([path], ros_env)
+    assert run.finish() == 1
+    assert "[bad] oops" in run.lines and "[good] all good" in run.lines
+    assert "[launch] bad exited with status 3" in run.lines and "[launch] failed: bad" in run.lines
+
+
+def test_respawn_until_max_retries(launch_file, ros_env):
+    path = launch_file("""\
+        launch:
+        - executable:
+            cmd: "sh -c 'echo run; exit 1'"
+            name: flaky
+            respawn: "true"
+            respawn_delay: 0.1
+            respawn_max_retries: 2
+        """)
+    run = Launch([path], ros_env)
+    assert run.finish() == 1
+    assert run.lines.count("[flaky] run") == 3
+    assert run.lines.count("[launch] respawning flaky in 0.1 s") == 2
+
+
+def test_sigint_escalates_to_sigterm_and_leaves_no_process(launch_file, ros_env):
+    path = launch_file("""\
+        launch:
+        - executable: {cmd: "sh -c 'trap \\"\\" INT; echo ready; sleep 60; echo never'", name: stubborn,
+                       sigterm_timeout: 0.5}
+        - executable: {cmd: "sleep 60", name: polite}
+        """)
+    run = Launch([path], ros_env)
+    run.wait_line(r"^\[stubborn\] ready$")
+    run.wait_line(r"^\[launch\] polite started")
+    pids = run.pids()
+    run.proc.send_signal(signal.SIGINT)
+    assert run.finish() == 0, run.text
+    assert "[launch] stubborn did not stop on SIGINT, sending SIGTERM" in run.lines
+    assert "[stubborn] never" not in run.lines
+    assert set(pids) == {"stubborn", "polite"} and all(group_gone(pid) for pid in pids.values())
+
+
+def test_print_and_show_args(ros_env):
+    shown = subprocess.run([sys.executable, "-m", "lerobot_ros.cli.main", "launch", SMOKE, "--show-args"],
+                           env=ros_env, capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0
+    assert "'namespace': ROS namespace of both nodes" in shown.stdout and "default: 'smoke'" in shown.stdout
+    printed = subprocess.run([sys.executable, "-m", "lerobot_ros.cli.main", "launch", "smoke", "namespace:=x",
+                              "use_listener:=false", "--print"], env=ros_env, capture_output=True, text=True, timeout=60)
+    assert printed.returncode == 0, printed.stderr
+    commands = [line for line in printed.stdout.splitlines() if not line.startswith(("#", "["))]
+    assert len(commands) == 1 and "lib/lerobot_ros/talker --ros-args -r __node:=talker -r __ns:=/x" in commands[0]
+    assert "listener disabled: the talker publishes on /x/follower/joint_states" in printed.stdout
+    bad = subprocess.run([sys.executable, "-m", "lerobot_ros.cli.main", "launch", "no_such_file"], env=ros_env,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 1 and bad.stderr.startswith("error: launch file 'no_such_file' not found")
+    assert "Traceback" not in bad.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.ros
+def test_smoke_launch_nodes_namespaces_remaps_params_and_sigint(ros, ros_env):
+    probe = ros.create_node("launch_probe")
+    joints = MessageCollector(probe, JointState, "/probe_ns/follower/joint_states", SENSOR_QOS)
+    images = MessageCollector(probe, Image, "/probe_ns/camera/image_raw", SENSOR_QOS)
+    run = Launch([SMOKE, "namespace:=probe_ns", "rate_hz:=20.0", "width:=32"], ros_env)
+    try:
+        joints.wait_for(3, timeout=60)
+        image = images.wait_for(1, timeout=60)[0]
+        wait_until(lambda: {("talker", "/probe_ns"), ("listener", "/probe_ns")}
+                   <= set(probe.get_node_names_and_namespaces()), 30, what="both nodes in the ROS graph")
+    finally:
+        pids = run.pids()
+        run.proc.send_signal(signal.SIGINT)
+        code = run.finish()
+    # params: width from the argument, height computed by $(eval) in the launch file
+    assert (image.width, image.height) == (32, 24)
+    assert image.header.frame_id == "smoke_camera_optical_frame"
+    # the remap moved joint_states; nothing publishes on the unremapped name
+    topics = dict(probe.get_topic_names_and_types())
+    assert "/probe_ns/joint_states" not in topics
+    assert code == 0, run.text
+    assert set(pids) == {"talker", "listener"} and all(group_gone(pid) for pid in pids.values())
+
+
+@pytest.mark.slow
+@pytest.mark.ros
+def test_smoke_launch_listener_shutdown_ends_the_launch(ros_env):
+    run = Launch([SMOKE, "count:=5", "width:=16"], ros_env)
+    code = run.finish(timeout=90)
+    assert code == 0, run.text
+    summary = [line for line in run.lines if line.startswith("[listener] {")]
+    assert summary and '"joint_states": 5' in summary[0] and '"image_shape": [12, 16, 3]' in summary[0]
+    assert "[launch] listener has on_exit: shutdown; stopping everything" in run.lines
