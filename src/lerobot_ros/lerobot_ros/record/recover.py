@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
-from mcap.exceptions import McapError
 from mcap.records import Channel, Message, Schema
 from mcap.stream_reader import StreamReader
 from rosbags.rosbag2 import StoragePlugin, Writer
@@ -71,6 +70,21 @@ def _definition(msgdefs: MessageDefinitions, schema: Schema) -> tuple[str, str]:
         return text, msgdefs.typestore.hash_rihs01(schema.name)
 
 
+def _complete_records(fh, result: RecoverResult):
+    """The records of an MCAP stream up to where it is damaged (a record cut short, a bad length...)."""
+    records = iter(StreamReader(fh, skip_magic=False).records)
+    while True:
+        try:
+            record = next(records)
+        except StopIteration:
+            result.stopped_because = "end of file"
+            return
+        except Exception as exc:  # EndOfFile, struct.error ...: the damaged tail starts here
+            result.stopped_because = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            return
+        yield record
+
+
 def recover_mcap_bag(src: str | Path, dst: str | Path) -> RecoverResult:
     """Copy every message of complete chunks of `src` (bag dir or .mcap) into a new bag dir `dst`."""
     mcap_path = find_mcap(src)
@@ -87,29 +101,24 @@ def recover_mcap_bag(src: str | Path, dst: str | Path) -> RecoverResult:
     writer.open()
     try:
         with open(mcap_path, "rb") as fh:
-            try:
-                for record in StreamReader(fh, skip_magic=False).records:
-                    if isinstance(record, Schema):
-                        schemas[record.id] = record
-                    elif isinstance(record, Channel):
-                        channels[record.id] = record
-                    elif isinstance(record, Message):
-                        conn = conns.get(record.channel_id)
-                        if conn is None:
-                            channel = channels[record.channel_id]
-                            schema = schemas[channel.schema_id]
-                            msgdef, rihs01 = _definition(msgdefs, schema)
-                            qos_text = channel.metadata.get("offered_qos_profiles", "")
-                            qos = parse_qos(yaml.safe_load(qos_text) if qos_text else [])
-                            conn = conns[record.channel_id] = writer.add_connection(
-                                channel.topic, schema.name, msgdef=msgdef, rihs01=rihs01,
-                                serialization_format=channel.message_encoding, offered_qos_profiles=qos)
-                        writer.write(conn, record.log_time, record.data)
-                        topic = channels[record.channel_id].topic
-                        result.counts[topic] = result.counts.get(topic, 0) + 1
-                result.stopped_because = "end of file"
-            except (McapError, EOFError, ValueError, KeyError) as exc:
-                result.stopped_because = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            for record in _complete_records(fh, result):
+                if isinstance(record, Schema):
+                    schemas[record.id] = record
+                elif isinstance(record, Channel):
+                    channels[record.id] = record
+                elif isinstance(record, Message) and record.channel_id in channels:
+                    channel = channels[record.channel_id]
+                    conn = conns.get(record.channel_id)
+                    if conn is None:
+                        schema = schemas[channel.schema_id]
+                        msgdef, rihs01 = _definition(msgdefs, schema)
+                        qos_text = channel.metadata.get("offered_qos_profiles", "")
+                        qos = parse_qos(yaml.safe_load(qos_text) if qos_text else [])
+                        conn = conns[record.channel_id] = writer.add_connection(
+                            channel.topic, schema.name, msgdef=msgdef, rihs01=rihs01,
+                            serialization_format=channel.message_encoding, offered_qos_profiles=qos)
+                    writer.write(conn, record.log_time, record.data)
+                    result.counts[channel.topic] = result.counts.get(channel.topic, 0) + 1
             result.bytes_read = fh.tell()
         custom = dict(sidecar.get("custom_data", {}))
         custom.setdefault("outcome", "interrupted")

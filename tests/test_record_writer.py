@@ -1,0 +1,342 @@
+"""Episode bag writer, recovery, episode loop, session and QA — library level, no ROS graph needed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
+from rosbags.rosbag2 import Reader
+from rosbags.typesys import Stores, get_typestore
+
+from lerobot_ros.record.bag_writer import SIDECAR, BagWriteError, EpisodeBagWriter, read_sidecar
+from lerobot_ros.record.control import DONE, IDLE, RECORDING, RESETTING, EpisodeControl
+from lerobot_ros.record.msgdefs import MessageDefinitions, UnknownMessageType
+from lerobot_ros.record.qa import StreamQA, stream_stats
+from lerobot_ros.record.recover import RecoverError, recover_mcap_bag
+from lerobot_ros.record.session import EpisodeError, EpisodeSession, TopicSpec, next_free_index
+
+TS = get_typestore(Stores.ROS2_KILTED)
+JS = "sensor_msgs/msg/JointState"
+IMG = "sensor_msgs/msg/Image"
+SENSOR = Qos(QosHistory.KEEP_LAST, 5, QosReliability.BEST_EFFORT, QosDurability.VOLATILE, QosTime(0, 0),
+             QosTime(0, 0), QosLiveliness.AUTOMATIC, QosTime(0, 0), False)
+
+
+def joint_state(i: int) -> bytes:
+    T = TS.types
+    msg = T[JS](header=T["std_msgs/msg/Header"](stamp=T["builtin_interfaces/msg/Time"](sec=i, nanosec=7), frame_id="base"),
+                name=["a", "b"], position=np.array([i, -i], dtype=np.float64),
+                velocity=np.array([], dtype=np.float64), effort=np.array([], dtype=np.float64))
+    return bytes(TS.serialize_cdr(msg, JS))
+
+
+def image(i: int, h: int = 48, w: int = 64) -> bytes:
+    T = TS.types
+    data = np.full(h * w * 3, i % 256, dtype=np.uint8)
+    msg = T[IMG](header=T["std_msgs/msg/Header"](stamp=T["builtin_interfaces/msg/Time"](sec=i, nanosec=0), frame_id="cam"),
+                 height=h, width=w, encoding="rgb8", is_bigendian=0, step=w * 3, data=data)
+    return bytes(TS.serialize_cdr(msg, IMG))
+
+
+def read_bag(path: Path) -> tuple[dict[str, int], dict, list]:
+    with Reader(path) as reader:
+        counts = {c.topic: c.msgcount for c in reader.connections}
+        msgs = [(c.topic, t, raw) for c, t, raw in reader.messages()]
+    meta = __import__("yaml").safe_load((path / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    return counts, meta, msgs
+
+
+# ---- writer ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("compression", [None, "zstd"])
+def test_writer_roundtrip_metadata_and_bytes(tmp_path, compression):
+    bag = tmp_path / "ep"
+    w = EpisodeBagWriter(bag, compression=compression, custom_data={"task": "pick the cube"}).open()
+    w.add_topic("/joint_states", JS, [SENSOR])
+    w.add_topic("/cam/image_raw", IMG)
+    w.add_topic("/status", "lerobot_ros_msgs/msg/EpisodeStatus")  # our own type, from its installed .msg
+    sent = []
+    for i in range(250):
+        sent.append(("/joint_states", 1_000_000_000 + i * 10_000_000, joint_state(i)))
+        if i % 3 == 0:
+            sent.append(("/cam/image_raw", 1_000_000_000 + i * 10_000_000, image(i)))
+    for topic, t, data in sent:
+        assert w.write(topic, t, data)
+    result = w.close({"outcome": "success", "episode_index": "4"})
+    assert result.error is None and result.readable and result.dropped == {}
+    assert result.counts == {"/joint_states": 250, "/cam/image_raw": 84}
+
+    counts, meta, msgs = read_bag(bag)
+    assert counts == {"/joint_states": 250, "/cam/image_raw": 84, "/status": 0}
+    assert sorted(msgs) == sorted(sent)  # the exact bytes, every one
+    assert meta["version"] == 9 and meta["storage_identifier"] == "mcap" and meta["message_count"] == 334
+    assert meta["starting_time"]["nanoseconds_since_epoch"] == 1_000_000_000
+    assert meta["duration"]["nanoseconds"] == 249 * 10_000_000
+    topics = {t["topic_metadata"]["name"]: t for t in meta["topics_with_message_count"]}
+    assert topics["/joint_states"]["topic_metadata"]["type"] == JS
+    assert topics["/joint_states"]["topic_metadata"]["offered_qos_profiles"][0]["reliability"] == "best_effort"
+    assert topics["/status"]["topic_metadata"]["type_description_hash"].startswith("RIHS01_")
+    assert meta["custom_data"] == {"task": "pick the cube", "outcome": "success", "episode_index": "4"}
+    assert (meta["compression_format"], meta["compression_mode"]) == ("", "")
+    with Reader(bag) as reader:  # messages deserialize with the stored definitions
+        conn = next(c for c in reader.connections if c.topic == "/joint_states")
+        first = next(reader.messages([conn]))
+        assert list(TS.deserialize_cdr(first[2], JS).position) == [0.0, 0.0]
+    assert read_sidecar(bag)["state"] == "closed"
+
+
+def test_writer_never_overwrites(tmp_path):
+    bag = tmp_path / "ep"
+    bag.mkdir()
+    (bag / "keep.txt").write_text("precious")
+    with pytest.raises(BagWriteError, match="never overwritten"):
+        EpisodeBagWriter(bag).open()
+    assert (bag / "keep.txt").read_text() == "precious"
+
+
+def test_writer_refuses_to_start_on_a_full_disk(tmp_path):
+    free = shutil.disk_usage(tmp_path).free
+    with pytest.raises(BagWriteError, match=r"disk nearly full: \d+ MiB free .*choose another output dir"):
+        EpisodeBagWriter(tmp_path / "ep", min_free_bytes=free * 2).open()
+    assert not (tmp_path / "ep").exists()
+
+
+def test_unknown_message_type_is_a_clear_error(tmp_path):
+    w = EpisodeBagWriter(tmp_path / "ep").open()
+    with pytest.raises(UnknownMessageType, match="no definition for message type 'nope_msgs/msg/Thing'"):
+        w.add_topic("/x", "nope_msgs/msg/Thing")
+    w.close()
+    assert MessageDefinitions().get("sensor_msgs/Image")[1].startswith("RIHS01_")
+
+
+def test_closed_chunks_reach_the_disk_while_recording(tmp_path):
+    """What a SIGKILL would leave: a copy of the open file recovers everything older than the flush interval."""
+    bag = tmp_path / "ep"
+    w = EpisodeBagWriter(bag, flush_interval_s=0.2).open()
+    w.add_topic("/joint_states", JS)
+    for i in range(40):
+        w.write("/joint_states", i * 10_000_000, joint_state(i))
+    copy = tmp_path / "copy"
+    deadline = time.monotonic() + 20
+    while True:  # poll: the writer thread closes the chunk within ~flush_interval
+        shutil.rmtree(copy, ignore_errors=True)
+        copy.mkdir()
+        shutil.copy(bag / "ep.mcap", copy / "ep.mcap")
+        shutil.rmtree(tmp_path / "rep", ignore_errors=True)
+        try:
+            got = recover_mcap_bag(copy, tmp_path / "rep").counts
+        except RecoverError:
+            got = {}
+        if got.get("/joint_states") == 40 or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert got == {"/joint_states": 40}
+    with pytest.raises(Exception, match="magic"):  # rosbags alone rejects the file of a killed writer
+        with Reader(copy / "ep.mcap"):
+            pass
+    w.close()
+
+
+DISK_FULL_CHILD = textwrap.dedent("""
+    import json, resource, signal, sys
+    sys.path.insert(0, {tests!r})
+    from test_record_writer import image, joint_state
+    from lerobot_ros.record.bag_writer import EpisodeBagWriter
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)           # a full file system: writes fail with an OSError
+    resource.setrlimit(resource.RLIMIT_FSIZE, (3_000_000, 3_000_000))
+    errors = []
+    w = EpisodeBagWriter({bag!r}, flush_interval_s=0.05, min_free_bytes=0, on_error=errors.append,
+                         custom_data={{"task": "t"}}).open()
+    w.add_topic("/cam/image_raw", "sensor_msgs/msg/Image")
+    w.add_topic("/joint_states", "sensor_msgs/msg/JointState")
+    import time
+    for i in range(400):
+        w.write("/cam/image_raw", i * 1000, image(i, 96, 128))   # ~37 kB each: ~15 MB in all, > the limit
+        w.write("/joint_states", i * 1000 + 1, joint_state(i))
+        time.sleep(0.005)
+    r = w.close({{"outcome": "success"}})
+    print(json.dumps({{"error": r.error, "counts": r.counts, "dropped": r.dropped, "readable": r.readable,
+                      "callback": errors}}))
+""")
+
+
+def test_disk_full_stops_the_episode_and_keeps_a_readable_bag(tmp_path):
+    bag = tmp_path / "ep"
+    code = DISK_FULL_CHILD.format(tests=str(Path(__file__).parent), bag=str(bag))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["error"].startswith("write failed:") and "File too large" in out["error"]
+    assert out["callback"] == [out["error"]]
+    assert out["readable"] is True
+    written = out["counts"]
+    assert 0 < written["/cam/image_raw"] < 400 and sum(out["dropped"].values()) > 0
+    assert written["/cam/image_raw"] + out["dropped"]["/cam/image_raw"] == 400
+    counts, meta, msgs = read_bag(bag)  # rosbags reads it as is: no repair needed
+    assert counts == written and len(msgs) == sum(written.values())
+    assert meta["custom_data"]["error"] == out["error"] and meta["custom_data"]["task"] == "t"
+    assert (bag / "ep.mcap").stat().st_size <= 3_000_000
+
+
+# ---- recovery -------------------------------------------------------------------------------------------
+def test_recover_truncated_bag_at_any_cut(tmp_path):
+    bag = tmp_path / "ep"
+    w = EpisodeBagWriter(bag, flush_interval_s=0.01, custom_data={"task": "stack", "episode_index": "3"}).open()
+    w.add_topic("/joint_states", JS)
+    w.add_topic("/cam/image_raw", IMG)
+    for i in range(60):
+        w.write("/joint_states", i, joint_state(i))
+        w.write("/cam/image_raw", i, image(i, 120, 160))  # ~58 kB: several chunks
+        if i % 10 == 9:
+            time.sleep(0.05)
+    w.close()
+    data = (bag / "ep.mcap").read_bytes()
+    previous = -1
+    for fraction in (0.3, 0.6, 0.9, 0.999):
+        cut = tmp_path / f"cut{fraction}"
+        cut.mkdir()
+        (cut / "ep.mcap").write_bytes(data[: int(len(data) * fraction)])
+        shutil.copy(bag / SIDECAR, cut / SIDECAR)
+        result = recover_mcap_bag(cut, tmp_path / f"rep{fraction}")
+        counts, meta, msgs = read_bag(tmp_path / f"rep{fraction}")
+        total = sum(counts.values())
+        assert total == result.message_count and total >= previous and total < 120
+        previous = total
+        # what survives is a prefix of what was written, byte for byte
+        assert [m[2] for m in msgs if m[0] == "/joint_states"] == [joint_state(i) for i in range(counts["/joint_states"])]
+        assert meta["custom_data"]["task"] == "stack" and meta["custom_data"]["episode_index"] == "3"
+        assert meta["custom_data"]["outcome"] == "interrupted"
+    assert previous >= 100  # a cut at 99.9 % loses at most the last chunk
+    with pytest.raises(RecoverError, match="exists already"):
+        recover_mcap_bag(bag, tmp_path / "rep0.3")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(RecoverError, match="holds no .mcap file"):
+        recover_mcap_bag(tmp_path / "empty", tmp_path / "x")
+    with pytest.raises(RecoverError, match="does not exist"):
+        recover_mcap_bag(tmp_path / "missing", tmp_path / "x")
+
+
+def test_repair_cli_in_place(tmp_path):
+    from lerobot_ros.cli.main import main
+
+    bag = tmp_path / "episode_000000"
+    w = EpisodeBagWriter(bag, flush_interval_s=0.01, custom_data={"task": "t"}).open()
+    w.add_topic("/joint_states", JS)
+    for i in range(30):
+        w.write("/joint_states", i, joint_state(i))
+    w.close()
+    mcap = bag / "episode_000000.mcap"
+    mcap.write_bytes(mcap.read_bytes()[:-200])  # lose the footer
+    (bag / "metadata.yaml").unlink()
+    assert main(["repair", str(bag), "--in-place"]) == 0
+    counts, meta, _ = read_bag(bag)
+    assert counts == {"/joint_states": 30} and meta["custom_data"]["task"] == "t"
+    assert (tmp_path / "episode_000000.truncated" / "episode_000000.mcap").is_file()
+    assert main(["repair", str(tmp_path / "nothing_here")]) == 1
+
+
+# ---- episode loop ---------------------------------------------------------------------------------------
+def test_automatic_loop_like_lerobot_record():
+    c = EpisodeControl(episode_time_s=10, reset_time_s=5, num_episodes=2)
+    assert c.tick(0.0) == [("start",)] and c.state == RECORDING
+    assert c.tick(9.9) == []
+    assert c.tick(10.0) == [("stop", "success")] and c.state == RESETTING
+    assert c.tick(14.0) == []
+    assert c.tick(15.0) == [("start",)]
+    assert c.command("rerecord", 16.0) == [("stop", "discard")] and c.state == RESETTING and c.kept == 1
+    assert c.command("next", 17.0) == [("start",)]  # skip the rest of the reset
+    assert c.command("next", 18.0) == [("stop", "success"), ("finish",)] and c.state == DONE and c.kept == 2
+    assert c.tick(100.0) == [] and c.command("next", 100.0) == []
+
+
+def test_manual_loop_and_stop_key():
+    c = EpisodeControl()
+    assert not c.automatic and c.tick(50.0) == [] and c.state == IDLE
+    assert c.command("next", 0.0) == [("start",)]
+    assert c.command("rerecord", 1.0) == [("stop", "discard"), ("start",)]
+    assert c.command("next", 2.0) == [("stop", "success")] and c.state == IDLE and c.kept == 1
+    assert c.command("next", 3.0) == [("start",)]
+    assert c.command("stop", 4.0) == [("stop", "success"), ("finish",)] and c.kept == 2
+    with pytest.raises(ValueError, match="unknown command 'jump'"):
+        c.command("jump", 5.0)
+    with pytest.raises(ValueError, match=">= 0"):
+        EpisodeControl(episode_time_s=-1)
+
+
+def test_services_keep_the_loop_consistent():
+    c = EpisodeControl(episode_time_s=5, reset_time_s=0, num_episodes=3)
+    c.started(0.0)
+    assert c.stopped("failure", 1.0) == [("start",)] and c.kept == 1  # no reset time: next one right away
+    assert c.stopped("discard", 2.0) == [] and c.kept == 1
+
+
+# ---- session ----------------------------------------------------------------------------------------------
+def test_session_numbering_discard_and_outcomes(tmp_path):
+    (tmp_path / "episode_000002").mkdir()  # left by an earlier session: never reused
+    (tmp_path / "episode_000002" / "x").write_text("old")
+    assert next_free_index(tmp_path) == 3
+    s = EpisodeSession(tmp_path, contract_text="fps: 30\n", contract_path="c.yaml", task_key="task")
+    s.add_topic(TopicSpec("/joint_states", JS, [SENSOR], expected_hz=30.0))
+    s.write("/joint_states", 1, joint_state(1))  # not recording: dropped
+    index, path = s.start("pour")
+    assert (index, path.name) == (3, "episode_000003")
+    with pytest.raises(EpisodeError, match="already recording"):
+        s.start()
+    for i in range(5):
+        s.write("/joint_states", 10 + i, joint_state(i))
+    assert s.stop("discard") is None and not path.exists()
+    index, path = s.start()  # the discarded index is recorded again
+    assert index == 3 and s.task == "pour"
+    for i in range(7):
+        s.write("/joint_states", 10 + i, joint_state(i))
+    result = s.stop("failure")
+    assert result.counts == {"/joint_states": 7}
+    _, meta, _ = read_bag(path)
+    custom = meta["custom_data"]
+    assert custom["outcome"] == "failure" and custom["task"] == "pour" and custom["episode_index"] == "3"
+    assert custom["contract"] == "fps: 30\n" and custom["contract_path"] == "c.yaml"
+    assert int(custom["stop_ns"]) >= int(custom["start_ns"]) > 0
+    qa = json.loads(custom["qa"])
+    assert qa["/joint_states"]["count"] == 7 and qa["/joint_states"]["expected_hz"] == 30.0
+    assert s.start()[0] == 4
+    with pytest.raises(EpisodeError, match="unknown outcome 'meh'"):
+        s.stop("meh")
+    assert s.close().custom_data["outcome"] == "interrupted"  # SIGTERM / Ctrl-C path
+    with pytest.raises(EpisodeError, match="no episode is recording"):
+        s.stop()
+    assert (tmp_path / "episode_000002" / "x").read_text() == "old"
+
+
+# ---- QA ---------------------------------------------------------------------------------------------------
+def test_stream_stats_gaps():
+    stamps = [0.0, 0.01, 0.02, 0.2, 0.21]  # one 180 ms hole in a 100 Hz stream
+    s = stream_stats(stamps, expected_hz=30.0)
+    assert s["count"] == 5 and s["gaps"] == 1 and s["max_gap_s"] == pytest.approx(0.18)
+    assert s["rate_hz"] == pytest.approx(4 / 0.21)
+
+
+def test_live_qa_flags_slow_and_stalled_streams():
+    qa = StreamQA(stall_timeout_s=0.5, window_s=2.0)
+    qa.add_stream("/fast", 30.0)
+    qa.add_stream("/slow", 30.0)
+    qa.add_stream("/silent", 30.0)
+    for k in range(200):
+        qa.observe("/fast", k * 0.01)
+    for k in range(20):
+        qa.observe("/slow", k * 0.1)
+    snap = qa.snapshot(now=1.995, started=0.0)
+    assert snap["/fast"]["level"] == 0 and snap["/fast"]["rate_hz"] == pytest.approx(100.0)
+    assert snap["/slow"]["level"] == 1 and "below the contract's 30 Hz" in snap["/slow"]["message"]
+    assert snap["/slow"]["gaps"] == 19
+    assert snap["/silent"]["level"] == 1 and snap["/silent"]["message"].startswith("no message for")
+    later = qa.snapshot(now=3.0)
+    assert later["/fast"]["message"].startswith("stalled: last message") and later["/fast"]["stalls"] == 1
+    report = qa.report(now=3.0)
+    assert report["/fast"]["mean_rate_hz"] == pytest.approx(100.0) and report["/fast"]["level"] == "warn"
