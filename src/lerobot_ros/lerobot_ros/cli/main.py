@@ -13,6 +13,7 @@ VERBS = {
     "launch": ("lerobot_ros.cli.launch", "run a ROS 2 YAML launch file without ros2 launch (pip-only installs)"),
     "record": ("lerobot_ros.cli.record", "record episodes of a contract's topics into one rosbag2 (MCAP) per episode"),
     "repair": ("lerobot_ros.cli.repair", "make the bag of a killed recorder readable (recover complete MCAP chunks)"),
+    "virtual-arm": ("lerobot_ros.cli.virtual_arm", "emulated leader/follower arms (Feetech/Dynamixel) on ptys, calibrated"),
 }
 
 

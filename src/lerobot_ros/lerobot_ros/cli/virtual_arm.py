@@ -1,0 +1,65 @@
+"""Start emulated leader and follower arms on pseudo-terminals (no hardware needed).
+
+Each arm is a chain of emulated servos speaking the real protocol (Feetech STS3215 for so100/so101,
+Dynamixel XL330/XL430 for koch), already calibrated: a matching LeRobot calibration file is written
+for each, so robot_node / teleop_node (or LeRobot itself) connect without calibrating. Prints the port
+paths and calibration files, then serves until Ctrl-C (or --duration seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from lerobot_ros.hardware.virtual.arms import ARM_PRESETS
+
+DEFAULT_DIR = "/tmp/lerobot_ros/virtual"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("arm", choices=sorted(ARM_PRESETS), help="which arm to emulate")
+    parser.add_argument("--role", choices=["both", "leader", "follower"], default="both", help="arms to start (default both)")
+    parser.add_argument("--dir", default=DEFAULT_DIR, help=f"folder for the port links and calibration files (default {DEFAULT_DIR})")
+    parser.add_argument("--duration", type=float, default=0.0, help="stop after this many seconds (default: run until Ctrl-C)")
+    parser.add_argument("--json", action="store_true", help="print one JSON line with ports and calibration files")
+
+
+def run(args: argparse.Namespace) -> int:
+    from lerobot_ros.hardware.virtual.arms import VirtualArm
+
+    roles = ["leader", "follower"] if args.role == "both" else [args.role]
+    folder = Path(args.dir).expanduser()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        print(f"error: cannot create {folder}: {exc.strerror}; pass --dir to a writable folder", file=sys.stderr)
+        return 1
+    arms, info = [], {}
+    stop = threading.Event()
+    try:
+        for role in roles:
+            arm = VirtualArm(args.arm, role, port=folder / f"{args.arm}_{role}")
+            cal = arm.write_calibration(folder / "calibration" / f"virtual_{role}.json")
+            arm.start()
+            arms.append(arm)
+            info[role] = {"port": arm.port, "calibration_file": str(cal), "lerobot_type": arm.lerobot_type}
+        if args.json:
+            print(json.dumps({"arm": args.arm, **info}), flush=True)
+        else:
+            for role, item in info.items():
+                kind = "teleop" if role == "leader" else "robot"
+                print(f"{role:8s} port: {item['port']}")
+                print(f"{role:8s} calibration: {item['calibration_file']}  ({kind} type {item['lerobot_type']})")
+            print("serving; Ctrl-C to stop", flush=True)
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        stop.wait(args.duration if args.duration > 0 else None)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for arm in arms:
+            arm.close()
+    return 0

@@ -1,0 +1,94 @@
+"""Build LeRobot follower robots and leader-arm teleoperators from node parameters.
+
+Calibration comes from the usual LeRobot location (`~/.cache/huggingface/lerobot/calibration/...`,
+keyed by the device id) or from an explicit file; without one the node refuses to start rather than
+run LeRobot's interactive calibration.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROBOT_TYPES = ("so100_follower", "so101_follower", "koch_follower")
+TELEOP_TYPES = ("so100_leader", "so101_leader", "koch_leader")
+
+
+class DeviceConfigError(ValueError):
+    """A parameter combination that cannot work; the message says what to change."""
+
+
+def _calibration_location(calibration_file: str, calibration_dir: str, device_id: str) -> tuple[Path | None, str]:
+    if calibration_file:
+        path = Path(calibration_file).expanduser()
+        return path.parent, path.stem
+    return (Path(calibration_dir).expanduser() if calibration_dir else None), device_id
+
+
+def _check_calibration(device, kind: str, type_name: str, port: str) -> None:
+    if not Path(device.calibration_fpath).is_file():
+        raise DeviceConfigError(
+            f"no calibration file at {device.calibration_fpath}: calibrate the arm with `lerobot-calibrate "
+            f"--{kind}.type={type_name} --{kind}.port={port} --{kind}.id={device.id}`, or pass calibration_file:=PATH "
+            "(`lerobot-ros virtual-arm` writes one for emulated arms)"
+        )
+
+
+def make_follower(
+    robot_type: str,
+    port: str,
+    robot_id: str = "follower",
+    calibration_file: str = "",
+    calibration_dir: str = "",
+    max_relative_target: float | None = None,
+    use_degrees: bool = True,
+    disable_torque_on_disconnect: bool = True,
+):
+    """A LeRobot follower robot (not connected yet) whose calibration file exists."""
+    if robot_type not in ROBOT_TYPES:
+        raise DeviceConfigError(f"robot_type {robot_type!r} is not supported; use one of {', '.join(ROBOT_TYPES)}")
+    if not port:
+        raise DeviceConfigError("parameter 'port' is empty: set it to the arm's serial port (e.g. /dev/ttyACM0)")
+    cal_dir, dev_id = _calibration_location(calibration_file, calibration_dir, robot_id)
+    common = dict(
+        port=port,
+        id=dev_id,
+        calibration_dir=cal_dir,
+        max_relative_target=max_relative_target,
+        use_degrees=use_degrees,
+        disable_torque_on_disconnect=disable_torque_on_disconnect,
+    )
+    if robot_type == "koch_follower":
+        from lerobot.robots.koch_follower import KochFollower, KochFollowerConfig
+
+        robot = KochFollower(KochFollowerConfig(**common))
+    else:  # SO-100 and SO-101 share one LeRobot class
+        from lerobot.robots.so_follower import SOFollower, SOFollowerRobotConfig
+
+        robot = SOFollower(SOFollowerRobotConfig(**common))
+    _check_calibration(robot, "robot", robot_type, port)
+    return robot
+
+
+def make_leader(teleop_type: str, port: str, teleop_id: str = "leader", calibration_file: str = "", calibration_dir: str = ""):
+    """A LeRobot leader-arm teleoperator (not connected yet) whose calibration file exists."""
+    if teleop_type not in TELEOP_TYPES:
+        hint = ""
+        if teleop_type in ("keyboard", "gamepad", "keyboard_ee"):
+            hint = " (keyboard/gamepad teleoperators emit key or stick events, not joint positions)"
+        raise DeviceConfigError(
+            f"teleop_type {teleop_type!r} is not supported{hint}; use one of {', '.join(TELEOP_TYPES)}"
+        )
+    if not port:
+        raise DeviceConfigError("parameter 'port' is empty: set it to the leader arm's serial port")
+    cal_dir, dev_id = _calibration_location(calibration_file, calibration_dir, teleop_id)
+    if teleop_type == "koch_leader":
+        from lerobot.teleoperators.koch_leader import KochLeader, KochLeaderConfig
+
+        teleop = KochLeader(KochLeaderConfig(port=port, id=dev_id, calibration_dir=cal_dir))
+    else:
+        from lerobot.teleoperators.so_leader import SOLeader, SOLeaderTeleopConfig
+
+        teleop = SOLeader(SOLeaderTeleopConfig(port=port, id=dev_id, calibration_dir=cal_dir))
+    _check_calibration(teleop, "teleop", teleop_type, port)
+    return teleop
+

@@ -1,0 +1,38 @@
+"""diagnostic_msgs/DiagnosticStatus from a Health record (what every hardware node puts on /diagnostics)."""
+
+from __future__ import annotations
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+
+from lerobot_ros.codecs import ns_to_time
+from lerobot_ros.hardware.health import Health
+
+
+def health_status(name: str, hardware_id: str, health: Health, extra: dict | None = None) -> DiagnosticStatus:
+    """OK when connected without recent errors, WARN while errors repeat, ERROR when disconnected."""
+    status = DiagnosticStatus(name=name, hardware_id=hardware_id)
+    if not health.connected:
+        status.level, status.message = DiagnosticStatus.ERROR, "disconnected: " + (health.last_error or "not connected yet")
+    elif health.consecutive_errors:
+        status.level, status.message = DiagnosticStatus.WARN, "errors: " + health.last_error
+    else:
+        status.level, status.message = DiagnosticStatus.OK, "ok"
+    values = {
+        "connected": str(health.connected).lower(),
+        "rate_hz": f"{health.rate_hz():.1f}",
+        "errors": str(health.errors),
+        "consecutive_errors": str(health.consecutive_errors),
+        "reconnects": str(health.reconnects),
+        "last_error": health.last_error,
+        **health.values,
+        **(extra or {}),
+    }
+    status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]
+    return status
+
+
+def diagnostic_array(stamp_ns: int, *statuses: DiagnosticStatus) -> DiagnosticArray:
+    msg = DiagnosticArray()
+    msg.header.stamp = ns_to_time(stamp_ns)
+    msg.status = list(statuses)
+    return msg

@@ -1,0 +1,197 @@
+"""A LeRobot arm (follower robot or leader teleoperator) kept alive: connect, read, write, reconnect.
+
+The driver never raises from `read`/`write`: failures are counted in `health` and, after a few in a
+row, the port is dropped and reconnected with exponential backoff. Goals are clipped to the calibrated
+range before LeRobot sees them (LeRobot's degree mode does not clip), and LeRobot's own
+`max_relative_target` is applied by the robot's `send_action`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Callable
+
+import numpy as np
+
+from lerobot_ros.hardware.health import Backoff, Health
+from lerobot_ros.hardware.units import JointUnits
+
+log = logging.getLogger(__name__)
+
+VOLTAGE_REGISTERS = ("Present_Voltage", "Present_Input_Voltage")
+
+
+class ArmDriver:
+    """Wraps a LeRobot Robot (has send_action) or Teleoperator (has get_action) built by `factory`."""
+
+    def __init__(
+        self,
+        factory: Callable[[], object],
+        max_consecutive_errors: int = 3,
+        backoff: Backoff | None = None,
+        torque_off_on_close: bool = True,
+        status_period_s: float = 1.0,
+    ):
+        self.factory = factory
+        self.max_consecutive_errors = max_consecutive_errors
+        self.backoff = backoff or Backoff()
+        self.torque_off_on_close = torque_off_on_close
+        self.status_period_s = status_period_s
+        self.health = Health()
+        self.device = None
+        self.units: JointUnits | None = None
+        self.torque_enabled = False
+        self.last_positions: np.ndarray | None = None
+        self._next_status = 0.0
+        self._ever_connected = False
+        self.closed = False
+
+    # ----- connection ---------------------------------------------------------------------------------
+    @property
+    def connected(self) -> bool:
+        return self.health.connected
+
+    @property
+    def is_robot(self) -> bool:
+        return hasattr(self.device, "send_action")
+
+    def connect(self) -> bool:
+        """Try to connect now; on failure schedule the next attempt (backoff) and return False."""
+        try:
+            device = self.factory()
+            device.connect(calibrate=False)
+            bus = device.bus
+            if not device.is_calibrated:
+                # What LeRobot's calibrate() does when the user accepts the existing file: write it to the motors.
+                log.info("writing calibration file %s to the motors", device.calibration_fpath)
+                with bus.torque_disabled():
+                    bus.write_calibration(device.calibration)
+            self.units = JointUnits.from_bus(bus)
+            self.device = device
+            self.torque_enabled = self.is_robot  # followers come up with torque on, leaders with it off
+        except Exception as exc:  # noqa: BLE001 - any failure to connect is retried
+            self._drop(device if "device" in locals() else None)
+            delay = self.backoff.failed()
+            msg = self.health.error(exc)
+            log.warning("connect failed (%s); next attempt in %.1f s", msg, delay)
+            return False
+        self.backoff.succeeded()
+        if self._ever_connected:
+            self.health.reconnects += 1
+        self._ever_connected = True
+        self.health.connected = True
+        self.health.ok()
+        return True
+
+    def maybe_reconnect(self) -> bool:
+        if self.connected:
+            return True
+        if self.closed or not self.backoff.due():
+            return False
+        return self.connect()
+
+    def _drop(self, device) -> None:
+        """Forget a device whose port failed, closing the port without talking to the motors."""
+        if device is None:
+            return
+        try:
+            device.bus.port_handler.closePort()
+        except Exception:  # noqa: BLE001
+            pass
+        try:
+            for cam in getattr(device, "cameras", {}).values():
+                cam.disconnect()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def _failed(self, exc: BaseException, what: str) -> None:
+        msg = self.health.error(exc)
+        log.warning("%s failed: %s", what, msg)
+        if self.health.consecutive_errors >= self.max_consecutive_errors:
+            log.error("%d consecutive errors: dropping the port and reconnecting", self.health.consecutive_errors)
+            self._drop(self.device)
+            self.device = None
+            self.health.connected = False
+            self.backoff.failed()
+
+    # ----- I/O ----------------------------------------------------------------------------------------
+    def read(self) -> np.ndarray | None:
+        """Present joint positions in radians, or None when disconnected or the read failed."""
+        if not self.connected:
+            return None
+        try:
+            values = self.device.get_observation() if self.is_robot else self.device.get_action()
+            positions = self.units.to_radians(values, suffix=".pos")
+        except Exception as exc:  # noqa: BLE001
+            self._failed(exc, "read")
+            return None
+        self.health.ok()
+        self.last_positions = positions
+        self._maybe_read_status()
+        return positions
+
+    def write(self, radians) -> np.ndarray | None:
+        """Send goal positions (radians, joint order) clipped to the calibrated range; returns what was sent."""
+        if not self.connected or not self.is_robot:
+            return None
+        clipped = self.units.clip(radians)
+        try:
+            sent = self.device.send_action(self.units.from_radians(clipped, suffix=".pos"))
+            result = self.units.to_radians(sent, suffix=".pos")
+        except Exception as exc:  # noqa: BLE001
+            self._failed(exc, "write")
+            return None
+        self.health.ok()
+        return result
+
+    def set_torque(self, enable: bool) -> None:
+        """Enable or disable torque on every motor; enabling first sets the goal to the present position."""
+        if not self.connected:
+            raise ConnectionError("not connected to the arm")
+        bus = self.device.bus
+        if enable:
+            present = bus.sync_read("Present_Position")
+            bus.sync_write("Goal_Position", present)
+            bus.enable_torque()
+        else:
+            bus.disable_torque()
+        self.torque_enabled = enable
+
+    def _maybe_read_status(self) -> None:
+        now = time.monotonic()
+        if now < self._next_status:
+            return
+        self._next_status = now + self.status_period_s
+        bus = self.device.bus
+        table = bus.model_ctrl_table[next(iter(bus.motors.values())).model]
+        try:
+            for reg in VOLTAGE_REGISTERS:
+                if reg in table:
+                    volts = bus.sync_read(reg, normalize=False)
+                    self.health.values["voltage_v"] = f"{min(volts.values()) / 10:.1f}..{max(volts.values()) / 10:.1f}"
+            temps = bus.sync_read("Present_Temperature", normalize=False)
+            self.health.values["temperature_c_max"] = str(max(temps.values()))
+        except Exception as exc:  # noqa: BLE001 - status registers are best effort
+            self.health.values["status_read"] = f"failed: {exc}"[:200]
+
+    def close(self) -> None:
+        """Disconnect; torque off first when configured (LeRobot's disconnect does it). Final."""
+        self.closed = True
+        self.health.connected = False
+        device, self.device = self.device, None
+        if device is None:
+            return
+        try:
+            if self.is_robot_device(device):
+                device.bus.disconnect(disable_torque=self.torque_off_on_close)
+            else:
+                device.disconnect()
+        except Exception as exc:  # noqa: BLE001
+            log.warning("disconnect failed: %s", exc)
+            self._drop(device)
+        self.health.connected = False
+
+    @staticmethod
+    def is_robot_device(device) -> bool:
+        return hasattr(device, "send_action")

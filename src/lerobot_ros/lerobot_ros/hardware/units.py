@@ -1,0 +1,107 @@
+"""LeRobot motor values <-> ROS joint angles (radians, 0 at the middle of the calibrated range).
+
+LeRobot reports a motor in degrees (`use_degrees=True`), in -100..100 or in 0..100 of its calibrated
+range. All three are turned into the same thing on ROS topics: the angle from mid-range in radians,
+computed from the calibration, so leader and follower agree whatever mode each uses. The calibrated
+range is also the hard limit: `clip` keeps every goal inside it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+
+DEGREES, RANGE_M100_100, RANGE_0_100 = "degrees", "range_m100_100", "range_0_100"
+
+
+@dataclass(frozen=True)
+class JointSpec:
+    name: str
+    mode: str
+    range_min: int
+    range_max: int
+    max_res: int  # resolution - 1, as LeRobot's conversions use
+
+    @property
+    def rad_per_tick(self) -> float:
+        return 2 * math.pi / self.max_res
+
+    @property
+    def half_range_ticks(self) -> float:
+        return (self.range_max - self.range_min) / 2
+
+
+class JointUnits:
+    """Converts between LeRobot values (dict keyed by motor name) and radian arrays in joint order."""
+
+    def __init__(self, specs: Sequence[JointSpec]):
+        if not specs:
+            raise ValueError("no joints to convert")
+        for s in specs:
+            if s.range_max <= s.range_min:
+                raise ValueError(
+                    f"calibration of {s.name!r} has range_min {s.range_min} >= range_max {s.range_max}; recalibrate the arm"
+                )
+            if s.mode not in (DEGREES, RANGE_M100_100, RANGE_0_100):
+                raise ValueError(f"joint {s.name!r} uses unsupported normalisation {s.mode!r}")
+        self.specs = list(specs)
+        self.names = [s.name for s in specs]
+        half = np.array([s.half_range_ticks * s.rad_per_tick for s in specs])
+        self.lower, self.upper = -half, half
+
+    @classmethod
+    def from_bus(cls, bus) -> "JointUnits":
+        """From a connected or configured LeRobot MotorsBus with its calibration loaded."""
+        specs = []
+        for name, motor in bus.motors.items():
+            cal = bus.calibration.get(name)
+            if cal is None:
+                raise ValueError(f"motor {name!r} has no calibration; pass a calibration file for this arm")
+            specs.append(
+                JointSpec(
+                    name=name,
+                    mode=motor.norm_mode.value,
+                    range_min=int(cal.range_min),
+                    range_max=int(cal.range_max),
+                    max_res=int(bus.model_resolution_table[motor.model]) - 1,
+                )
+            )
+        return cls(specs)
+
+    def to_radians(self, values: Mapping[str, float], suffix: str = "") -> np.ndarray:
+        """Radians in joint order from LeRobot values (keys `name + suffix`, e.g. suffix=".pos")."""
+        out = np.empty(len(self.specs))
+        for i, s in enumerate(self.specs):
+            v = float(values[s.name + suffix])
+            if s.mode == DEGREES:
+                out[i] = math.radians(v)
+            elif s.mode == RANGE_M100_100:
+                out[i] = v / 100.0 * s.half_range_ticks * s.rad_per_tick
+            else:
+                out[i] = (v - 50.0) / 100.0 * 2 * s.half_range_ticks * s.rad_per_tick
+        return out
+
+    def from_radians(self, radians, suffix: str = "") -> dict[str, float]:
+        """LeRobot values (keys `name + suffix`) from radians in joint order, clipped to the calibrated range."""
+        radians = self.clip(radians)
+        out = {}
+        for s, r in zip(self.specs, radians):
+            if s.mode == DEGREES:
+                v = math.degrees(r)
+            elif s.mode == RANGE_M100_100:
+                v = r / (s.half_range_ticks * s.rad_per_tick) * 100.0
+            else:
+                v = r / (2 * s.half_range_ticks * s.rad_per_tick) * 100.0 + 50.0
+            out[s.name + suffix] = float(v)
+        return out
+
+    def clip(self, radians) -> np.ndarray:
+        radians = np.asarray(radians, dtype=np.float64)
+        if radians.shape != (len(self.specs),):
+            raise ValueError(f"expected {len(self.specs)} joint values ({', '.join(self.names)}), got shape {radians.shape}")
+        if not np.all(np.isfinite(radians)):
+            raise ValueError("joint command contains NaN or infinite values")
+        return np.clip(radians, self.lower, self.upper)

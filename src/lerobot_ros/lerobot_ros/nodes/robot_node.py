@@ -1,0 +1,182 @@
+"""robot_node: a LeRobot follower arm (so100/so101/koch) on ROS topics.
+
+Publishes `joint_states` (sensor_msgs/JointState, radians, 0 = middle of each joint's calibrated range;
+the gripper too) at `rate_hz`. Takes goals from `commands` (std_msgs/Float64MultiArray in joint-name
+order), `joint_command` (sensor_msgs/JointState, by name, partial allowed) and `joint_trajectory`
+(trajectory_msgs/JointTrajectory, points executed on their time_from_start, linear in between).
+Safety: goals clipped to the calibrated range, LeRobot's `max_relative_target`, a watchdog (no command
+for `watchdog_s` -> hold the present position), torque off on shutdown. Service `set_torque`
+(std_srvs/SetBool). Port loss: errors go to /diagnostics and the log; reconnects with backoff.
+
+Parameters: robot_type, port, robot_id, calibration_file | calibration_dir, rate_hz, watchdog_s,
+max_relative_target (LeRobot units: degrees, gripper 0..100; 0 = off), torque_off_on_shutdown, frame_id.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import SetBool
+from trajectory_msgs.msg import JointTrajectory
+
+from lerobot_ros.codecs import (
+    CodecError,
+    float64_multi_array_to_numpy,
+    joint_trajectory_to_chunk,
+    numpy_to_joint_state,
+    time_to_ns,
+)
+from lerobot_ros.hardware.commands import TIMEOUT, CommandBuffer
+from lerobot_ros.hardware.devices import DeviceConfigError, make_follower
+from lerobot_ros.hardware.diagnostics import diagnostic_array, health_status
+from lerobot_ros.hardware.driver import ArmDriver
+from lerobot_ros.ros.entry import NodeStartupError, run_node
+from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
+
+
+class RobotNode(Node):
+    def __init__(self, **kwargs):
+        super().__init__("robot_node", **kwargs)
+        p = lambda name, default: self.declare_parameter(name, default).value  # noqa: E731
+        self.robot_type = p("robot_type", "so101_follower")
+        self.port = p("port", "")
+        robot_id = p("robot_id", "follower")
+        calibration_file = p("calibration_file", "")
+        calibration_dir = p("calibration_dir", "")
+        rate_hz = float(p("rate_hz", 30.0))
+        watchdog_s = float(p("watchdog_s", 0.5))
+        max_rel = float(p("max_relative_target", 0.0))
+        torque_off = bool(p("torque_off_on_shutdown", True))
+        self.frame_id = p("frame_id", "")
+        if rate_hz <= 0 or watchdog_s <= 0:
+            raise NodeStartupError(f"rate_hz ({rate_hz}) and watchdog_s ({watchdog_s}) must be positive")
+
+        def factory():
+            return make_follower(
+                self.robot_type,
+                self.port,
+                robot_id=robot_id,
+                calibration_file=calibration_file,
+                calibration_dir=calibration_dir,
+                max_relative_target=max_rel if max_rel > 0 else None,
+                disable_torque_on_disconnect=torque_off,
+            )
+
+        try:
+            self.names = list(factory().bus.motors)  # validates parameters and the calibration file
+        except DeviceConfigError as exc:
+            raise NodeStartupError(str(exc)) from None
+        self.driver = ArmDriver(factory, torque_off_on_close=torque_off)
+        self.buffer = CommandBuffer(len(self.names), watchdog_s)
+        self._index = {n: i for i, n in enumerate(self.names)}
+        self._holding = False
+        self._last_state = ""
+
+        self.state_pub = self.create_publisher(JointState, "joint_states", SENSOR_QOS)
+        self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
+        self.create_subscription(Float64MultiArray, "commands", self.on_commands, SENSOR_QOS)
+        self.create_subscription(JointState, "joint_command", self.on_joint_command, SENSOR_QOS)
+        self.create_subscription(JointTrajectory, "joint_trajectory", self.on_trajectory, RELIABLE_QOS)
+        self.create_service(SetBool, "set_torque", self.on_set_torque)
+        if not self.driver.connect():
+            self.get_logger().warning(f"cannot open {self.port} yet ({self.driver.health.last_error}); retrying")
+        self.create_timer(1.0 / rate_hz, self.on_tick)
+        self.create_timer(float(p("diagnostics_period_s", 1.0)), self.on_diagnostics)
+
+    def _now(self) -> int:
+        return self.get_clock().now().nanoseconds
+
+    # ----- commands -----------------------------------------------------------------------------------
+    def on_commands(self, msg: Float64MultiArray) -> None:
+        try:
+            values = float64_multi_array_to_numpy(msg, expected_size=len(self.names)).reshape(-1)
+            if not np.all(np.isfinite(values)):
+                raise CodecError("command contains NaN or infinite values")
+        except CodecError as exc:
+            self._reject(f"commands: {exc}; expected {len(self.names)} values in order {self.names}")
+            return
+        self.buffer.set_positions(values, self._now())
+
+    def on_joint_command(self, msg: JointState) -> None:
+        unknown = [n for n in msg.name if n not in self._index]
+        if unknown or len(msg.position) != len(msg.name) or not msg.name:
+            self._reject(f"joint_command: needs positions for known joints {self.names}; got names {list(msg.name)}")
+            return
+        fallback = self.driver.last_positions
+        if fallback is None and len(msg.name) < len(self.names):
+            self._reject("joint_command: partial command before the first joint state was read")
+            return
+        self.buffer.set_partial([self._index[n] for n in msg.name], np.asarray(msg.position), self._now(), fallback)
+
+    def on_trajectory(self, msg: JointTrajectory) -> None:
+        try:
+            times, positions = joint_trajectory_to_chunk(msg, self.names)
+        except CodecError as exc:
+            self._reject(f"joint_trajectory: {exc}")
+            return
+        if positions.size == 0:
+            self.buffer.clear()
+            return
+        now = self._now()
+        start = time_to_ns(msg.header.stamp) or now
+        self.buffer.set_trajectory(times, positions, start, now, current=self.driver.last_positions)
+
+    def _reject(self, text: str) -> None:
+        self.driver.health.values["last_rejected_command"] = text[:200]
+        self.get_logger().warning("ignoring " + text, throttle_duration_sec=1.0)
+
+    def on_set_torque(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
+        try:
+            self.buffer.clear()  # never jump back to a goal from before the change
+            self.driver.set_torque(bool(request.data))
+            response.success, response.message = True, f"torque {'enabled' if request.data else 'disabled'}"
+        except Exception as exc:  # noqa: BLE001 - reported to the caller
+            response.success, response.message = False, f"could not set torque: {exc}"
+        return response
+
+    # ----- control loop -------------------------------------------------------------------------------
+    def on_tick(self) -> None:
+        if not self.driver.maybe_reconnect():
+            return
+        positions = self.driver.read()
+        if positions is None:
+            return
+        now = self._now()
+        self.driver.health.tick()
+        self.state_pub.publish(numpy_to_joint_state(self.names, positions, stamp_ns=now, frame_id=self.frame_id))
+        if not self.driver.torque_enabled:
+            return
+        state = self.buffer.state(now)
+        goal = self.buffer.goal(now)
+        if goal is not None:
+            self.driver.write(goal)
+            self._holding = False
+        elif state == TIMEOUT and not self._holding:
+            self.get_logger().warning("command watchdog expired: holding the present position")
+            self.driver.write(positions)
+            self._holding = True
+        self._last_state = state
+
+    def on_diagnostics(self) -> None:
+        extra = {
+            "robot_type": self.robot_type,
+            "torque_enabled": str(self.driver.torque_enabled).lower(),
+            "command_state": self.buffer.state(self._now()),
+            "commands_received": str(self.buffer.count),
+        }
+        status = health_status(f"{self.get_fully_qualified_name()}: arm", self.port, self.driver.health, extra)
+        self.diag_pub.publish(diagnostic_array(self._now(), status))
+
+    def close(self) -> None:
+        self.driver.close()
+
+
+def main(args=None) -> None:
+    run_node(RobotNode, args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+"""`lerobot-ros virtual-arm`: emulated, calibrated arms that LeRobot connects to without calibrating."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+from lerobot.motors import Motor, MotorCalibration, MotorNormMode
+from lerobot.motors.feetech import FeetechMotorsBus
+
+pytestmark = pytest.mark.slow  # `lerobot-ros` imports every verb's module at start-up
+
+
+def test_virtual_arm_serves_calibrated_leader_and_follower(tmp_path, ros_env):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lerobot_ros.cli.main", "virtual-arm", "so101", "--dir", str(tmp_path), "--json"],
+        env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        info = json.loads(proc.stdout.readline())
+        assert set(info) == {"arm", "leader", "follower"}
+        assert info["follower"]["lerobot_type"] == "so101_follower"
+        assert info["leader"]["port"] == str(tmp_path / "so101_leader")
+        cal = json.loads(open(info["follower"]["calibration_file"]).read())
+        calibration = {name: MotorCalibration(**c) for name, c in cal.items()}
+        motors = {name: Motor(c["id"], "sts3215", MotorNormMode.DEGREES) for name, c in cal.items()}
+        bus = FeetechMotorsBus(info["follower"]["port"], motors, calibration)
+        bus.connect()
+        try:
+            assert bus.is_calibrated  # the emulated motors hold the calibration the file describes
+            positions = bus.sync_read("Present_Position")
+            assert abs(positions["shoulder_pan"]) < 0.1
+        finally:
+            bus.disconnect(disable_torque=False)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    assert not os.path.exists(tmp_path / "so101_leader")
+
+
+def test_virtual_arm_rejects_unknown_arm(ros_env):
+    proc = subprocess.run(
+        [sys.executable, "-m", "lerobot_ros.cli.main", "virtual-arm", "ur5"], env=ros_env, capture_output=True, text=True
+    )
+    assert proc.returncode == 2
+    assert "invalid choice: 'ur5'" in proc.stderr
