@@ -1,0 +1,58 @@
+"""A rosbags typestore with the standard ROS 2 types plus this project's interfaces (lerobot_ros_msgs)."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from pathlib import Path
+
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+from rosbags.typesys.store import Typestore
+
+
+def _interface_dirs() -> list[Path]:
+    here = Path(__file__).resolve()
+    return [
+        here.parents[4] / "msgs" / "lerobot_ros_msgs" / "msg",  # checkout
+        Path(sys.prefix) / "share" / "lerobot_ros_msgs" / "msg",  # installed
+    ]
+
+
+def project_types() -> dict:
+    """Field definitions of lerobot_ros_msgs/msg/* from their .msg files."""
+    types: dict = {}
+    for folder in _interface_dirs():
+        if folder.is_dir():
+            for msg in sorted(folder.glob("*.msg")):
+                types.update(get_types_from_msg(msg.read_text(), f"lerobot_ros_msgs/msg/{msg.stem}"))
+            if types:
+                break
+    return types
+
+
+@functools.lru_cache(maxsize=1)
+def _base() -> Typestore:
+    store = get_typestore(Stores.LATEST)
+    store.register(project_types())
+    return store
+
+
+def make_typestore() -> Typestore:
+    """A fresh typestore (LATEST ROS 2 types + lerobot_ros_msgs) that callers may extend."""
+    store = get_typestore(Stores.EMPTY)
+    store.register(_base().fielddefs)
+    return store
+
+
+def cdr_deserialize(store: Typestore, raw, msgtype: str):
+    """(message, used bytes) of CDR data, ignoring trailing bytes after the message.
+
+    rclpy's serialize_message (and so some recorders) can report a buffer a few bytes longer than the
+    message (seen with empty float64 sequences); rosbags' own deserialize_cdr rejects that.
+    """
+    if len(raw) < 4 or bytes(raw[:2]) not in (b"\x00\x00", b"\x00\x01"):
+        raise ValueError("invalid or unsupported CDR encapsulation")
+    msgdef = store.get_msgdef(msgtype)
+    func = msgdef.deserialize_cdr_le if raw[1] else msgdef.deserialize_cdr_be
+    message, pos = func(memoryview(raw)[4:], 0, msgdef.cls, store)
+    return message, pos + 4

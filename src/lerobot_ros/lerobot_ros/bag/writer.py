@@ -1,0 +1,135 @@
+"""Write rosbag2 bags (MCAP or sqlite3, version 8 or 9, optional zstd) from rclpy messages.
+
+`BagWriter` serves the exporter; `write_bag` is the one-call form tests use to make bags from numpy data.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+from lerobot_ros.bag.errors import BagError
+from lerobot_ros.bag.typestore import cdr_deserialize, make_typestore
+
+# QoS written into metadata.yaml (what `ros2 bag play` offers when replaying).
+_QOS_NAMES = ("sensor", "reliable", "latched", "recording")
+
+
+def _qos(name: str):
+    from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
+
+    zero = QosTime(0, 0)
+    reliable = name != "sensor"
+    return Qos(
+        QosHistory.KEEP_LAST,
+        1 if name == "latched" else (5 if name == "sensor" else 10),
+        QosReliability.RELIABLE if reliable else QosReliability.BEST_EFFORT,
+        QosDurability.TRANSIENT_LOCAL if name == "latched" else QosDurability.VOLATILE,
+        zero,
+        zero,
+        QosLiveliness.AUTOMATIC,
+        zero,
+        False,
+    )
+
+
+class BagWriter:
+    """Context manager: `add_topic(topic, msgtype, qos)` then `write(topic, t_ns, msg)` (rclpy message or CDR bytes).
+
+    Writes into `<path>.partial` and renames on a clean close, so an interrupted write leaves no bag.
+    """
+
+    def __init__(self, path, storage: str = "mcap", version: int = 9, compression: str | None = None, custom_data: dict | None = None):
+        from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
+
+        self.path = Path(path)
+        if self.path.exists():
+            raise BagError(self.path, "exists already; choose a new output path")
+        if storage not in ("mcap", "sqlite3"):
+            raise BagError(self.path, f"unknown storage {storage!r}; use mcap or sqlite3")
+        self._tmp_parent = self.path.with_name(f".{self.path.name}.partial")
+        if self._tmp_parent.exists():
+            raise BagError(self._tmp_parent, "exists (left by an earlier run?); remove it first")
+        self._tmp_parent.mkdir(parents=True)
+        self._tmp = self._tmp_parent / self.path.name
+        plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
+        self._writer = Writer(self._tmp, version=version, storage_plugin=plugin)
+        if compression == "zstd":
+            mode = CompressionMode.STORAGE if storage == "mcap" else CompressionMode.MESSAGE
+            self._writer.set_compression(mode, CompressionFormat.ZSTD)
+        elif compression == "zstd-file":
+            self._writer.set_compression(CompressionMode.FILE, CompressionFormat.ZSTD)
+        elif compression:
+            raise BagError(self.path, f"unknown compression {compression!r}; use zstd")
+        for key, value in (custom_data or {}).items():
+            self._writer.set_custom_data(str(key), str(value))
+        self.typestore = make_typestore()
+        self._conns: dict[str, object] = {}
+        self._types: dict[str, str] = {}
+        self.counts: dict[str, int] = {}
+        self._writer.open()
+
+    def add_topic(self, topic: str, msgtype: str, qos: str = "reliable") -> None:
+        if topic in self._conns:
+            return
+        if msgtype not in self.typestore.fielddefs:
+            raise BagError(self.path, f"no message definition for {msgtype}")
+        self._conns[topic] = self._writer.add_connection(
+            topic, msgtype, typestore=self.typestore, offered_qos_profiles=[_qos(qos if qos in _QOS_NAMES else "reliable")]
+        )
+        self._types[topic] = msgtype
+        self.counts[topic] = 0
+
+    def write(self, topic: str, t_ns: int, msg) -> None:
+        if isinstance(msg, (bytes, bytearray, memoryview)):
+            raw = msg
+        else:
+            from rclpy.serialization import serialize_message
+
+            raw = serialize_message(msg)
+            if msgtype := self._types.get(topic):  # drop trailing bytes rclpy may append (see cdr_deserialize)
+                used = cdr_deserialize(self.typestore, raw, msgtype)[1]
+                raw = raw[: used + (-used % 4)]
+        self._writer.write(self._conns[topic], int(t_ns), raw)
+        self.counts[topic] += 1
+
+    def close(self) -> Path:
+        self._writer.close()
+        self._tmp.rename(self.path)
+        self._tmp_parent.rmdir()
+        return self.path
+
+    def abort(self) -> None:
+        import shutil
+
+        try:
+            self._writer.close()
+        except Exception:
+            pass
+        shutil.rmtree(self._tmp_parent, ignore_errors=True)
+
+    def __enter__(self) -> "BagWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+
+def write_bag(
+    path,
+    messages: Iterable[tuple[str, str, int, object]],
+    storage: str = "mcap",
+    version: int = 9,
+    compression: str | None = None,
+    custom_data: dict | None = None,
+    qos: dict[str, str] | None = None,
+) -> Path:
+    """Write (topic, msgtype, log_time_ns, rclpy message or CDR bytes) tuples to a new bag folder at `path`."""
+    with BagWriter(path, storage, version, compression, custom_data) as writer:
+        for topic, msgtype, t_ns, msg in messages:
+            writer.add_topic(topic, msgtype, (qos or {}).get(topic, "reliable"))
+            writer.write(topic, t_ns, msg)
+    return Path(path)

@@ -1,0 +1,121 @@
+"""Bag reading/writing with rosbags: both storages, versions 8/9, zstd; truncated MCAP read and recovery."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lerobot_ros.bag import BagError, BagWriter, header_stamp_ns, open_bag, recover_mcap, write_bag
+from lerobot_ros.codecs import numpy_to_compressed, numpy_to_image, numpy_to_joint_state
+
+MS = 1_000_000
+
+
+def _messages(n=300):
+    rng = np.random.default_rng(0)
+    for i in range(n):
+        t = 1_000_000_000 + i * 10 * MS
+        yield "/js", "sensor_msgs/msg/JointState", t, numpy_to_joint_state(["a", "b"], position=[i, -i], stamp_ns=t + 7)
+        if i % 3 == 0:
+            pixels = rng.integers(0, 255, (24, 32, 3), dtype=np.uint8)
+            yield "/cam/image_raw", "sensor_msgs/msg/Image", t + 1, numpy_to_image(pixels, "bgr8", stamp_ns=t)
+            yield "/cam/image_raw/compressed", "sensor_msgs/msg/CompressedImage", t + 2, numpy_to_compressed(pixels, stamp_ns=t)
+
+
+@pytest.mark.parametrize("storage,version,compression", [
+    ("mcap", 9, None), ("mcap", 8, "zstd"), ("sqlite3", 9, None), ("sqlite3", 8, "zstd"),
+])
+def test_formats_roundtrip(tmp_path, storage, version, compression):
+    path = write_bag(tmp_path / "bag", _messages(), storage=storage, version=version, compression=compression,
+                     custom_data={"task": "pick the cube"})
+    suffix = ".mcap" if storage == "mcap" else ".db3"
+    stored = sorted(p.name for p in path.iterdir())
+    assert stored == ["bag" + suffix, "metadata.yaml"]
+    assert not list(tmp_path.glob(".*partial*"))
+    for target in (path, path / ("bag" + suffix)):  # folder and bare storage file
+        with open_bag(target) as bag:
+            assert bag.topics["/js"].count == 300 and bag.topics["/cam/image_raw"].count == 100
+            assert bag.topics["/cam/image_raw/compressed"].msgtype == "sensor_msgs/msg/CompressedImage"
+            if target == path:
+                assert bag.custom_data == {"task": "pick the cube"}
+            seen = []
+            for topic, msgtype, t, raw in bag.messages(["/js"]):
+                msg = bag.deserialize(raw, msgtype, topic)
+                seen.append((t, header_stamp_ns(raw), float(msg.position[0])))
+            assert len(seen) == 300
+            assert seen[5] == (1_000_000_000 + 50 * MS, 1_000_000_000 + 50 * MS + 7, 5.0)
+
+
+def test_truncated_mcap_is_read_front_to_back_and_recovered(tmp_path):
+    path = write_bag(tmp_path / "bag", _messages(3000), storage="mcap")
+    data = (path / "bag.mcap").read_bytes()
+    cut = tmp_path / "killed.mcap"
+    cut.write_bytes(data[: len(data) * 2 // 3])  # writer killed mid-file: no summary, no footer
+    from rosbags.rosbag2 import Reader
+
+    with pytest.raises(Exception):
+        Reader(cut).open()
+    with open_bag(cut) as bag:
+        assert bag.truncated
+        count = bag.topics["/js"].count
+        assert 0 < count < 3000
+        stamps = [header_stamp_ns(raw) for _t, _ty, _l, raw in bag.messages(["/js"])]
+        assert stamps == sorted(stamps) and len(stamps) == count
+        assert stamps[0] == 1_000_000_000 + 7  # read from the front: nothing lost before the cut
+    report = recover_mcap(cut, tmp_path / "recovered")
+    assert not report.complete and report.topics["/js"] == count and report.stop_reason
+    with open_bag(tmp_path / "recovered") as bag:  # rosbags reads the copy directly
+        assert not bag.truncated
+        assert bag.topics["/js"].count == count
+        raw = next(bag.messages(["/cam/image_raw"]))[3]
+        assert bag.deserialize(raw, "sensor_msgs/msg/Image").encoding == "bgr8"
+    with pytest.raises(BagError, match="exists already"):
+        recover_mcap(cut, tmp_path / "recovered")
+
+
+def test_bag_folder_without_metadata_yaml_is_read(tmp_path):
+    path = write_bag(tmp_path / "bag", _messages(50), storage="mcap", custom_data={"task": "t"})
+    (path / "metadata.yaml").unlink()  # writer killed before it wrote metadata.yaml
+    with open_bag(path) as bag:
+        assert bag.truncated and bag.topics["/js"].count == 50
+
+
+def test_bad_inputs_name_the_bag(tmp_path):
+    with pytest.raises(BagError, match="does not exist"):
+        open_bag(tmp_path / "missing")
+    junk = tmp_path / "junk.mcap"
+    junk.write_bytes(b"not an mcap file at all")
+    with pytest.raises(BagError, match=r"junk.mcap: not an MCAP file"):
+        open_bag(junk)
+    db = tmp_path / "junk.db3"
+    db.write_bytes(b"garbage" * 100)
+    with pytest.raises(BagError, match="junk.db3: cannot be read"):
+        open_bag(db)
+
+
+def test_unknown_type_is_named(tmp_path):
+    path = write_bag(tmp_path / "bag", list(_messages(3)))
+    with open_bag(path) as bag:
+        raw = next(bag.messages(["/js"]))[3]
+        with pytest.raises(BagError, match="unknown message type 'foo_msgs/msg/Bar' on /js"):
+            bag.deserialize(raw, "foo_msgs/msg/Bar", "/js")
+
+
+def test_writer_leaves_nothing_on_error(tmp_path):
+    with pytest.raises(RuntimeError):
+        with BagWriter(tmp_path / "out") as writer:
+            writer.add_topic("/js", "sensor_msgs/msg/JointState")
+            writer.write("/js", 1, numpy_to_joint_state(["a"], position=[1.0]))
+            raise RuntimeError("interrupted")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_custom_interface_types_roundtrip(tmp_path):
+    from lerobot_ros_msgs.msg import EpisodeStatus
+
+    msg = EpisodeStatus(episode_index=3, task="stack", done=True)
+    path = write_bag(tmp_path / "bag", [("/status", "lerobot_ros_msgs/msg/EpisodeStatus", 5, msg)])
+    with open_bag(path) as bag:
+        _t, msgtype, _l, raw = next(bag.messages())
+        out = bag.deserialize(raw, msgtype)
+        assert (out.episode_index, out.task, out.done) == (3, "stack", True)
