@@ -1,0 +1,109 @@
+"""Hardware library without ROS: unit conversion, command buffering/watchdog, backoff, diagnostics levels."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from diagnostic_msgs.msg import DiagnosticStatus
+
+from lerobot_ros.hardware.commands import IDLE, TIMEOUT, TRACKING, TRAJECTORY, CommandBuffer
+from lerobot_ros.hardware.diagnostics import health_status
+from lerobot_ros.hardware.health import Backoff, Health
+from lerobot_ros.hardware.units import DEGREES, RANGE_0_100, RANGE_M100_100, JointSpec, JointUnits
+
+S = 1_000_000_000
+
+
+def units():
+    return JointUnits(
+        [
+            JointSpec("a", DEGREES, 1000, 3000, 4095),
+            JointSpec("b", RANGE_M100_100, 1000, 3000, 4095),
+            JointSpec("g", RANGE_0_100, 2000, 3000, 4095),
+        ]
+    )
+
+
+def test_all_modes_map_mid_range_to_zero_and_agree_on_angles():
+    u = units()
+    assert np.allclose(u.to_radians({"a": 0.0, "b": 0.0, "g": 50.0}), 0.0)
+    # LeRobot's degree mode: 90 degrees = pi/2.
+    assert u.to_radians({"a": 90.0, "b": 0.0, "g": 50.0})[0] == pytest.approx(math.pi / 2)
+    # -100..100: +100 is the top of the range, i.e. half the range (1000 ticks) from mid.
+    assert u.to_radians({"a": 0.0, "b": 100.0, "g": 50.0})[1] == pytest.approx(1000 * 2 * math.pi / 4095)
+    # 0..100: 100 is the top of a 1000-tick range, 500 ticks from mid.
+    assert u.to_radians({"a": 0.0, "b": 0.0, "g": 100.0})[2] == pytest.approx(500 * 2 * math.pi / 4095)
+
+
+def test_round_trip_and_clipping_to_the_calibrated_range():
+    u = units()
+    values = {"a.pos": 12.5, "b.pos": -40.0, "g.pos": 70.0}
+    back = u.from_radians(u.to_radians(values, suffix=".pos"), suffix=".pos")
+    assert back == pytest.approx(values)
+    out = u.from_radians([10.0, -10.0, 10.0])
+    assert out["a"] == pytest.approx(1000 * 360 / 4095)  # the range's end, in degrees
+    assert out["b"] == pytest.approx(-100.0) and out["g"] == pytest.approx(100.0)
+    with pytest.raises(ValueError, match="NaN"):
+        u.clip([0.0, float("nan"), 0.0])
+    with pytest.raises(ValueError, match=r"expected 3 joint values \(a, b, g\)"):
+        u.clip([0.0, 0.0])
+    with pytest.raises(ValueError, match="range_min 5 >= range_max 5"):
+        JointUnits([JointSpec("x", DEGREES, 5, 5, 4095)])
+
+
+def test_command_buffer_watchdog_holds_after_silence():
+    buf = CommandBuffer(2, watchdog_s=0.5)
+    assert buf.state(0) == IDLE and buf.goal(0) is None
+    buf.set_positions([0.1, 0.2], now_ns=1 * S)
+    assert buf.state(1 * S + S // 4) == TRACKING
+    assert buf.goal(1 * S + S // 4).tolist() == [0.1, 0.2]
+    assert buf.state(2 * S) == TIMEOUT and buf.goal(2 * S) is None
+    with pytest.raises(ValueError, match="3 values for 2 joints"):
+        buf.set_positions([1, 2, 3], now_ns=0)
+
+
+def test_trajectory_interpolates_from_current_and_watchdog_counts_from_its_end():
+    buf = CommandBuffer(1, watchdog_s=0.5)
+    buf.set_trajectory([1 * S, 2 * S], [[1.0], [3.0]], start_ns=10 * S, now_ns=10 * S, current=[0.0])
+    assert buf.state(10 * S) == TRAJECTORY
+    assert buf.goal(10 * S + S // 2)[0] == pytest.approx(0.5)  # halfway from current to the first point
+    assert buf.goal(11 * S + S // 2)[0] == pytest.approx(2.0)
+    assert buf.goal(12 * S + S // 4)[0] == pytest.approx(3.0)  # holds the last point
+    assert buf.state(12 * S + S // 4) == TRAJECTORY
+    assert buf.state(13 * S) == TIMEOUT
+
+
+def test_partial_commands_keep_other_joints():
+    buf = CommandBuffer(3, watchdog_s=1.0)
+    buf.set_partial([1], [0.7], now_ns=0, fallback=[0.1, 0.2, 0.3])
+    assert buf.goal(0).tolist() == [0.1, 0.7, 0.3]
+    buf.set_partial([0], [-0.5], now_ns=1, fallback=[9, 9, 9])
+    assert buf.goal(1).tolist() == [-0.5, 0.7, 0.3]
+
+
+def test_backoff_grows_and_resets():
+    b = Backoff(initial_s=0.5, factor=2.0, max_s=2.0)
+    assert [b.failed(now=0.0) for _ in range(4)] == [0.5, 1.0, 2.0, 2.0]
+    assert not b.due(now=1.0) and b.due(now=2.0)
+    b.succeeded()
+    assert b.failed(now=0.0) == 0.5
+
+
+def test_health_levels_in_diagnostics():
+    h = Health(window_s=1.0)
+    status = health_status("arm", "/dev/x", h)
+    assert status.level == DiagnosticStatus.ERROR and status.message == "disconnected: not connected yet"
+    h.connected = True
+    for t in range(10):
+        h.tick(now=100.0 + t * 0.1)
+    assert h.rate_hz(now=100.95) == pytest.approx(10.0)
+    assert health_status("arm", "/dev/x", h).level == DiagnosticStatus.OK
+    h.error(ConnectionError("There is no status packet!"))
+    status = health_status("arm", "/dev/x", h, {"torque_enabled": "true"})
+    assert status.level == DiagnosticStatus.WARN and "no status packet" in status.message
+    values = {kv.key: kv.value for kv in status.values}
+    assert values["errors"] == "1" and values["last_error"].startswith("ConnectionError") and values["torque_enabled"] == "true"
+    h.ok()
+    assert health_status("arm", "/dev/x", h).level == DiagnosticStatus.OK
