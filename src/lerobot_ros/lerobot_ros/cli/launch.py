@@ -104,9 +104,12 @@ def run(args: argparse.Namespace) -> int:
         if args.show_args:
             return show_args(path)
         plan = evaluate_file(path, launch_args)
-    except (ValueError, FileNotFoundError, LaunchError) as exc:
+    except ValueError as exc:  # bad command line
         print(f"error: {exc}", file=sys.stderr)
-        return 2 if isinstance(exc, ValueError) and not isinstance(exc, LaunchError) else 1
+        return 2
+    except (FileNotFoundError, LaunchError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     declared = {d.name for d in plan.declared}
     for name in launch_args:
         if name not in declared:
@@ -119,11 +122,13 @@ def run(args: argparse.Namespace) -> int:
             for p in plan.processes:
                 print(f"# {p.label} ({p.source})")
                 print(shlex.join(p.cmd))
+                for path in (a for a in p.cmd if a in plan.temp_files):
+                    with open(path, encoding="utf-8") as f:
+                        print("\n".join(f"#   {line}" for line in [f"{path}:", *f.read().splitlines()]))
             return 0
         if not plan.processes:
             print(f"[launch] {os.path.basename(path)} starts no process")
             return 0
         return run_processes(plan.processes)
     finally:
-        if not args.print_only:
-            plan.cleanup()
+        plan.cleanup()

@@ -83,7 +83,7 @@ class _Attrs:
         value = self.raw(key)
         if value is None:
             return default
-        if kind is float and isinstance(value, bool) or not isinstance(value, kind):
+        if isinstance(value, bool) or not isinstance(value, kind):
             hint = " (write it with a decimal point, e.g. 2.0)" if kind is float and isinstance(value, int) else ""
             self.fail(f"attribute '{key}' must be a{'n integer' if kind is int else ' float'}, got {value!r}{hint}", key)
         if minimum is not None and value < minimum:
