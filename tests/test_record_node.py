@@ -1,0 +1,319 @@
+"""episode_recorder / episode_keyboard over real DDS: real publishers in another process, real bags.
+
+The publisher is bench/recorder.py's `publish` mode (joint states 100 Hz, 480x640 rgb8 cameras 30 Hz,
+commands 30 Hz, reliable, in timed phases, printing what it published).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from diagnostic_msgs.msg import DiagnosticArray
+from lerobot_ros_msgs.msg import EpisodeStatus
+from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
+from rosbags.rosbag2 import Reader
+from rosbags.typesys import Stores, get_typestore
+
+from lerobot_ros.record.recover import recover_mcap_bag
+from lerobot_ros.ros.runtime import MessageCollector, wait_until
+
+pytestmark = pytest.mark.slow
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "recorder.py"
+TS = get_typestore(Stores.ROS2_KILTED)
+
+
+class Proc:
+    """A child process with its stderr in a file (so the test can wait for log lines)."""
+
+    def __init__(self, cmd, env, log: Path, stdin=None, stdout=None):
+        self.log = log
+        self._fh = open(log, "w")
+        self.p = subprocess.Popen(cmd, env=env, stdin=stdin, stdout=stdout or self._fh, stderr=self._fh, text=True)
+
+    def text(self) -> str:
+        return self.log.read_text()
+
+    def wait_log(self, needle: str, timeout: float = 30.0, count: int = 1) -> None:
+        wait_until(lambda: self.text().count(needle) >= count or self.p.poll() is not None, timeout, what=needle)
+        assert self.text().count(needle) >= count, f"{needle!r} not in log:\n{self.text()[-3000:]}"
+
+    def stop(self) -> None:
+        if self.p.poll() is None:
+            self.p.kill()
+        self.p.wait(timeout=20)
+        self._fh.close()
+
+
+def recorder(env, tmp_path, ns: str, *params: str, name: str = "recorder") -> Proc:
+    cmd = [sys.executable, "-m", "lerobot_ros.nodes.episode_recorder_node", "--ros-args", "-r", f"__ns:={ns}"]
+    for p in params:
+        cmd += ["-p", p]
+    return Proc(cmd, env, tmp_path / f"{name}.log")
+
+
+def publisher(env, tmp_path, ns: str, *args: str) -> Proc:
+    cmd = [sys.executable, str(BENCH), "publish", "--ns", ns, *args]
+    return Proc(cmd, env, tmp_path / "publisher.log", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+
+def event(proc: Proc, name: str, timeout: float = 60.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.p.stdout.readline()
+        if not line:
+            raise AssertionError(f"publisher ended before {name!r}:\n{proc.text()[-2000:]}")
+        ev = json.loads(line)
+        assert ev["event"] != "error", ev
+        if ev["event"] == name:
+            return ev
+    raise TimeoutError(name)
+
+
+def call(node, srv_type, name: str, request, timeout: float = 30.0):
+    client = node.create_client(srv_type, name)
+    assert client.wait_for_service(timeout_sec=timeout), f"service {name} not available"
+    future = client.call_async(request)
+    wait_until(future.done, timeout, what=f"{name} response")
+    return future.result()
+
+
+def bag_counts(path: Path) -> dict[str, int]:
+    with Reader(path) as reader:
+        return {c.topic: c.msgcount for c in reader.connections}
+
+
+def metadata(path: Path) -> dict:
+    return yaml.safe_load((path / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+
+
+def joint_prefix_ok(path: Path, topic: str) -> int:
+    """Joint states in the bag are exactly the publisher's first n messages, in order; returns n."""
+    with Reader(path) as reader:
+        conns = [c for c in reader.connections if c.topic == topic]
+        positions = [TS.deserialize_cdr(raw, "sensor_msgs/msg/JointState").position for _, _, raw in reader.messages(conns)]
+    for k, pos in enumerate(positions):
+        np.testing.assert_allclose(pos, np.sin(0.01 * k + np.arange(6)))
+    return len(positions)
+
+
+# ---------------------------------------------------------------------------------------------------------
+def test_counts_in_the_bag_equal_what_was_published(ros, ros_env, tmp_path):
+    ns = "/rec1"
+    out = tmp_path / "out"
+    (out / "episode_000000").mkdir(parents=True)  # an earlier episode: must not be touched
+    (out / "episode_000000" / "note").write_text("old")
+    topics = [f"{ns}/joint_states", f"{ns}/cam0/image_raw", f"{ns}/cam1/image_raw", f"{ns}/commands"]
+    rec = recorder(ros_env, tmp_path, ns, "topics:=[" + ",".join(topics) + "]", f"output_dir:={out}",
+                   "task:=pick the cube", "progress_period_s:=0.5")
+    pub = publisher(ros_env, tmp_path, ns, "--cams", "2", "--command-hz", "30", "--phase-s", "2", "--wait-go")
+    node = ros.create_node("rec_test_client")
+    status = MessageCollector(node, EpisodeStatus, f"{ns}/episode_status", 10)
+    diagnostics = MessageCollector(node, DiagnosticArray, "/diagnostics", 10)
+    try:
+        assert event(pub, "ready")["topics"] == topics  # every stream has matched the recorder
+        response = call(node, StartEpisode, f"{ns}/start_episode", StartEpisode.Request())
+        assert response.success and response.episode_index == 1, response.message
+        pub.p.stdin.write("go\n")
+        pub.p.stdin.flush()
+        published = event(pub, "done")["counts"]
+        assert published[f"{ns}/joint_states"] >= 150 and published[f"{ns}/cam0/image_raw"] >= 45
+
+        def received_all() -> bool:  # the recorder's live QA counts, on /diagnostics
+            latest = {}
+            for array in diagnostics.messages:
+                for st in array.status:
+                    latest[st.name] = {kv.key: kv.value for kv in st.values}
+            return all(latest.get(f"episode_recorder: {t}", {}).get("count") == str(n) for t, n in published.items())
+
+        wait_until(received_all, 30, what="all published messages counted by the recorder")
+        response = call(node, StopEpisode, f"{ns}/stop_episode", StopEpisode.Request(outcome="success"))
+        assert response.success, response.message
+        bag = Path(response.bag_path)
+        assert bag == out / "episode_000001"
+        assert bag_counts(bag) == published  # nothing lost, per topic
+        meta = metadata(bag)
+        assert meta["message_count"] == sum(published.values()) and meta["version"] == 9
+        custom = meta["custom_data"]
+        assert (custom["task"], custom["outcome"], custom["episode_index"]) == ("pick the cube", "success", "1")
+        qa = json.loads(custom["qa"])
+        assert qa[f"{ns}/joint_states"]["count"] == published[f"{ns}/joint_states"]
+        offered = {t["topic_metadata"]["name"]: t["topic_metadata"]["offered_qos_profiles"]
+                   for t in meta["topics_with_message_count"]}
+        assert offered[f"{ns}/cam0/image_raw"][0]["reliability"] == "reliable"
+        assert joint_prefix_ok(bag, f"{ns}/joint_states") == published[f"{ns}/joint_states"]
+        with Reader(bag) as reader:  # a camera frame comes back intact
+            conn = next(c for c in reader.connections if c.topic == f"{ns}/cam1/image_raw")
+            img = TS.deserialize_cdr(next(reader.messages([conn]))[2], "sensor_msgs/msg/Image")
+            assert (img.height, img.width, img.encoding, img.data.size) == (480, 640, "rgb8", 480 * 640 * 3)
+        assert any(s.episode_index == 1 and s.task == "pick the cube" and not s.done for s in status.messages)
+
+        # discard: the episode's directory disappears and its index is recorded again
+        response = call(node, StartEpisode, f"{ns}/start_episode", StartEpisode.Request(task="other"))
+        assert response.success and response.episode_index == 2
+        assert (out / "episode_000002").is_dir()
+        response = call(node, StopEpisode, f"{ns}/stop_episode", StopEpisode.Request(outcome="discard"))
+        assert response.success and response.bag_path == ""
+        assert not (out / "episode_000002").exists()
+        response = call(node, StopEpisode, f"{ns}/stop_episode", StopEpisode.Request(outcome="success"))
+        assert not response.success and "no episode is recording" in response.message
+        response = call(node, StopEpisode, f"{ns}/stop_episode", StopEpisode.Request(outcome="maybe"))
+        assert not response.success
+        assert sorted(p.name for p in out.iterdir()) == ["episode_000000", "episode_000001"]
+        assert (out / "episode_000000" / "note").read_text() == "old"
+        rec.p.send_signal(signal.SIGINT)
+        assert rec.p.wait(timeout=20) == 0
+        assert "Traceback" not in rec.text()
+    finally:
+        pub.stop()
+        rec.stop()
+
+
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM"])
+def test_what_survives_a_killed_recorder(ros, ros_env, tmp_path, sig):
+    ns = f"/rec_{sig.lower()}"
+    out = tmp_path / "out"
+    topics = [f"{ns}/joint_states", f"{ns}/cam0/image_raw", f"{ns}/cam1/image_raw"]
+    rec = recorder(ros_env, tmp_path, ns, "topics:=[" + ",".join(topics) + "]", f"output_dir:={out}",
+                   "flush_interval_s:=0.2", "task:=survive")
+    # phase 0 (1.5 s), a 1.5 s pause (many flush intervals), then phase 1 during which the signal arrives
+    pub = publisher(ros_env, tmp_path, ns, "--cams", "2", "--phase-s", "1.5", "--phase-s", "30", "--pause-s", "1.5",
+                    "--wait-go")
+    node = ros.create_node("kill_test_client")
+    try:
+        event(pub, "ready")
+        assert call(node, StartEpisode, f"{ns}/start_episode", StartEpisode.Request()).success
+        pub.p.stdin.write("go\n")
+        pub.p.stdin.flush()
+        before = event(pub, "phase")["counts"]  # everything of phase 0 is on disk once the pause is over
+        time.sleep(1.5 + 0.5)  # into phase 1
+        rec.p.send_signal(getattr(signal, sig))
+        code = rec.p.wait(timeout=30)
+        bag = out / "episode_000000"
+        if sig == "SIGKILL":
+            assert code == -signal.SIGKILL
+            assert not (bag / "metadata.yaml").exists()
+            with pytest.raises(Exception):  # rosbags alone rejects the unfinished file
+                Reader(bag / "episode_000000.mcap").open()
+            result = recover_mcap_bag(bag, tmp_path / "repaired")
+            bag = tmp_path / "repaired"
+            assert result.message_count == sum(bag_counts(bag).values())
+        else:
+            assert code == 0, rec.text()[-2000:]
+            assert "episode closed on shutdown" in rec.text()
+            assert metadata(bag)["custom_data"]["outcome"] == "interrupted"
+        counts = bag_counts(bag)
+        meta = metadata(bag)
+        assert meta["custom_data"]["task"] == "survive" and meta["custom_data"]["episode_index"] == "0"
+        # all of phase 0 survived, plus part of phase 1 (at most 30 s of it)
+        for topic in topics:
+            assert before[topic] <= counts[topic] < before[topic] + 3000, (topic, before, counts)
+        assert counts[f"{ns}/joint_states"] >= 140 and counts[f"{ns}/cam0/image_raw"] >= 40
+        assert joint_prefix_ok(bag, f"{ns}/joint_states") == counts[f"{ns}/joint_states"]  # no holes
+        assert meta["message_count"] == sum(counts.values())
+    finally:
+        pub.stop()
+        rec.stop()
+
+
+def test_keyboard_next_rerecord_stop_through_a_pty(ros_env, tmp_path):
+    ns = "/kb"
+    out = tmp_path / "out"
+    rec = recorder(ros_env, tmp_path, ns, f"topics:=[{ns}/joint_states]", f"output_dir:={out}")
+    pub = publisher(ros_env, tmp_path, ns, "--cams", "0", "--phase-s", "60")
+    master, slave = pty.openpty()
+    keyboard = Proc([sys.executable, "-m", "lerobot_ros.nodes.episode_keyboard_node", "--ros-args", "-r",
+                     f"__ns:={ns}"], ros_env, tmp_path / "keyboard.log", stdin=slave)
+    os.close(slave)
+    try:
+        event(pub, "ready")
+        keyboard.wait_log("keys:")
+        wait_until(lambda: "subscribed" in rec.text(), 30, what="recorder subscription")
+        time.sleep(1.0)  # the keyboard's publisher must be matched before the first key
+        os.write(master, b"\x1b[C")  # right arrow: start (manual mode)
+        rec.wait_log("episode 0 (1) recording")
+        os.write(master, b"r")  # re-record: discard and start again with the same index
+        rec.wait_log("episode 0 discarded")
+        rec.wait_log("episode 0 (1) recording", count=2)
+        time.sleep(0.5)
+        os.write(master, b"n")  # keep it
+        rec.wait_log("episode 0 saved (success)")
+        os.write(master, b"\x1b[C")
+        rec.wait_log("episode 1 (2) recording")
+        os.write(master, b"q")  # stop: keep episode 1 and end the session
+        assert keyboard.p.wait(timeout=20) == 0
+        assert rec.p.wait(timeout=20) == 0, rec.text()[-2000:]
+        assert "-> next" in keyboard.text() and "-> rerecord" in keyboard.text() and "-> stop" in keyboard.text()
+        assert sorted(p.name for p in out.iterdir()) == ["episode_000000", "episode_000001"]
+        for i in (0, 1):
+            meta = metadata(out / f"episode_00000{i}")
+            assert meta["custom_data"]["outcome"] == "success" and meta["message_count"] > 0
+    finally:
+        os.close(master)
+        keyboard.stop()
+        pub.stop()
+        rec.stop()
+
+
+def test_record_cli_automatic_mode_with_a_contract(ros_env, tmp_path):
+    ns = "/auto"
+    contract = tmp_path / "arm.yaml"
+    contract.write_text(f"""
+robot_type: test_arm
+fps: 30
+task: "wave hello"
+features:
+  action:
+    topic: {ns}/commands
+    type: std_msgs/msg/Float64MultiArray
+    qos: reliable
+    slice: [0, 6]
+    names: [a1, a2, a3, a4, a5, a6]
+    timeline: receive
+  observation.state:
+    topic: {ns}/joint_states
+    type: sensor_msgs/msg/JointState
+    qos: sensor
+    joints: [shoulder_pan, shoulder_lift, elbow_flex, wrist_flex, wrist_roll, gripper]
+    timeline: header
+""")
+    out = tmp_path / "out"
+    pub = publisher(ros_env, tmp_path, ns, "--cams", "0", "--command-hz", "30", "--phase-s", "60")
+    cli = Proc([sys.executable, "-m", "lerobot_ros.cli.main", "record", "--contract", str(contract), "--out", str(out),
+                "--episode-time-s", "1.0", "--reset-time-s", "0.3", "--num-episodes", "2"], ros_env, tmp_path / "cli.log")
+    try:
+        assert cli.p.wait(timeout=60) == 0, cli.text()[-3000:]
+        assert sorted(p.name for p in out.iterdir()) == ["episode_000000", "episode_000001"]
+        for i in (0, 1):
+            bag = out / f"episode_00000{i}"
+            counts = bag_counts(bag)
+            meta = metadata(bag)
+            custom = meta["custom_data"]
+            assert set(counts) == {f"{ns}/commands", f"{ns}/joint_states"}
+            assert custom["task"] == "wave hello" and custom["episode_index"] == str(i)
+            assert custom["outcome"] == "success" and "robot_type: test_arm" in custom["contract"]
+            assert json.loads(custom["qa"])[f"{ns}/joint_states"]["expected_hz"] == 30.0
+        assert "reset" in cli.text() and "2/2" in cli.text()
+    finally:
+        pub.stop()
+        cli.stop()
+
+
+def test_bad_settings_fail_in_one_line(ros_env, tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "lerobot_ros.nodes.episode_recorder_node", "--ros-args", "-p",
+                           f"contract:={tmp_path / 'missing.yaml'}"], env=ros_env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "missing.yaml does not exist" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "lerobot_ros.cli.main", "record", "--out", str(tmp_path)],
+                          env=ros_env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "give --contract, --topics or --all-topics" in proc.stderr
