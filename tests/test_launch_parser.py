@@ -284,7 +284,7 @@ def test_executable_and_log(write):
         - executable: {cmd: "echo $HOME", shell: true}
         """)
     plan = plan_of(path, who="me")
-    assert plan.messages == ["hello me"]
+    assert plan.messages == [("INFO", "hello me")]
     assert plan.processes[0].cmd == ["echo", "a b", "me"] and plan.processes[0].cwd == "/tmp"
     assert plan.processes[1].cmd == ["/bin/sh", "-c", "echo $HOME"]
     assert [p.label for p in plan.processes] == ["echo1", "sh"]
@@ -357,3 +357,40 @@ def test_smoke_launch_file_parses_with_defaults():
     assert params_of(plan.processes[0])[0]["/smoke/talker"]["ros__parameters"]["height"] == 48
     assert [p.label for p in plan_of(share, use_listener="false").processes] == ["talker"]
     plan.cleanup()
+
+
+def test_append_env_and_log_level(write):
+    path = write("""\
+        launch:
+        - set_env: {name: LR_PATHS, value: /a}
+        - append_env: {name: LR_PATHS, value: /b}
+        - append_env: {name: LR_PATHS, value: /c, prepend: true, separator: ";"}
+        - append_env: {name: LR_NEW, value: x}
+        - log: {message: careful, level: WARNING}
+        - log: {message: loud, level: SHOUT, if: "$(var bad)"}
+        - node: {pkg: lerobot_ros, exec: talker}
+        """)
+    plan = plan_of(path, env={"PATH": os.environ["PATH"]}, bad="false")
+    env = plan.processes[0].env
+    assert env["LR_PATHS"] == f"/c;/a{os.pathsep}/b" and env["LR_NEW"] == "x"
+    assert plan.messages == [("WARNING", "careful")]
+    with pytest.raises(LaunchError, match=r":7: <log> log level must be one of DEBUG, INFO"):
+        plan_of(path, bad="true")
+
+
+def test_optional_visualisation_nodes_are_skipped_when_missing_and_duplicates_warned(write):
+    from lerobot_ros.launch_runner import ament
+
+    if ament.package_prefix("rviz2") is not None:
+        pytest.skip("rviz2 is installed here")
+    path = write("""\
+        launch:
+        - node: {pkg: rviz2, exec: rviz2, name: rviz}
+        - node: {pkg: lerobot_ros, exec: talker, name: twin, namespace: sim}
+        - node: {pkg: lerobot_ros, exec: listener, name: twin, namespace: /sim}
+        """)
+    plan = plan_of(path)
+    assert [p.label for p in plan.processes] == ["twin", "twin-2"]
+    assert len(plan.warnings) == 2
+    assert "t.launch.yaml:2: skipping node 'rviz2': package 'rviz2' is not installed" in plan.warnings[0]
+    assert "t.launch.yaml:4: there are now at least 2 nodes named /sim/twin" in plan.warnings[1]

@@ -115,9 +115,11 @@ def run(args: argparse.Namespace) -> int:
         if name not in declared:
             print(f"warning: launch argument '{name}' is not declared by {os.path.basename(path)} or its includes",
                   file=sys.stderr)
+    for warning in plan.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
     try:
-        for message in plan.messages:
-            print(f"[launch] {message}")
+        for level, message in plan.messages:
+            print(f"[launch] {message}" if level == "INFO" else f"[launch] {level}: {message}")
         if args.print_only:
             for p in plan.processes:
                 print(f"# {p.label} ({p.source})")

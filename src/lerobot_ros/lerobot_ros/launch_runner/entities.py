@@ -54,8 +54,17 @@ class PushNamespace(Entity):
 
 
 @dataclass
+class AppendEnv(Entity):
+    name: Parts = ()
+    value: Parts = ()
+    prepend: bool = False
+    separator: Optional[Parts] = None
+
+
+@dataclass
 class Log(Entity):
     message: Parts = ()
+    level: Optional[Parts] = None
 
 
 @dataclass

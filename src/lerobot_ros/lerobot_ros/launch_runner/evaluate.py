@@ -30,6 +30,11 @@ _TOKEN = r"[A-Za-z_][A-Za-z0-9_]*"
 _NODE_NAME = re.compile(rf"^{_TOKEN}$")
 _NAMESPACE = re.compile(rf"^/(?:{_TOKEN}(?:/{_TOKEN})*)?$")
 OUTPUTS = ("screen", "log", "both", "own_log")
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# Visualisation tools that are never on PyPI: a pip-only install skips their nodes with a warning instead
+# of failing, so that one launch file serves a robot with full ROS and a laptop with the venv alike.
+OPTIONAL_PACKAGES = ("rviz2", "robot_state_publisher", "joint_state_publisher", "joint_state_publisher_gui",
+                     "foxglove_bridge", "rqt_gui", "rqt_image_view", "rqt_plot", "image_view")
 
 
 @dataclass
@@ -67,7 +72,8 @@ class Plan:
 
     processes: list = field(default_factory=list)
     declared: list = field(default_factory=list)
-    messages: list = field(default_factory=list)  # `log` entities, in order
+    messages: list = field(default_factory=list)  # `log` entities, in order: (level, text)
+    warnings: list = field(default_factory=list)  # skipped optional nodes, duplicate node names ...
     configs: dict = field(default_factory=dict)
     temp_files: list = field(default_factory=list)
 
@@ -111,6 +117,7 @@ class Evaluator:
         self.anon_names: dict = {}
         self.plan = Plan()
         self._labels: dict = {}
+        self._full_names: set = set()
         self._depth = 0
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -181,7 +188,19 @@ class Evaluator:
         self.configs["ros_namespace"] = namespace.rstrip("/") or "/"
 
     def visit_log(self, ent: E.Log) -> None:
-        self.plan.messages.append(self.text(ent.message, ent, "log message"))
+        level = "INFO" if ent.level is None else self.text(ent.level, ent, "log level").upper()
+        if level not in LOG_LEVELS:
+            self.fail(f"log level must be one of {', '.join(LOG_LEVELS)}, got '{level}'", ent)
+        self.plan.messages.append((level, self.text(ent.message, ent, "log message")))
+
+    def visit_appendenv(self, ent: E.AppendEnv) -> None:
+        name = self.text(ent.name, ent, "append_env name")
+        value = self.text(ent.value, ent, f"value of environment variable '{name}'")
+        sep = self.text(ent.separator, ent, "separator") if ent.separator is not None else os.pathsep
+        current = self.environ.get(name, "")
+        if current:
+            value = value + sep + current if ent.prepend else current + sep + value
+        self.environ[name] = value
 
     def visit_group(self, ent: E.Group) -> None:
         if not ent.scoped:
@@ -299,6 +318,10 @@ class Evaluator:
         executable = self.text(ent.exec_, ent, "exec")
         if ent.pkg is not None:
             pkg = self.text(ent.pkg, ent, "pkg")
+            if pkg in OPTIONAL_PACKAGES and ament.package_prefix(pkg, env) is None:
+                self.plan.warnings.append(f"{ent.file}:{ent.line}: skipping node '{executable}': package '{pkg}' "
+                                          "is not installed (an optional visualisation tool; install ROS 2 to use it)")
+                return
             try:
                 path = ament.find_executable(pkg, executable, env)
             except LookupError as exc:
@@ -331,6 +354,11 @@ class Evaluator:
         full_name = None
         if name is not None and namespace is not None:
             full_name = namespace.rstrip("/") + "/" + name
+        if name is not None:
+            fq = (namespace or "").rstrip("/") + "/" + name
+            if fq in self._full_names:
+                self.plan.warnings.append(f"{ent.file}:{ent.line}: there are now at least 2 nodes named {fq}")
+            self._full_names.add(fq)
         cmd += self.param_arguments(ent, full_name or "/**")
         for src, dst in ent.remaps:
             cmd += ["-r", f"{self.text(src, ent, 'remap from')}:={self.text(dst, ent, 'remap to')}"]

@@ -21,9 +21,10 @@ KEYS = {
     "let": ("name", "value"),
     "set_env": ("name", "value"),
     "unset_env": ("name",),
+    "append_env": ("name", "value", "prepend", "separator"),
     "push-ros-namespace": ("namespace",),
     "push_ros_namespace": ("namespace",),
-    "log": ("message",),
+    "log": ("message", "level"),
     "group": ("children", "scoped", "forwarding", "keep"),
     "include": ("file", "arg"),
     "node": ("pkg", "exec", "name", "namespace", "exec_name", "args", "ros_args", "param", "remap") + PROCESS_KEYS,
@@ -152,8 +153,11 @@ def parse_entity(tag: str, body: Any, file: str, line: int) -> E.Entity:
         return E.UnsetEnv(**base, name=attrs.parts("name", True))
     if tag in ("push-ros-namespace", "push_ros_namespace"):
         return E.PushNamespace(**base, namespace=attrs.parts("namespace", True))
+    if tag == "append_env":
+        return E.AppendEnv(**base, name=attrs.parts("name", True), value=attrs.parts("value", True),
+                           prepend=attrs.boolean("prepend", False), separator=attrs.parts("separator"))
     if tag == "log":
-        return E.Log(**base, message=attrs.parts("message", True))
+        return E.Log(**base, message=attrs.parts("message", True), level=attrs.parts("level"))
     if tag == "group":
         children = attrs.raw("children", True)
         return E.Group(**base, children=_entity_list(children, file, line, "group children"),
