@@ -318,7 +318,7 @@ class Evaluator:
         executable = self.text(ent.exec_, ent, "exec")
         if ent.pkg is not None:
             pkg = self.text(ent.pkg, ent, "pkg")
-            if pkg in OPTIONAL_PACKAGES and ament.package_prefix(pkg, env) is None:
+            if (pkg in OPTIONAL_PACKAGES or pkg.startswith("rqt_")) and ament.package_prefix(pkg, env) is None:
                 self.plan.warnings.append(f"{ent.file}:{ent.line}: skipping node '{executable}': package '{pkg}' "
                                           "is not installed (an optional visualisation tool; install ROS 2 to use it)")
                 return

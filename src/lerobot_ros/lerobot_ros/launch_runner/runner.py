@@ -48,8 +48,11 @@ class Runner:
     # -- output ---------------------------------------------------------------------------------
     def say(self, label: str, text: str) -> None:
         with self.lock:
-            self.out.write(f"[{label}] {text}\n")
-            self.out.flush()
+            try:
+                self.out.write(f"[{label}] {text}\n")
+                self.out.flush()
+            except (BrokenPipeError, ValueError):  # our reader went away (`| head`): keep draining the pipes
+                pass
 
     def _pump(self, label: str, stream) -> None:
         for raw in iter(stream.readline, b""):
