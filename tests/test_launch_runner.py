@@ -127,6 +127,28 @@ def test_sigint_escalates_to_sigterm_and_leaves_no_process(launch_file, ros_env)
     assert set(pids) == {"stubborn", "polite"} and all(group_gone(pid) for pid in pids.values())
 
 
+def test_sigterm_stops_everything_and_on_exit_shutdown_reports_failure(launch_file, ros_env):
+    path = launch_file("""\
+        launch:
+        - executable: {cmd: "sh -c 'echo up; exec sleep 60'", name: sleeper}
+        """)
+    run = Launch([path], ros_env)
+    run.wait_line(r"^\[sleeper\] up$")
+    pids = run.pids()
+    run.proc.send_signal(signal.SIGTERM)
+    assert run.finish() == 0, run.text
+    assert "[launch] stopping (signal received)" in run.lines and group_gone(pids["sleeper"])
+    path = launch_file("""\
+        launch:
+        - executable: {cmd: "sleep 60", name: long}
+        - executable: {cmd: "sh -c 'sleep 0.5; exit 4'", name: leader, on_exit: shutdown}
+        """)
+    run = Launch([path], ros_env)
+    assert run.finish() == 1, run.text
+    assert "[launch] leader has on_exit: shutdown; stopping everything" in run.lines
+    assert "[launch] failed: leader" in run.lines and all(group_gone(p) for p in run.pids().values())
+
+
 def test_print_and_show_args(ros_env):
     shown = subprocess.run([sys.executable, "-m", "lerobot_ros.cli.main", "launch", SMOKE, "--show-args"],
                            env=ros_env, capture_output=True, text=True, timeout=60)
