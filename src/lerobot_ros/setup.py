@@ -30,6 +30,7 @@ NODES = {
     "listener": "lerobot_ros.nodes.listener:main",
     "episode_recorder": "lerobot_ros.nodes.episode_recorder_node:main",
     "episode_keyboard": "lerobot_ros.nodes.episode_keyboard_node:main",
+    "policy_node": "lerobot_ros.nodes.policy_node:main",
 }
 
 setup(

@@ -4,6 +4,7 @@ its actions safe (warm-up/staleness gates, NaN drop, joint-limit clamp, max chan
 """
 
 from lerobot_ros.policy.async_inference import AsyncInference, AsyncTick
+from lerobot_ros.policy.controller import ON_STALE, PolicyController, TickResult
 from lerobot_ros.policy.chunks import AGGREGATE_FUNCTIONS, ActionQueue, aggregate_function
 from lerobot_ros.policy.features import feature_mismatches, policy_io
 from lerobot_ros.policy.loading import DEVICES, LoadedPolicy, PolicyLoadError, load_policy, resolve_device
@@ -17,6 +18,9 @@ __all__ = [
     "AsyncInference",
     "AsyncTick",
     "DEVICES",
+    "ON_STALE",
+    "PolicyController",
+    "TickResult",
     "LoadedPolicy",
     "PolicyLoadError",
     "PolicyRunner",

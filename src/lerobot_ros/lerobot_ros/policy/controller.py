@@ -1,0 +1,186 @@
+"""One control tick, without ROS: gate on fresh observations, run the policy (inline or via the inference
+thread), make the action safe, and say what happened. `policy_node` only moves data between this and ROS.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from lerobot_ros.policy.async_inference import AsyncInference
+from lerobot_ros.policy.runner import PolicyRunner
+from lerobot_ros.policy.safety import SafetyFilter, staleness_reason
+from lerobot_ros.policy.stats import RollingStats
+
+ON_STALE = ("hold", "nothing")
+
+
+@dataclass
+class TickResult:
+    status: str  # ok | held | gated | dry | error | dropped | stopped
+    action: np.ndarray | None = None  # safe (D,) action to publish this tick (LeRobot units)
+    trajectory: np.ndarray | None = None  # safe (T, D) chunk to publish as a trajectory this tick
+    trajectory_offset_ticks: int = 0  # point i of `trajectory` is meant for tick (this + offset + i)
+    plan: np.ndarray | None = None  # the policy's latest predicted chunk (for rviz), when new
+    reason: str | None = None
+    dry: bool = False  # async: no queued action for this tick
+    depth: int | None = None  # actions still queued after this tick
+    inference_ms: float | None = None
+
+
+class PolicyController:
+    """Holds the tick state: safety filter, last action, async worker, counters and latency stats."""
+
+    def __init__(
+        self,
+        runner: PolicyRunner,
+        safety: SafetyFilter | None = None,
+        max_age_ns: Mapping[str, int] | None = None,
+        on_stale: str = "hold",
+        use_async: bool = False,
+        threshold: float = 0.5,
+        aggregate: str = "weighted_average",
+        actions_per_chunk: int | None = None,
+        trajectory_mode: bool = False,
+    ):
+        if on_stale not in ON_STALE:
+            raise ValueError(f"on_stale must be one of {ON_STALE}, got {on_stale!r}")
+        self.runner = runner
+        self.safety = safety or SafetyFilter()
+        self.max_age_ns = dict(max_age_ns or {})
+        self.on_stale = on_stale
+        self.trajectory_mode = trajectory_mode
+        self.n_action_steps = runner.loaded.n_action_steps
+        self.worker: AsyncInference | None = None
+        if use_async:
+            n_obs = getattr(runner.loaded.config, "n_obs_steps", 1) or 1
+            if n_obs > 1:
+                raise ValueError(
+                    f"async inference sends one observation per inference (as LeRobot's policy server does), but this "
+                    f"{runner.loaded.type} policy uses n_obs_steps={n_obs}; set async_inference:=false"
+                )
+            self.worker = AsyncInference(
+                runner.predict_chunk, runner.loaded.chunk_length, threshold, aggregate, actions_per_chunk
+            )
+        self._seen_chunks = 0
+        self.last_action: np.ndarray | None = None
+        self.inference_ms = RollingStats()
+        self.counts = {k: 0 for k in ("ticks", "ok", "held", "gated", "dry", "error", "dropped", "stopped")}
+        self.last_reason: str | None = None
+        self.last_error: str | None = None
+
+    @property
+    def is_async(self) -> bool:
+        return self.worker is not None
+
+    @property
+    def inference_stats(self) -> RollingStats:
+        """Inference latency (ms): measured inline, or in the inference thread in async mode."""
+        return self.worker.latency_ms if self.worker is not None else self.inference_ms
+
+    def reset(self) -> None:
+        """New episode: clear queues, policy state, safety history."""
+        if self.worker is not None:
+            self.worker.reset()
+            self.worker.wait_idle(30.0)
+        self.runner.reset()
+        self.safety.reset()
+        self.last_action = None
+        self._seen_chunks = self.worker.chunks if self.worker else 0
+
+    def close(self) -> None:
+        if self.worker is not None:
+            self.worker.close()
+
+    def _count(self, result: TickResult) -> TickResult:
+        self.counts["ticks"] += 1
+        self.counts[result.status] += 1
+        if result.status != "ok":
+            self.last_reason = result.reason
+        return result
+
+    def _fallback(self, status: str, reason: str, **extra) -> TickResult:
+        """Gated/dry/error ticks: repeat the last command (hold) or publish nothing."""
+        action = self.last_action if (self.on_stale == "hold" and status in ("gated", "dry")) else None
+        if action is not None and status == "gated":
+            status = "held"
+        return TickResult(status=status, action=action, reason=reason, **extra)
+
+    def stopped(self) -> TickResult:
+        return self._count(TickResult(status="stopped", reason="stopped (call ~/start)"))
+
+    def step(
+        self,
+        tick: int,
+        values: Mapping[str, np.ndarray | None],
+        ages_ns: Mapping[str, int | None],
+        task: str = "",
+        not_ready: list[str] | None = None,
+    ) -> TickResult:
+        """One tick on a frame (`values` per observation feature, None when missing; `ages_ns` per stream)."""
+        reason = staleness_reason(ages_ns, self.max_age_ns)
+        if reason is None and not_ready:
+            reason = "; ".join(not_ready)
+        if reason is not None:
+            return self._count(self._fallback("gated", reason))
+        if self.worker is not None:
+            return self._count(self._step_async(tick, values, task))
+        return self._count(self._step_sync(values, task))
+
+    def _step_sync(self, values, task) -> TickResult:
+        start = time.perf_counter()
+        try:
+            action, chunk = self.runner.select_action(values, task)
+        except Exception as exc:  # noqa: BLE001 - a failing policy skips the tick, the node lives on
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            return TickResult(status="error", reason=f"policy raised {self.last_error}; tick skipped")
+        ms = (time.perf_counter() - start) * 1e3
+        self.inference_ms.add(ms)
+        if self.trajectory_mode:
+            if chunk is None:
+                return TickResult(status="ok", inference_ms=ms)
+            safe, note = self.safety.apply_chunk(chunk[: self.n_action_steps])
+            if safe is None:
+                return TickResult(status="dropped", reason=note, plan=chunk, inference_ms=ms)
+            self.last_action = safe[-1]
+            return TickResult(status="ok", trajectory=safe, plan=chunk, reason=note, inference_ms=ms)
+        safe, note = self.safety.apply(action)
+        if safe is None:
+            return TickResult(status="dropped", reason=note, plan=chunk, inference_ms=ms)
+        self.last_action = safe
+        return TickResult(status="ok", action=safe, plan=chunk, reason=note, inference_ms=ms)
+
+    def _step_async(self, tick, values, task) -> TickResult:
+        worker = self.worker
+        out = worker.tick(tick, dict(values), task)
+        plan = None
+        if worker.chunks != self._seen_chunks:  # a new chunk was merged since the last tick
+            self._seen_chunks = worker.chunks
+            plan = self.runner.last_chunk
+        if worker.last_error and worker.last_error != self.last_error:
+            self.last_error = worker.last_error
+        if self.trajectory_mode:
+            if plan is None:
+                return TickResult(status="ok", depth=out.depth, dry=out.action is None)
+            ticks, pending = worker.queue.pending()
+            if pending is None:
+                return TickResult(status="dry", dry=True, depth=0, reason="queue ran dry")
+            chunk = np.vstack([out.action[None, :], pending]) if out.action is not None else pending
+            safe, note = self.safety.apply_chunk(chunk)
+            if safe is None:
+                return TickResult(status="dropped", reason=note, plan=plan, depth=out.depth)
+            offset = 0 if out.action is not None else ticks[0] - tick
+            self.last_action = safe[-1]
+            return TickResult(status="ok", trajectory=safe, trajectory_offset_ticks=offset, plan=plan, reason=note, depth=out.depth)
+        if out.action is None:
+            why = "queue ran dry (inference slower than the queue)" if self.last_action is not None else "waiting for the first chunk"
+            return self._fallback("dry", why, dry=True, depth=out.depth, plan=plan)
+        safe, note = self.safety.apply(out.action)
+        if safe is None:
+            return TickResult(status="dropped", reason=note, plan=plan, depth=out.depth)
+        self.last_action = safe
+        return TickResult(status="ok", action=safe, plan=plan, reason=note, depth=out.depth)
+

@@ -1,0 +1,316 @@
+"""policy_node over real DDS with small random LeRobot policies, driven in lockstep on simulated time.
+
+The parity test feeds one observation sequence to the node (through topics, on /clock) and to a direct
+loop (the converter's path: contract decode + batch resampler, then lerobot-record's predict_action on
+the same policy and processors): the actions must agree to 1e-6.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from rclpy.parameter import Parameter
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import Image, JointState
+from std_msgs.msg import Float64MultiArray, String
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory
+
+from fixtures_policy import SO101_JOINTS, cached_policy_folder
+from lerobot_ros.codecs import (
+    float64_multi_array_to_numpy,
+    joint_trajectory_to_chunk,
+    ns_to_time,
+    numpy_to_image,
+    numpy_to_joint_state,
+)
+from lerobot_ros.contract import load_contract
+from lerobot_ros.ros.entry import NodeStartupError
+from lerobot_ros.ros.qos import RELIABLE_QOS
+from lerobot_ros.ros.runtime import MessageCollector, wait_until
+
+FPS = 10
+PERIOD = 1_000_000_000 // FPS
+T0 = 1000 * 1_000_000_000
+_ns = itertools.count()
+
+CONTRACT = """
+version: 1
+robot_type: so101_follower
+fps: {fps}
+task: {{default: "pick the cube"}}
+features:
+  action:
+    topic: /{p}/follower/commands
+    type: std_msgs/msg/Float64MultiArray
+    qos: reliable
+    names: [shoulder_pan.pos, shoulder_lift.pos, elbow_flex.pos, wrist_flex.pos, wrist_roll.pos, gripper.pos]
+    transforms: [rad2deg]
+    timeline: receive
+  observation.state:
+    topic: /{p}/follower/joint_states
+    type: sensor_msgs/msg/JointState
+    qos: reliable
+    joints: [shoulder_pan, shoulder_lift, elbow_flex, wrist_flex, wrist_roll, gripper]
+    transforms: [rad2deg]
+    timeline: header
+    alignment: {{policy: interpolate, tolerance_ms: 100}}
+  observation.images.front:
+    topic: /{p}/front/image_raw
+    type: sensor_msgs/msg/Image
+    qos: reliable
+    shape: [{h}, {w}, 3]
+    timeline: header
+    alignment: {{policy: nearest, tolerance_ms: 50}}
+"""
+
+
+@pytest.fixture(scope="module")
+def policies(tmp_path_factory):
+    base = tmp_path_factory.getbasetemp() / "policies"
+    return {"act": cached_policy_folder(base, "act"), "diffusion": cached_policy_folder(base, "diffusion")}
+
+
+def write_contract(tmp_path, h=48, w=64):
+    prefix = f"pn{next(_ns)}"
+    path = tmp_path / f"{prefix}.yaml"
+    path.write_text(CONTRACT.format(fps=FPS, p=prefix, h=h, w=w))
+    return path, prefix
+
+
+def observations(n, seed=0, h=48, w=64):
+    """(joint radians (n, 6), images (n, h, w, 3)) of a plausible motion."""
+    rng = np.random.default_rng(seed)
+    joints = np.cumsum(rng.normal(scale=0.05, size=(n, 6)), axis=0)
+    images = rng.integers(0, 256, (n, h, w, 3), dtype=np.uint8)
+    return joints, images
+
+
+class Harness:
+    """Drives a PolicyNode in lockstep: publish one observation set, wait until received, advance /clock."""
+
+    def __init__(self, ros, contract_path, prefix, policy_dir, **params):
+        from lerobot_ros.nodes.policy_node import PolicyNode
+
+        overrides = [
+            Parameter("use_sim_time", value=True),
+            Parameter("pretrained_path", value=str(policy_dir)),
+            Parameter("contract", value=str(contract_path)),
+            Parameter("device", value="cpu"),
+            Parameter("seed", value=0),
+        ] + [Parameter(k, value=v) for k, v in params.items()]
+        self.node = ros.add_node(PolicyNode(context=ros.context, parameter_overrides=overrides))
+        self.probe = ros.create_node(f"probe_{prefix}")
+        self.clock = self.probe.create_publisher(Clock, "/clock", 10)
+        self.state = self.probe.create_publisher(JointState, f"/{prefix}/follower/joint_states", RELIABLE_QOS)
+        self.image = self.probe.create_publisher(Image, f"/{prefix}/front/image_raw", RELIABLE_QOS)
+        topic = self.node.action_topic
+        msg_type = JointTrajectory if self.node.mode == "trajectory" else Float64MultiArray
+        self.actions = MessageCollector(self.probe, msg_type, topic, RELIABLE_QOS)
+        self.info = MessageCollector(self.probe, String, f"/{self.node.get_name()}/tick_info", RELIABLE_QOS)
+        self.plans = MessageCollector(self.probe, JointTrajectory, f"/{self.node.get_name()}/predicted_chunk", RELIABLE_QOS)
+        wait_until(lambda: self.state.get_subscription_count() and self.image.get_subscription_count()
+                   and self.actions.subscription.get_publisher_count(), 10, what="discovery")
+
+    def publish(self, t_ns, joints=None, image=None):
+        if joints is not None:
+            self.state.publish(numpy_to_joint_state(SO101_JOINTS, position=joints, stamp_ns=t_ns))
+        if image is not None:
+            self.image.publish(numpy_to_image(image, "rgb8", t_ns))
+        streams = (["observation.state"] if joints is not None else []) + (["observation.images.front"] if image is not None else [])
+        wait_until(lambda: all(self.node.resampler.latest_time(s) == t_ns for s in streams), 10, what="observations at the node")
+
+    def tick(self, t_ns) -> dict:
+        before = len(self.info.items)
+        self.clock.publish(Clock(clock=ns_to_time(t_ns)))
+        wait_until(lambda: self.node.last_tick_ns is not None and self.node.last_tick_ns >= t_ns, 10, what=f"tick at {t_ns}")
+        self.info.wait_for(before + 1)
+        return json.loads(self.info.messages[-1].data)
+
+    def call(self, service):
+        client = self.probe.create_client(Trigger, f"/{self.node.get_name()}/{service}")
+        assert client.wait_for_service(5.0)
+        future = client.call_async(Trigger.Request())
+        wait_until(future.done, 10, what=f"{service} reply")
+        return future.result()
+
+
+def direct_actions(contract_path, policy_dir, joints, images, seed=0):
+    """The converter's path (contract decode + batch resampler) into lerobot-record's predict_action."""
+    from lerobot.common.control_utils import predict_action
+
+    from lerobot_ros.policy import load_policy
+    from lerobot_ros.resample import Stream, resample
+
+    contract = load_contract(str(contract_path))
+    stamps = T0 + np.arange(len(joints), dtype=np.int64) * PERIOD
+    state_f = contract.features["observation.state"]
+    image_f = contract.features["observation.images.front"]
+    state = np.stack([state_f.decode(numpy_to_joint_state(SO101_JOINTS, position=j, stamp_ns=int(t))) for j, t in zip(joints, stamps)])
+    pixels = [image_f.decode(numpy_to_image(im, "rgb8", int(t))) for im, t in zip(images, stamps)]
+    res = resample(
+        {
+            "observation.state": Stream(stamps, state, True, state_f.alignment.policy, state_f.alignment.tolerance_ns),
+            "observation.images.front": Stream(stamps, pixels, False, image_f.alignment.policy, image_f.alignment.tolerance_ns),
+        },
+        contract.fps,
+        start_ns=int(stamps[0]),
+        end_ns=int(stamps[-1]),
+    )
+    assert res.grid.tolist() == stamps.tolist()
+    lp = load_policy(str(policy_dir), "cpu")
+    lp.policy.reset()
+    torch.manual_seed(seed)
+    out = []
+    for i in range(len(stamps)):
+        frame = {"observation.state": res.numeric("observation.state")[i], "observation.images.front": res.sample("observation.images.front", i)}
+        action = predict_action(frame, lp.policy, torch.device("cpu"), lp.preprocessor, lp.postprocessor, False, "pick the cube", "so101_follower")
+        out.append(action.numpy().reshape(-1))
+    return contract.action_feature.to_ros(np.stack(out))
+
+
+# ---- start-up errors --------------------------------------------------------------------------------
+def test_missing_folder_fails_at_startup(ros, tmp_path):
+    from lerobot_ros.nodes.policy_node import PolicyNode
+
+    path, _ = write_contract(tmp_path)
+    params = [Parameter("pretrained_path", value=str(tmp_path / "missing")), Parameter("contract", value=str(path))]
+    with pytest.raises(NodeStartupError, match="does not exist"):
+        PolicyNode(context=ros.context, parameter_overrides=params)
+
+
+@pytest.mark.slow
+def test_mismatched_features_listed_at_startup(ros, tmp_path, policies):
+    from lerobot_ros.nodes.policy_node import PolicyNode
+
+    path, _ = write_contract(tmp_path, h=96, w=128)
+    params = [Parameter("pretrained_path", value=str(policies["act"])), Parameter("contract", value=str(path)),
+              Parameter("device", value="cpu")]
+    with pytest.raises(NodeStartupError) as err:
+        PolicyNode(context=ros.context, parameter_overrides=params)
+    assert "observation.images.front: policy expects shape [3, 48, 64], the contract gives [3, 96, 128]" in str(err.value)
+
+
+@pytest.mark.slow
+def test_executable_prints_one_line_error(tmp_path, ros_env):
+    path, _ = write_contract(tmp_path)
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "policy_node"), "--ros-args", "-p", f"pretrained_path:={tmp_path / 'nope'}", "-p", f"contract:={path}"],
+        capture_output=True, text=True, timeout=120, env=ros_env,
+    )
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert "does not exist" in proc.stderr
+
+
+# ---- parity -----------------------------------------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["act", "diffusion"])
+def test_parity_with_direct_loop(ros, tmp_path, policies, kind):
+    path, prefix = write_contract(tmp_path)
+    joints, images = observations(12, seed=7)
+    expected = direct_actions(path, policies[kind], joints, images)
+    h = Harness(ros, path, prefix, policies[kind])
+    for k in range(len(joints)):
+        t = T0 + k * PERIOD
+        h.publish(t, joints[k], images[k])
+        info = h.tick(t)
+        assert info["status"] == "ok", info
+    got = np.stack([float64_multi_array_to_numpy(m) for m in h.actions.wait_for(len(joints))])
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
+    # the predicted chunk for rviz was published whenever the policy refilled its queue
+    assert len(h.plans.wait_for(1)) >= 1
+
+
+@pytest.mark.slow
+def test_trajectory_mode_publishes_the_chunk(ros, tmp_path, policies):
+    path, prefix = write_contract(tmp_path)
+    joints, images = observations(6, seed=3)
+    expected = direct_actions(path, policies["act"], joints, images)
+    h = Harness(ros, path, prefix, policies["act"], output_mode="trajectory")
+    assert h.node.action_topic == f"/{prefix}/follower/joint_trajectory"
+    for k in range(len(joints)):
+        t = T0 + k * PERIOD
+        h.publish(t, joints[k], images[k])
+        h.tick(t)
+    trajs = h.actions.wait_for(2)  # ACT n_action_steps=5: a new chunk at ticks 0 and 5
+    times, positions = joint_trajectory_to_chunk(trajs[0], list(SO101_JOINTS))
+    assert positions.shape == (5, 6)
+    assert times.tolist() == [i * PERIOD for i in range(5)]
+    np.testing.assert_allclose(positions, expected[:5], atol=1e-6)
+    np.testing.assert_allclose(joint_trajectory_to_chunk(trajs[1])[1][0], expected[5], atol=1e-6)
+
+
+# ---- async ------------------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_async_mode_executes_chunks(ros, tmp_path, policies):
+    path, prefix = write_contract(tmp_path)
+    joints, images = observations(14, seed=5)
+    h = Harness(ros, path, prefix, policies["act"], async_inference=True, chunk_threshold=0.5)
+    statuses = []
+    for k in range(len(joints)):
+        t = T0 + k * PERIOD
+        h.publish(t, joints[k], images[k])
+        statuses.append(h.tick(t))
+        h.node.controller.worker.wait_idle(30)  # lockstep: let the inference finish before the next tick
+    assert statuses[0]["dry"] and statuses[0]["status"] == "dry"  # first tick: no chunk yet
+    assert all(s["status"] == "ok" for s in statuses[1:]), statuses
+    assert h.node.controller.worker.chunks >= 2  # re-planned when the queue fell to the threshold
+    assert len(h.actions.wait_for(len(joints) - 1)) == len(joints) - 1
+
+
+# ---- safety and services ----------------------------------------------------------------------------
+@pytest.mark.slow
+def test_warmup_staleness_stop_and_errors(ros, tmp_path, policies):
+    path, prefix = write_contract(tmp_path)
+    joints, images = observations(4, seed=1)
+    h = Harness(ros, path, prefix, policies["act"], max_age_ms=150.0, on_stale="nothing",
+                max_delta=[1.0])
+    # warm-up: only the joint state has arrived
+    h.publish(T0, joints[0], None)
+    info = h.tick(T0)
+    assert info["status"] == "gated" and "observation.images.front" in info["reason"] and not info["published"]
+    h.publish(T0 + PERIOD, joints[1], images[1])
+    assert h.tick(T0 + PERIOD)["status"] == "ok"
+    # the camera stops; joints continue: after 150 ms the image is stale and nothing is published
+    for k in (2, 3):
+        h.publish(T0 + k * PERIOD, joints[k], None)
+    info = h.tick(T0 + 3 * PERIOD)
+    assert info["status"] == "gated" and not info["published"]
+    assert "nearest" in info["reason"] or "old" in info["reason"]
+    assert h.node.diagnostic_values()["last_reason"] == info["reason"]
+    # a wrong-size image (contract has no resize) is rejected and counted
+    h.image.publish(numpy_to_image(np.zeros((10, 10, 3), np.uint8), "rgb8", T0 + 4 * PERIOD))
+    wait_until(lambda: h.node.rejected["observation.images.front"] == 1, 10, what="reject")
+    assert "10x10" in h.node.last_reject
+    # ~/stop: ticks publish nothing; ~/start resumes
+    assert h.call("stop").success
+    h.publish(T0 + 5 * PERIOD, joints[0], images[0])
+    assert h.tick(T0 + 5 * PERIOD)["status"] == "stopped"
+    assert h.call("start").success
+    h.publish(T0 + 6 * PERIOD, joints[1], images[1])
+    info = h.tick(T0 + 6 * PERIOD)
+    assert info["status"] == "ok" and "limited change" in (info["reason"] or "")  # max_delta 1 deg per tick
+    # a policy that raises: the tick is skipped, the node lives on
+    runner = h.node.controller.runner
+
+    def boom(*a, **k):
+        raise RuntimeError("injected failure")
+
+    original = runner.select_action
+    runner.select_action = boom
+    h.publish(T0 + 7 * PERIOD, joints[2], images[2])
+    info = h.tick(T0 + 7 * PERIOD)
+    assert info["status"] == "error" and "injected failure" in info["reason"]
+    assert h.node.diagnostic_values()["policy_errors"] == "1"
+    runner.select_action = original
+    h.publish(T0 + 8 * PERIOD, joints[3], images[3])
+    assert h.tick(T0 + 8 * PERIOD)["status"] == "ok"
+    assert h.call("reset").success
