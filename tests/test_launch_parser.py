@@ -394,3 +394,22 @@ def test_optional_visualisation_nodes_are_skipped_when_missing_and_duplicates_wa
     assert len(plan.warnings) == 2
     assert "t.launch.yaml:2: skipping node 'rviz2': package 'rviz2' is not installed" in plan.warnings[0]
     assert "t.launch.yaml:4: there are now at least 2 nodes named /sim/twin" in plan.warnings[1]
+
+
+def test_show_args_lists_arguments_of_the_file_groups_and_static_includes(write, capsys):
+    from lerobot_ros.cli.launch import show_args
+
+    write("launch:\n- arg: {name: b, description: child arg, choice: [{value: x}, {value: y}]}\n"
+          "- arg: {name: a, default: z}\n", name="child.launch.yaml")
+    path = write("""\
+        launch:
+        - arg: {name: a, default: "$(env HOME)/x", description: top arg}
+        - group: [{arg: {name: g, default: "1"}}]
+        - include: {file: $(dirname)/child.launch.yaml}
+        - include: {file: $(var a)/child.launch.yaml}
+        """)
+    assert show_args(path) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1:] == ["  'a': top arg", "      default: '$(env HOME)/x'",
+                       "  'g': no description given", "      default: '1'",
+                       "  'b': child arg [from child.launch.yaml]", "      (required); choices: x, y"]

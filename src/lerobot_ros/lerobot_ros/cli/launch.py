@@ -68,29 +68,42 @@ def resolve_file(positional: list[str]) -> str:
 
 
 def show_args(path: str) -> int:
-    """List `arg` entities of the file and its groups (includes are evaluated only when run)."""
+    """List the `arg`s of the file, its groups and the includes whose path needs no launch argument."""
     from lerobot_ros.launch_runner import entities as E
+    from lerobot_ros.launch_runner import substitutions as S
     from lerobot_ros.launch_runner.parser import parse_file
-    from lerobot_ros.launch_runner.substitutions import Sub
 
-    def walk(items):
+    def source(parts) -> str:
+        return "".join(p.text if isinstance(p, S.Text) else
+                       "$(" + " ".join([p.name, *(source(a) for a in p.args)]) + ")" for p in parts)
+
+    def walk(items, seen):
         for ent in items:
             if isinstance(ent, E.Arg):
                 yield ent
             elif isinstance(ent, E.Group):
-                yield from walk(ent.children)
+                yield from walk(ent.children, seen)
+            elif isinstance(ent, E.Include):
+                try:
+                    included = os.path.abspath(S.evaluate(ent.file_, S.SimpleScope(configs={}, file=ent.file)))
+                except S.SubstitutionError:
+                    continue  # the path depends on a launch argument: known only when run
+                if included not in seen and os.path.isfile(included) and included.endswith((".yaml", ".yml")):
+                    seen.add(included)
+                    yield from walk(parse_file(included).entities, seen)
 
-    def source(parts) -> str:
-        return "".join(p.text if not isinstance(p, Sub) else f"$({p.name} {' '.join(source(a) for a in p.args)})"
-                       .replace(" )", ")") for p in parts)
-
-    args = list(walk(parse_file(path).entities))
+    args, names = [], set()
+    for a in walk(parse_file(path).entities, {os.path.abspath(path)}):
+        if a.name not in names:
+            names.add(a.name)
+            args.append(a)
     print(f"Arguments of {path} (pass as name:=value):")
     if not args:
         print("  (none)")
     for a in args:
         default = "(required)" if a.default is None else f"default: '{source(a.default)}'"
-        print(f"  '{a.name}': {a.description or 'no description given'}")
+        origin = "" if os.path.abspath(a.file) == os.path.abspath(path) else f" [from {os.path.basename(a.file)}]"
+        print(f"  '{a.name}': {a.description or 'no description given'}{origin}")
         print(f"      {default}" + (f"; choices: {', '.join(a.choices)}" if a.choices else ""))
     return 0
 
