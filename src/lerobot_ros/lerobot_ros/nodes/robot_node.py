@@ -38,33 +38,19 @@ from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 
 
 class RobotNode(Node):
+    node_name = "robot_node"
+
     def __init__(self, **kwargs):
-        super().__init__("robot_node", **kwargs)
+        super().__init__(kwargs.pop("node_name", self.node_name), **kwargs)
         p = lambda name, default: self.declare_parameter(name, default).value  # noqa: E731
-        self.robot_type = p("robot_type", "so101_follower")
         self.port = p("port", "")
-        robot_id = p("robot_id", "follower")
-        calibration_file = p("calibration_file", "")
-        calibration_dir = p("calibration_dir", "")
         rate_hz = float(p("rate_hz", 30.0))
         watchdog_s = float(p("watchdog_s", 0.5))
-        max_rel = float(p("max_relative_target", 0.0))
         torque_off = bool(p("torque_off_on_shutdown", True))
         self.frame_id = p("frame_id", "")
         if rate_hz <= 0 or watchdog_s <= 0:
             raise NodeStartupError(f"rate_hz ({rate_hz}) and watchdog_s ({watchdog_s}) must be positive")
-
-        def factory():
-            return make_follower(
-                self.robot_type,
-                self.port,
-                robot_id=robot_id,
-                calibration_file=calibration_file,
-                calibration_dir=calibration_dir,
-                max_relative_target=max_rel if max_rel > 0 else None,
-                disable_torque_on_disconnect=torque_off,
-            )
-
+        factory = self.device_factory(p, torque_off)
         try:
             self.names = list(factory().bus.motors)  # validates parameters and the calibration file
         except DeviceConfigError as exc:
@@ -85,6 +71,28 @@ class RobotNode(Node):
             self.get_logger().warning(f"cannot open {self.port} yet ({self.driver.health.last_error}); retrying")
         self.create_timer(1.0 / rate_hz, self.on_tick)
         self.create_timer(float(p("diagnostics_period_s", 1.0)), self.on_diagnostics)
+
+    def device_factory(self, p, torque_off: bool):
+        """A zero-argument callable building the (unconnected) LeRobot device from parameters."""
+        self.device_label = self.robot_type = p("robot_type", "so101_follower")
+        robot_id, calibration_file = p("robot_id", "follower"), p("calibration_file", "")
+        calibration_dir, max_rel = p("calibration_dir", ""), float(p("max_relative_target", 0.0))
+
+        def factory():
+            return make_follower(
+                self.robot_type,
+                self.port,
+                robot_id=robot_id,
+                calibration_file=calibration_file,
+                calibration_dir=calibration_dir,
+                max_relative_target=max_rel if max_rel > 0 else None,
+                disable_torque_on_disconnect=torque_off,
+            )
+
+        return factory
+
+    def joint_state(self, positions, stamp_ns: int) -> JointState:
+        return numpy_to_joint_state(self.names, positions, stamp_ns=stamp_ns, frame_id=self.frame_id)
 
     def _now(self) -> int:
         return self.get_clock().now().nanoseconds
@@ -146,7 +154,7 @@ class RobotNode(Node):
             return
         now = self._now()
         self.driver.health.tick()
-        self.state_pub.publish(numpy_to_joint_state(self.names, positions, stamp_ns=now, frame_id=self.frame_id))
+        self.state_pub.publish(self.joint_state(positions, now))
         if not self.driver.torque_enabled:
             return
         state = self.buffer.state(now)
@@ -162,7 +170,7 @@ class RobotNode(Node):
 
     def on_diagnostics(self) -> None:
         extra = {
-            "robot_type": self.robot_type,
+            "device": self.device_label,
             "torque_enabled": str(self.driver.torque_enabled).lower(),
             "command_state": self.buffer.state(self._now()),
             "commands_received": str(self.buffer.count),
