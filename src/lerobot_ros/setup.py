@@ -30,6 +30,10 @@ NODES = {
     "listener": "lerobot_ros.nodes.listener:main",
     "episode_recorder": "lerobot_ros.nodes.episode_recorder_node:main",
     "episode_keyboard": "lerobot_ros.nodes.episode_keyboard_node:main",
+    "robot_node": "lerobot_ros.nodes.robot_node:main",
+    "teleop_node": "lerobot_ros.nodes.teleop_node:main",
+    "motor_bus_node": "lerobot_ros.nodes.motor_bus_node:main",
+    "camera_node": "lerobot_ros.nodes.camera_node:main",
     "policy_node": "lerobot_ros.nodes.policy_node:main",
 }
 
