@@ -16,11 +16,11 @@ from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, Qo
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore
 
-from lerobot_ros.record.bag_writer import SIDECAR, BagWriteError, EpisodeBagWriter, read_sidecar
+from lerobot_ros.record.bag_writer import BagWriteError, EpisodeBagWriter, read_custom_data
 from lerobot_ros.record.control import DONE, IDLE, RECORDING, RESETTING, EpisodeControl
 from lerobot_ros.record.msgdefs import MessageDefinitions, UnknownMessageType
-from lerobot_ros.record.qa import StreamQA, stream_stats
-from lerobot_ros.record.recover import RecoverError, recover_mcap_bag
+from lerobot_ros.record.qa import StreamQA, stream_report
+from lerobot_ros.record.repair import RepairError, repair_bag
 from lerobot_ros.record.session import EpisodeError, EpisodeSession, TopicSpec, next_free_index
 
 TS = get_typestore(Stores.ROS2_KILTED)
@@ -89,7 +89,6 @@ def test_writer_roundtrip_metadata_and_bytes(tmp_path, compression):
         conn = next(c for c in reader.connections if c.topic == "/joint_states")
         first = next(reader.messages([conn]))
         assert list(TS.deserialize_cdr(first[2], JS).position) == [0.0, 0.0]
-    assert read_sidecar(bag)["state"] == "closed"
 
 
 def test_writer_never_overwrites(tmp_path):
@@ -119,7 +118,7 @@ def test_unknown_message_type_is_a_clear_error(tmp_path):
 def test_closed_chunks_reach_the_disk_while_recording(tmp_path):
     """What a SIGKILL would leave: a copy of the open file recovers everything older than the flush interval."""
     bag = tmp_path / "ep"
-    w = EpisodeBagWriter(bag, flush_interval_s=0.2).open()
+    w = EpisodeBagWriter(bag, flush_interval_s=0.2, custom_data={"task": "reach"}).open()
     w.add_topic("/joint_states", JS)
     for i in range(40):
         w.write("/joint_states", i * 10_000_000, joint_state(i))
@@ -129,15 +128,18 @@ def test_closed_chunks_reach_the_disk_while_recording(tmp_path):
         shutil.rmtree(copy, ignore_errors=True)
         copy.mkdir()
         shutil.copy(bag / "ep.mcap", copy / "ep.mcap")
+        shutil.copy(bag / "metadata.yaml", copy / "metadata.yaml")  # the provisional one
         shutil.rmtree(tmp_path / "rep", ignore_errors=True)
         try:
-            got = recover_mcap_bag(copy, tmp_path / "rep").counts
-        except RecoverError:
+            got = repair_bag(copy, tmp_path / "rep").topics
+        except RepairError:
             got = {}
         if got.get("/joint_states") == 40 or time.monotonic() > deadline:
             break
         time.sleep(0.05)
     assert got == {"/joint_states": 40}
+    assert read_custom_data(copy) == {"task": "reach", "outcome": "recording"}
+    assert read_custom_data(tmp_path / "rep") == {"task": "reach", "outcome": "interrupted", "repaired_from": str(copy)}
     with pytest.raises(Exception, match="magic"):  # rosbags alone rejects the file of a killed writer
         with Reader(copy / "ep.mcap"):
             pass
@@ -203,24 +205,24 @@ def test_recover_truncated_bag_at_any_cut(tmp_path):
         cut = tmp_path / f"cut{fraction}"
         cut.mkdir()
         (cut / "ep.mcap").write_bytes(data[: int(len(data) * fraction)])
-        shutil.copy(bag / SIDECAR, cut / SIDECAR)
-        result = recover_mcap_bag(cut, tmp_path / f"rep{fraction}")
+        shutil.copy(bag / "metadata.yaml", cut / "metadata.yaml")
+        result = repair_bag(cut, tmp_path / f"rep{fraction}")
         counts, meta, msgs = read_bag(tmp_path / f"rep{fraction}")
         total = sum(counts.values())
-        assert total == result.message_count and total >= previous and total < 120
+        assert total == result.messages and not result.complete and total >= previous and total < 120
         previous = total
         # what survives is a prefix of what was written, byte for byte
         assert [m[2] for m in msgs if m[0] == "/joint_states"] == [joint_state(i) for i in range(counts["/joint_states"])]
         assert meta["custom_data"]["task"] == "stack" and meta["custom_data"]["episode_index"] == "3"
         assert meta["custom_data"]["outcome"] == "interrupted"
     assert previous >= 100  # a cut at 99.9 % loses at most the last chunk
-    with pytest.raises(RecoverError, match="exists already"):
-        recover_mcap_bag(bag, tmp_path / "rep0.3")
+    with pytest.raises(RepairError, match="exists already"):
+        repair_bag(bag, tmp_path / "rep0.3")
     (tmp_path / "empty").mkdir()
-    with pytest.raises(RecoverError, match="holds no .mcap file"):
-        recover_mcap_bag(tmp_path / "empty", tmp_path / "x")
-    with pytest.raises(RecoverError, match="does not exist"):
-        recover_mcap_bag(tmp_path / "missing", tmp_path / "x")
+    with pytest.raises(RepairError, match="no .mcap file in this folder"):
+        repair_bag(tmp_path / "empty", tmp_path / "x")
+    with pytest.raises(RepairError, match="does not exist"):
+        repair_bag(tmp_path / "missing", tmp_path / "x")
 
 
 def test_repair_cli_in_place(tmp_path):
@@ -234,10 +236,10 @@ def test_repair_cli_in_place(tmp_path):
     w.close()
     mcap = bag / "episode_000000.mcap"
     mcap.write_bytes(mcap.read_bytes()[:-200])  # lose the footer
-    (bag / "metadata.yaml").unlink()
     assert main(["repair", str(bag), "--in-place"]) == 0
     counts, meta, _ = read_bag(bag)
     assert counts == {"/joint_states": 30} and meta["custom_data"]["task"] == "t"
+    assert meta["custom_data"]["outcome"] == "interrupted"
     assert (tmp_path / "episode_000000.truncated" / "episode_000000.mcap").is_file()
     assert main(["repair", str(tmp_path / "nothing_here")]) == 1
 
@@ -304,7 +306,7 @@ def test_session_numbering_discard_and_outcomes(tmp_path):
     assert custom["contract"] == "fps: 30\n" and custom["contract_path"] == "c.yaml"
     assert int(custom["stop_ns"]) >= int(custom["start_ns"]) > 0
     qa = json.loads(custom["qa"])
-    assert qa["/joint_states"]["count"] == 7 and qa["/joint_states"]["expected_hz"] == 30.0
+    assert qa["fps"] == 30 and qa["streams"]["/joint_states"]["samples"] == 7
     assert s.start()[0] == 4
     with pytest.raises(EpisodeError, match="unknown outcome 'meh'"):
         s.stop("meh")
@@ -315,28 +317,43 @@ def test_session_numbering_discard_and_outcomes(tmp_path):
 
 
 # ---- QA ---------------------------------------------------------------------------------------------------
-def test_stream_stats_gaps():
-    stamps = [0.0, 0.01, 0.02, 0.2, 0.21]  # one 180 ms hole in a 100 Hz stream
-    s = stream_stats(stamps, expected_hz=30.0)
-    assert s["count"] == 5 and s["gaps"] == 1 and s["max_gap_s"] == pytest.approx(0.18)
-    assert s["rate_hz"] == pytest.approx(4 / 0.21)
+MS = 1_000_000
 
 
-def test_live_qa_flags_slow_and_stalled_streams():
+def test_episode_qa_is_the_resamplers_report():
+    stamps = [k * 10 * MS for k in range(30)] + [500 * MS + k * 10 * MS for k in range(51)]  # 100 Hz, a 210 ms hole
+    rep = stream_report("/js", stamps, fps=30, start_ns=0, end_ns=1000 * MS, policy="asof", tolerance_ns=50 * MS)
+    assert rep.samples == 81 and rep.gaps == 1 and rep.max_gap_ms == pytest.approx(210.0)
+    assert rep.frames == 31  # 0 .. 1000 ms at 30 fps
+    assert rep.stale_frames == 4  # frames at 366.7 .. 466.7 ms: the last sample (290 ms) is > 50 ms old
+    assert rep.max_staleness_ms == pytest.approx(466.666667 - 290.0, abs=0.01)
+    assert rep.warnings() and "4 frame(s) had no sample within 50 ms" in rep.warnings()[0]
+    assert stream_report("/x", stamps, fps=None, start_ns=0, end_ns=1000 * MS).frames == 0
+
+
+def test_live_qa_flags_slow_stalled_and_silent_streams():
     qa = StreamQA(stall_timeout_s=0.5, window_s=2.0)
     qa.add_stream("/fast", 30.0)
     qa.add_stream("/slow", 30.0)
     qa.add_stream("/silent", 30.0)
+    qa.add_stream("/task", None)  # sporadic: never a rate or stall warning
     for k in range(200):
-        qa.observe("/fast", k * 0.01)
+        qa.observe("/fast", k * 10 * MS)
     for k in range(20):
-        qa.observe("/slow", k * 0.1)
-    snap = qa.snapshot(now=1.995, started=0.0)
+        qa.observe("/slow", k * 100 * MS)
+    qa.observe("/task", 0)
+    snap = qa.snapshot(now_ns=1995 * MS, started_ns=0)
     assert snap["/fast"]["level"] == 0 and snap["/fast"]["rate_hz"] == pytest.approx(100.0)
+    assert snap["/fast"]["count"] == 200 and snap["/fast"]["frames"] == 60 and snap["/fast"]["missing_frames"] == 0
     assert snap["/slow"]["level"] == 1 and "below the contract's 30 Hz" in snap["/slow"]["message"]
-    assert snap["/slow"]["gaps"] == 19
-    assert snap["/silent"]["level"] == 1 and snap["/silent"]["message"].startswith("no message for")
-    later = qa.snapshot(now=3.0)
-    assert later["/fast"]["message"].startswith("stalled: last message") and later["/fast"]["stalls"] == 1
-    report = qa.report(now=3.0)
-    assert report["/fast"]["mean_rate_hz"] == pytest.approx(100.0) and report["/fast"]["level"] == "warn"
+    assert snap["/silent"]["level"] == 1 and snap["/silent"]["message"].startswith("no message for 2.0 s")
+    assert snap["/silent"]["missing_frames"] == 60
+    assert snap["/task"]["level"] == 0
+    later = qa.snapshot(now_ns=3000 * MS, started_ns=0)
+    assert later["/fast"]["message"] == "stalled: last message 1.0 s ago" and later["/fast"]["stalls"] == 1
+    assert qa.snapshot(now_ns=3100 * MS, started_ns=0)["/fast"]["stalls"] == 1  # one stall, counted once
+    report = qa.report(0, 3000 * MS)
+    assert report["fps"] == 30 and report["frames"] == 91
+    assert report["streams"]["/fast"]["samples"] == 200 and report["streams"]["/fast"]["rate_hz"] == pytest.approx(100.0)
+    assert report["stalls"]["/fast"] == 1 and report["streams"]["/silent"]["missing_frames"] == 91
+    assert any("/silent: 91 frame(s) had no value at all" in w for w in report["warnings"])

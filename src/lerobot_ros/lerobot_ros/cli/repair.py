@@ -2,7 +2,8 @@
 
 A recorder killed with SIGKILL (or a machine that lost power) leaves an MCAP without its summary, footer
 and metadata.yaml, which `rosbags` and `ros2 bag` reject. `lerobot-ros repair BAG` writes
-BAG_repaired/ (or --out DIR) with everything up to the last flushed chunk and the episode's task/index;
+BAG_repaired/ (or --out DIR) with everything up to the last flushed chunk and the episode's task/index
+(lerobot_ros.bag.recover_mcap);
 `--in-place` then replaces BAG with it (the original is kept as BAG.truncated until the copy is complete).
 """
 
@@ -23,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lerobot_ros.record.recover import RecoverError, recover_mcap_bag
+    from lerobot_ros.record.repair import RepairError, repair_bag
 
     src = Path(args.bag).resolve()
     if args.in_place and args.out:
@@ -35,8 +36,8 @@ def run(args: argparse.Namespace) -> int:
         dst = stem.with_name(f".{stem.name}.repairing")
         shutil.rmtree(dst, ignore_errors=True)
     try:
-        result = recover_mcap_bag(src, dst)
-    except RecoverError as exc:
+        result = repair_bag(src, dst)
+    except RepairError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if args.in_place:
@@ -47,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
         os.replace(src, kept)
         os.replace(dst, stem)
         dst = stem
-    counts = ", ".join(f"{t} {n}" for t, n in result.counts.items()) or "no messages"
-    print(f"repaired {src} -> {dst}: {result.message_count} messages ({counts}); "
-          f"the damaged tail was dropped ({result.stopped_because})")
+    counts = ", ".join(f"{t} {n}" for t, n in result.topics.items()) or "no messages"
+    tail = "the file was complete" if result.complete else f"dropped the damaged tail ({result.stop_reason})"
+    print(f"repaired {src} -> {dst}: {result.messages} messages ({counts}); "
+          f"read {result.bytes_read} of {result.file_size} bytes; {tail}")
     return 0

@@ -5,7 +5,8 @@ Wiring only; the logic lives in lerobot_ros.record (session, bag writer, episode
 Parameters: contract (path or shipped name), topics (["/a", "/b:pkg/msg/Type"], instead of or on top of
 a contract), all_topics, output_dir, task, compression (none|zstd), flush_interval_s, episode_time_s
 (0 = manual), reset_time_s, num_episodes (0 = no limit), exit_when_done, stall_timeout_s, min_free_mb,
-progress_period_s, discovery_period_s.
+progress_period_s, discovery_period_s, wait_for_topics_s (automatic mode: how long the first episode waits
+for publishers of every wanted topic).
 Services: start_episode (lerobot_ros_msgs/StartEpisode), stop_episode (lerobot_ros_msgs/StopEpisode).
 Topics: episode_status (EpisodeStatus, out), episode_control (std_msgs/String: next|rerecord|stop, in),
 /diagnostics (DiagnosticArray, out, live QA per recorded topic).
@@ -29,7 +30,7 @@ from std_msgs.msg import String
 
 from lerobot_ros.codecs import ns_to_time
 from lerobot_ros.record.bag_writer import BagWriteError
-from lerobot_ros.record.control import DONE, RECORDING, RESETTING, EpisodeControl
+from lerobot_ros.record.control import DONE, IDLE, RECORDING, RESETTING, EpisodeControl
 from lerobot_ros.record.session import EpisodeError, EpisodeSession, TopicSpec
 from lerobot_ros.record.streams import RecordingPlan, plan_from_contract, plan_from_topics
 from lerobot_ros.ros.entry import NodeStartupError, run_node
@@ -90,6 +91,7 @@ class EpisodeRecorder(Node):
         min_free_mb = p("min_free_mb", 64.0).value
         self.progress_period_s = p("progress_period_s", 1.0).value
         discovery_period_s = p("discovery_period_s", 0.5).value
+        self.wait_for_topics_s = p("wait_for_topics_s", 10.0).value
 
         try:
             plan = plan_from_contract(contract) if contract else RecordingPlan([])
@@ -114,6 +116,7 @@ class EpisodeRecorder(Node):
         self._subs: dict[str, object] = {}
         self._exit_code: int | None = None
         self._last_progress = 0.0
+        self._born = time.monotonic()
 
         self.status_pub = self.create_publisher(EpisodeStatus, "episode_status", RELIABLE_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
@@ -147,7 +150,8 @@ class EpisodeRecorder(Node):
             offered = [i.qos_profile for i in infos]
             try:
                 cls = message_class(msgtype)
-                self.session.add_topic(TopicSpec(topic, msgtype, [to_bag_qos(q) for q in offered], want.expected_hz))
+                self.session.add_topic(TopicSpec(topic, msgtype, [to_bag_qos(q) for q in offered], want.expected_hz,
+                                                 want.policy, want.tolerance_ns))
             except Exception as exc:
                 self.get_logger().error(f"cannot record {topic} ({msgtype}): {exc}")
                 self._subs[topic] = None
@@ -199,6 +203,19 @@ class EpisodeRecorder(Node):
             self.on_saved(result)
         return text
 
+    def _topics_ready(self, now: float) -> bool:
+        """The automatic loop's first episode waits for every wanted topic (up to wait_for_topics_s)."""
+        missing = [t for t in self.wanted if self._subs.get(t) is None]
+        if not missing:
+            return True
+        if now - self._born < self.wait_for_topics_s:
+            return False
+        if not getattr(self, "_warned_missing", False):
+            self._warned_missing = True
+            self.get_logger().warning(f"no publisher after {self.wait_for_topics_s:g} s for: {', '.join(missing)}; "
+                                      "recording without them (they join the bag when they appear)")
+        return True
+
     def _finish(self, code: int) -> None:
         if self.exit_when_done and self._exit_code is None:
             self._exit_code = code
@@ -241,10 +258,11 @@ class EpisodeRecorder(Node):
             self._stop("failure")
             self.control.state = DONE
             self._finish(1)
-        try:
-            self._do(self.control.tick(now))
-        except (EpisodeError, BagWriteError):
-            self.control.state = DONE
+        if self.control.state != IDLE or self._topics_ready(now):
+            try:
+                self._do(self.control.tick(now))
+            except (EpisodeError, BagWriteError):
+                self.control.state = DONE
         if now - self._last_progress >= self.progress_period_s:
             self._last_progress = now
             self.publish_status()
@@ -266,12 +284,12 @@ class EpisodeRecorder(Node):
         self.status_pub.publish(msg)
 
     def publish_diagnostics(self) -> None:
-        qa = self.session.qa
-        if qa is None or not self.session.recording:
+        snapshot = self.session.qa_snapshot()
+        if not snapshot:
             return
         array = DiagnosticArray()
         array.header.stamp = ns_to_time(self.get_clock().now().nanoseconds)
-        for topic, s in qa.snapshot(time.monotonic(), self.session.started_mono).items():
+        for topic, s in snapshot.items():
             status = DiagnosticStatus(level=bytes([s["level"]]), name=f"episode_recorder: {topic}",
                                       message=s["message"], hardware_id=self.get_fully_qualified_name())
             status.values = [KeyValue(key=k, value=str(v)) for k, v in s.items() if k not in ("level", "message")]

@@ -10,13 +10,13 @@ a queue). The writer thread uses the `rosbags` Writer and adds what a recorder n
   the file back to its last whole chunk and still writes the summary and metadata.yaml: the episode stops
   with a clear error and what was written stays readable;
 - a low-free-space guard that stops the episode before the disk is actually full;
-- a sidecar `lerobot_ros_episode.json` written at open, so a bag whose recorder was killed still carries
-  its task and episode index into `lerobot-ros repair`.
+- a provisional metadata.yaml written at open (no messages yet, custom_data with outcome "recording"),
+  replaced by the real one at close: a bag whose recorder was killed still carries its task and episode
+  index into the converter's truncated-MCAP read and into `lerobot-ros repair`.
 """
 
 from __future__ import annotations
 
-import json
 import queue
 import shutil
 import threading
@@ -27,13 +27,14 @@ from io import BytesIO
 from pathlib import Path
 from typing import Callable, Iterable
 
+import yaml
 from rosbags.interfaces import Qos
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.rosbag2.enums import CompressionFormat, CompressionMode
 
 from .msgdefs import MessageDefinitions
 
-SIDECAR = "lerobot_ros_episode.json"
+UNFINISHED = "recording"  #: custom_data outcome of a bag whose recorder never closed it
 _STOP = object()
 _ADD = object()
 
@@ -112,7 +113,7 @@ class EpisodeBagWriter:
         except Exception as exc:  # rosbags raises WriterError for an existing dir, OSError for the rest
             raise BagWriteError(f"cannot create bag {self.path}: {exc}") from exc
         self._writer = writer
-        self._write_sidecar(state="recording")
+        self._write_provisional_metadata()
         self._take_checkpoint()
         self._accepting = True
         self._thread = threading.Thread(target=self._run, name=f"bag-writer:{self.path.name}", daemon=True)
@@ -315,26 +316,28 @@ class EpisodeBagWriter:
         dropped = {t: n - written.get(t, 0) for t, n in self.received.items() if n - written.get(t, 0) > 0}
         self._result = BagResult(self.path, written, dropped, start, writer.max_timestamp, self.error,
                                  readable, dict(self.custom_data))
-        if self.path.exists():
-            try:
-                self._write_sidecar(state="closed" if readable else "incomplete")
-            except OSError:
-                pass
 
-    def _write_sidecar(self, state: str) -> None:
-        doc = {"state": state, "custom_data": self.custom_data}
-        if self._result is not None:
-            doc["counts"] = self._result.counts
-            doc["dropped"] = self._result.dropped
-        tmp = self.path / (SIDECAR + ".tmp")
-        tmp.write_text(json.dumps(doc, indent=1, sort_keys=True))
-        tmp.replace(self.path / SIDECAR)
+    def _write_provisional_metadata(self) -> None:
+        """metadata.yaml for the time until close: our custom_data, no messages (rosbags overwrites it)."""
+        mcap = self._writer.storage.path.name
+        info = {
+            "version": 9, "storage_identifier": "mcap", "relative_file_paths": [mcap],
+            "duration": {"nanoseconds": 0}, "starting_time": {"nanoseconds_since_epoch": 0}, "message_count": 0,
+            "topics_with_message_count": [], "compression_format": "", "compression_mode": "",
+            "files": [{"path": mcap, "starting_time": {"nanoseconds_since_epoch": 0}, "duration": {"nanoseconds": 0},
+                       "message_count": 0}],
+            "custom_data": {**{k: str(v) for k, v in self.custom_data.items()}, "outcome": UNFINISHED},
+            "ros_distro": "rosbags",
+        }
+        tmp = self.path / "metadata.yaml.tmp"
+        tmp.write_text(yaml.safe_dump({"rosbag2_bagfile_information": info}, sort_keys=False))
+        tmp.replace(self.path / "metadata.yaml")
 
 
-def read_sidecar(bag_dir: str | Path) -> dict:
-    """The recorder's sidecar of a bag directory ({} when there is none)."""
-    path = Path(bag_dir) / SIDECAR
+def read_custom_data(bag_dir: str | Path) -> dict[str, str]:
+    """custom_data of a bag directory's metadata.yaml ({} when there is none)."""
     try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
+        doc = yaml.safe_load((Path(bag_dir) / "metadata.yaml").read_text()) or {}
+    except (OSError, yaml.YAMLError):
         return {}
+    return dict((doc.get("rosbag2_bagfile_information") or {}).get("custom_data") or {})

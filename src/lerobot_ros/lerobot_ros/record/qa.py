@@ -1,122 +1,115 @@
-"""Live QA of the streams being recorded: rate against the contract's fps, gaps, stalls.
+"""Live QA of the streams being recorded, with the converter's own statistics (lerobot_ros.resample).
 
-The recorder observes arrival times (monotonic seconds) per topic. `snapshot()` is what /diagnostics and
-the terminal show while recording; `report()` is written into the bag's custom_data at the end.
-Gap statistics come from `stream_stats`, the same function whether live or offline.
+Per topic the recorder keeps the receive stamps (node clock, so sim time works). For /diagnostics and
+the terminal, `snapshot()` runs the resampler's `plan_stream` over the last `window_s` on the contract's
+frame grid and fills a `StreamReport` (rate, gaps, held/stale/missing frames, staleness), then adds what
+only a live view can tell: a stream that stalled. `report()` does the same over the whole episode and
+returns a `ResampleReport` dict, written into the bag's custom_data (`qa`), as the converter would report it
+for receive-time alignment.
 """
 
 from __future__ import annotations
 
 import threading
-from collections import deque
 from dataclasses import dataclass, field
+
+import numpy as np
+
+from lerobot_ros.resample import ResampleReport, StreamReport, grid_between, plan_stream
 
 OK, WARN, ERROR = 0, 1, 2
 LEVEL_NAMES = {OK: "ok", WARN: "warn", ERROR: "error"}
 
 
-def stream_stats(stamps_s: list[float] | deque, expected_hz: float | None) -> dict:
-    """Rate, largest gap and gap count of a sorted list of sample times (seconds).
-
-    A gap is an interval longer than two frame periods of `expected_hz`: the resampler would have to hold
-    a value over at least one whole frame there.
-    """
-    n = len(stamps_s)
-    out = {"count": n, "rate_hz": 0.0, "max_gap_s": 0.0, "gaps": 0}
-    if n < 2:
-        return out
-    span = stamps_s[-1] - stamps_s[0]
-    out["rate_hz"] = (n - 1) / span if span > 0 else 0.0
-    limit = 2.0 / expected_hz if expected_hz else None
-    prev = stamps_s[0]
-    for t in list(stamps_s)[1:]:
-        gap = t - prev
-        if gap > out["max_gap_s"]:
-            out["max_gap_s"] = gap
-        if limit is not None and gap > limit:
-            out["gaps"] += 1
-        prev = t
-    return out
-
-
 @dataclass
 class _Stream:
     expected_hz: float | None
-    count: int = 0
-    first: float | None = None
-    last: float | None = None
-    max_gap_s: float = 0.0
-    gaps: int = 0
+    policy: str
+    tolerance_ns: int | None
+    stamps: list[int] = field(default_factory=list)
     stalls: int = 0
     stalled: bool = False
-    window: deque = field(default_factory=lambda: deque(maxlen=4096))
+
+
+def stream_report(name: str, stamps_ns, fps: float | None, start_ns: int, end_ns: int,
+                  policy: str = "hold", tolerance_ns: int | None = None) -> StreamReport:
+    """The resampler's report of one stream over [start_ns, end_ns] (frames only when fps is known)."""
+    times = np.asarray(stamps_ns, dtype=np.int64)
+    report = StreamReport(name, policy, None if tolerance_ns is None else tolerance_ns / 1e6)
+    report.add_sample_stats(times)
+    if fps:
+        grid = grid_between(start_ns, end_ns, int(round(fps)))
+        report.add_frames(plan_stream(times, grid, policy, tolerance_ns))
+    return report
 
 
 class StreamQA:
-    """Thread-safe per-topic arrival statistics for one episode."""
+    """Thread-safe per-topic arrival stamps of one episode, and the QA computed from them."""
 
     def __init__(self, stall_timeout_s: float = 1.0, window_s: float = 2.0, rate_tolerance: float = 0.9):
-        self.stall_timeout_s = stall_timeout_s
-        self.window_s = window_s
+        self.stall_timeout_ns = int(stall_timeout_s * 1e9)
+        self.window_ns = int(window_s * 1e9)
         self.rate_tolerance = rate_tolerance
         self.streams: dict[str, _Stream] = {}
         self._lock = threading.Lock()
 
-    def add_stream(self, topic: str, expected_hz: float | None) -> None:
+    def add_stream(self, topic: str, expected_hz: float | None, policy: str = "hold",
+                   tolerance_ns: int | None = None) -> None:
         with self._lock:
-            self.streams.setdefault(topic, _Stream(expected_hz))
+            self.streams.setdefault(topic, _Stream(expected_hz, policy, tolerance_ns))
 
-    def observe(self, topic: str, t: float) -> None:
+    def observe(self, topic: str, stamp_ns: int) -> None:
         with self._lock:
-            s = self.streams.get(topic)
-            if s is None:
-                return
-            if s.last is not None:
-                gap = t - s.last
-                if gap > s.max_gap_s:
-                    s.max_gap_s = gap
-                if s.expected_hz and gap > 2.0 / s.expected_hz:
-                    s.gaps += 1
-            else:
-                s.first = t
-            s.last = t
-            s.count += 1
-            s.stalled = False
-            s.window.append(t)
+            stream = self.streams.get(topic)
+            if stream is not None:
+                stream.stamps.append(int(stamp_ns))
+                stream.stalled = False
 
-    def snapshot(self, now: float, started: float | None = None) -> dict[str, dict]:
-        """Per topic: count, recent rate, expected rate, max gap, stall state, level and a message."""
+    def snapshot(self, now_ns: int, started_ns: int) -> dict[str, dict]:
+        """Per topic over the last window: the resampler's figures, plus stall state, level and message."""
         out = {}
         with self._lock:
-            for topic, s in self.streams.items():
-                while s.window and now - s.window[0] > self.window_s:
-                    s.window.popleft()
-                recent = stream_stats(s.window, s.expected_hz)["rate_hz"]
-                since = now - (s.last if s.last is not None else (started if started is not None else now))
-                stalled = since > self.stall_timeout_s
-                if stalled and not s.stalled:
-                    s.stalls += 1
-                s.stalled = stalled
-                level, message = OK, "ok"
-                if s.count == 0 and stalled:
-                    level, message = WARN, f"no message for {since:.1f} s"
-                elif stalled:
-                    level, message = WARN, f"stalled: last message {since:.1f} s ago"
-                elif s.expected_hz and len(s.window) >= 2 and recent < self.rate_tolerance * s.expected_hz:
-                    level, message = WARN, f"rate {recent:.1f} Hz below the contract's {s.expected_hz:g} Hz"
-                out[topic] = {
-                    "count": s.count, "rate_hz": round(recent, 2), "expected_hz": s.expected_hz,
-                    "max_gap_ms": round(s.max_gap_s * 1e3, 1), "gaps": s.gaps, "stalls": s.stalls,
-                    "last_age_s": round(since, 3), "level": level, "message": message,
-                }
+            items = [(t, s, list(s.stamps)) for t, s in self.streams.items()]
+        for topic, s, stamps in items:
+            start = max(started_ns, now_ns - self.window_ns)
+            recent = [t for t in stamps[-4096:] if t >= start]
+            rep = stream_report(topic, stamps, s.expected_hz, start, now_ns, s.policy, s.tolerance_ns)
+            window_rate = stream_report(topic, recent, None, start, now_ns).rate_hz
+            last = stamps[-1] if stamps else None
+            age_ns = now_ns - (last if last is not None else started_ns)
+            stalled = bool(s.expected_hz) and age_ns > self.stall_timeout_ns
+            if stalled and not s.stalled:
+                s.stalls += 1
+            s.stalled = stalled
+            level, message = OK, "ok"
+            if stalled and last is None:
+                level, message = WARN, f"no message for {age_ns / 1e9:.1f} s"
+            elif stalled:
+                level, message = WARN, f"stalled: last message {age_ns / 1e9:.1f} s ago"
+            elif s.expected_hz and len(recent) >= 2 and window_rate < self.rate_tolerance * s.expected_hz:
+                level, message = WARN, f"rate {window_rate:.1f} Hz below the contract's {s.expected_hz:g} Hz"
+            elif rep.warnings():
+                level, message = WARN, rep.warnings()[0]
+            out[topic] = {
+                "count": len(stamps), "rate_hz": round(window_rate, 2), "expected_hz": s.expected_hz,
+                "max_gap_ms": round(rep.max_gap_ms, 1), "gaps": rep.gaps, "frames": rep.frames,
+                "held_frames": rep.held_frames, "stale_frames": rep.stale_frames,
+                "missing_frames": rep.missing_frames, "max_staleness_ms": round(rep.max_staleness_ms, 1),
+                "stalls": s.stalls, "last_age_s": round(age_ns / 1e9, 3), "level": level, "message": message,
+            }
         return out
 
-    def report(self, now: float) -> dict[str, dict]:
-        """End-of-episode summary: mean rate over the episode plus the live figures."""
-        snap = self.snapshot(now)
+    def report(self, started_ns: int, stopped_ns: int) -> dict:
+        """The whole episode as the resampler sees it (ResampleReport.to_dict()), plus stall counts."""
         with self._lock:
-            for topic, s in self.streams.items():
-                span = (s.last - s.first) if s.count > 1 else 0.0
-                snap[topic]["mean_rate_hz"] = round((s.count - 1) / span, 2) if span > 0 else 0.0
-                snap[topic]["level"] = LEVEL_NAMES[snap[topic]["level"]]
-        return snap
+            items = [(t, s, list(s.stamps)) for t, s in self.streams.items()]
+        fps = next((s.expected_hz for _, s, _ in items if s.expected_hz), None)
+        result = ResampleReport(fps=int(round(fps)) if fps else 0, start_ns=started_ns, end_ns=stopped_ns)
+        for topic, s, stamps in items:
+            rep = stream_report(topic, stamps, s.expected_hz, started_ns, stopped_ns, s.policy, s.tolerance_ns)
+            result.streams[topic] = rep
+            result.frames = max(result.frames, rep.frames)
+        doc = result.to_dict()
+        doc["stalls"] = {t: s.stalls for t, s, _ in items}
+        doc["warnings"] = result.warnings()
+        return doc

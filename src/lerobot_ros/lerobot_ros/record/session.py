@@ -35,6 +35,8 @@ class TopicSpec:
     msgtype: str
     offered_qos: list[Qos]
     expected_hz: float | None = None  # for QA: the rate the contract needs (its fps); None: no rate check
+    policy: str = "hold"  # for QA: the contract's alignment of this stream
+    tolerance_ns: int | None = None
 
 
 def episode_dir_name(index: int) -> str:
@@ -101,7 +103,7 @@ class EpisodeSession:
             self.topics[spec.topic] = spec
             if self.writer is not None:
                 self.writer.add_topic(spec.topic, spec.msgtype, spec.offered_qos)
-                self.qa.add_stream(spec.topic, spec.expected_hz)
+                self.qa.add_stream(spec.topic, spec.expected_hz, spec.policy, spec.tolerance_ns)
 
     # ---- episode control ------------------------------------------------------------------------
     @property
@@ -137,7 +139,7 @@ class EpisodeSession:
                 writer.add_topic(spec.topic, spec.msgtype, spec.offered_qos)
             self.qa = StreamQA(stall_timeout_s=self.stall_timeout_s)
             for spec in self.topics.values():
-                self.qa.add_stream(spec.topic, spec.expected_hz)
+                self.qa.add_stream(spec.topic, spec.expected_hz, spec.policy, spec.tolerance_ns)
             self.started_mono = time.monotonic()
             self.last_error = None
             self.writer = writer
@@ -151,7 +153,7 @@ class EpisodeSession:
         if writer.write(topic, stamp_ns, data):
             qa = self.qa
             if qa is not None:
-                qa.observe(topic, time.monotonic())
+                qa.observe(topic, stamp_ns)
 
     def stop(self, outcome: str = "success") -> BagResult | None:
         """Close the current episode; 'discard' deletes it (returns None). The next episode gets a new index."""
@@ -161,12 +163,12 @@ class EpisodeSession:
             writer, self.writer = self.writer, None
             if writer is None:
                 raise EpisodeError("no episode is recording")
-            qa_report = self.qa.report(time.monotonic()) if self.qa is not None else {}
             if outcome == "discard":
                 writer.discard()
                 self.last_result = None
                 return None  # the index is reused: a discarded episode leaves no directory behind
             stop_ns = self.clock_ns()
+            qa_report = self.qa.report(self.started_ns, stop_ns) if self.qa is not None else {}
             result = writer.close({
                 "outcome": outcome,
                 "stop_ns": str(stop_ns),
@@ -188,6 +190,13 @@ class EpisodeSession:
             return result
 
     # ---- status ---------------------------------------------------------------------------------
+    def qa_snapshot(self) -> dict[str, dict]:
+        """Live QA of the running episode ({} when idle)."""
+        qa = self.qa
+        if qa is None or self.writer is None:
+            return {}
+        return qa.snapshot(self.clock_ns(), self.started_ns)
+
     def elapsed_s(self) -> float:
         return time.monotonic() - self.started_mono if self.writer is not None else 0.0
 

@@ -11,6 +11,8 @@ class WantedTopic:
     topic: str
     msgtype: str | None  # None: discovered from the publishers
     expected_hz: float | None  # the contract's fps for feature streams; None: no rate check
+    policy: str = "hold"  # the contract's alignment (for QA)
+    tolerance_ns: int | None = None
 
 
 @dataclass
@@ -28,11 +30,14 @@ def plan_from_contract(path_or_name: str) -> RecordingPlan:
     from lerobot_ros.contract import load_contract  # ContractError on a bad file, with the key named
 
     contract = load_contract(path_or_name)
-    feature_topics = {f.topic for f in contract.features.values()}
-    wanted = [
-        WantedTopic(topic, msgtype, float(contract.fps) if topic in feature_topics else None)
-        for topic, msgtype in contract.topics.items()
-    ]
+    wanted = []
+    for topic, msgtype in contract.topics.items():
+        features = contract.feature_by_topic(topic)
+        if features:
+            align = features[0].alignment
+            wanted.append(WantedTopic(topic, msgtype, float(contract.fps), align.policy, align.tolerance_ns))
+        else:  # task / episode-boundary topics: sporadic, no rate to check
+            wanted.append(WantedTopic(topic, msgtype, None))
     source = contract.source or str(path_or_name)
     text = Path(source).read_text() if Path(source).is_file() else ""
     default_task = getattr(contract.task, "default", "") or ""
