@@ -74,9 +74,10 @@ def test_runner_against_the_install_space(workspace):
     install = os.path.join(ws, "install")
     printed = in_install(ws, "install/lib/lerobot_ros/lerobot-ros launch lerobot_ros smoke.launch.yaml --print", env, 120)
     assert printed.returncode == 0, printed.stderr
-    sources = [line for line in printed.stdout.splitlines() if line.startswith("# ")]
+    sources = [line for line in printed.stdout.splitlines() if line.startswith("# ") and line.endswith(")")]
     commands = [line for line in printed.stdout.splitlines() if line.startswith("/")]
     # find-pkg-share and lib/<pkg>/<exec> resolved through the ament index to the install space
+    assert len(sources) == 2
     assert all(os.path.join(install, "share", "lerobot_ros", "launch", "smoke.launch.yaml") in s for s in sources)
     assert [c.split()[0] for c in commands] == [os.path.join(install, "lib", "lerobot_ros", e) for e in ("talker", "listener")]
     ran = in_install(ws, "install/lib/lerobot_ros/lerobot-ros launch lerobot_ros smoke.launch.yaml count:=5 width:=16",
