@@ -120,15 +120,17 @@ class Feature:
             out = t.inverse(out)
         return out
 
-    def decode_image(self, msg) -> np.ndarray:
-        """(H, W, 3) uint8 RGB after crop/resize, owning its memory; checks the contract's shape."""
+    def raw_image(self, msg) -> np.ndarray:
+        """(H, W, 3) uint8 RGB of an image message before crop/resize (may view the message buffer)."""
         try:
             if self.msg_type == M.COMPRESSED:
-                img = compressed_to_numpy(msg, "rgb8")
-            else:
-                img = image_to_rgb(msg)
+                return compressed_to_numpy(msg, "rgb8")
+            return image_to_rgb(msg)
         except CodecError as exc:
             raise ContractError(f"{self.topic} ({self.name}): {exc}") from None
+
+    def finish_image(self, img: np.ndarray) -> np.ndarray:
+        """Apply crop/resize and check the contract's shape; the result owns its memory."""
         for t in self.transforms:
             img = t.apply(img)
         if img.shape != self.shape:
@@ -138,7 +140,11 @@ class Feature:
             )
         if img.flags.owndata and img.flags.c_contiguous:
             return img
-        return np.ascontiguousarray(img).copy() if not img.flags.owndata else np.ascontiguousarray(img)
+        return np.array(img, dtype=np.uint8, order="C", copy=True)
+
+    def decode_image(self, msg) -> np.ndarray:
+        """(H, W, 3) uint8 RGB after crop/resize, owning its memory; checks the contract's shape."""
+        return self.finish_image(self.raw_image(msg))
 
     def decode(self, msg) -> np.ndarray:
         """ROS message -> LeRobot value: float32 (D,) vector or uint8 (H, W, 3) image."""

@@ -1,0 +1,99 @@
+"""Synthetic SO-101-style recordings (joint states, commands, cameras) for tests and benchmarks.
+
+Values follow known functions of time, so a converted dataset can be checked value by value.
+Camera frames look like a camera's (smooth background, a moving object, mild sensor noise), which
+matters for encoder speed: pure noise encodes far slower than real footage.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import numpy as np
+
+from lerobot_ros.bag.writer import BagWriter
+from lerobot_ros.codecs import numpy_to_compressed, numpy_to_float64_multi_array, numpy_to_image, numpy_to_joint_state
+from lerobot_ros.ros.qos import PROFILES  # noqa: F401  (qos names used below must exist)
+
+JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
+T0 = 1_700_000_000_000_000_000
+
+
+def joint_positions(t_s: np.ndarray | float) -> np.ndarray:
+    """Radians of the six joints at time t (a smooth motion inside the joints' ranges)."""
+    t = np.asarray(t_s, dtype=np.float64)[..., None]
+    k = np.arange(6)
+    return 0.6 * np.sin(0.5 * t * (1 + 0.2 * k) + k)
+
+
+def camera_frame(i: int, height: int, width: int, seed: int = 0) -> np.ndarray:
+    """A camera-like RGB frame: gradient background, a moving square, mild noise."""
+    y = np.linspace(0, 1, height, dtype=np.float32)[:, None]
+    x = np.linspace(0, 1, width, dtype=np.float32)[None, :]
+    img = np.empty((height, width, 3), np.float32)
+    img[..., 0] = 90 + 80 * x
+    img[..., 1] = 70 + 90 * y
+    img[..., 2] = 120 + 40 * (x * y)
+    size = max(4, height // 6)
+    cy = int((height - size) * (0.5 + 0.4 * np.sin(i / 20 + seed)))
+    cx = int((width - size) * (0.5 + 0.4 * np.cos(i / 25 + seed)))
+    img[cy : cy + size, cx : cx + size] = (220, 40, 40)
+    noise = np.random.default_rng(i * 7 + seed).normal(0, 3, (height, width, 1)).astype(np.float32)
+    return np.clip(img + noise, 0, 255).astype(np.uint8)
+
+
+def so101_messages(
+    seconds: float,
+    cameras: dict[str, tuple[int, int]] | None = None,
+    state_hz: float = 100.0,
+    command_hz: float = 30.0,
+    camera_hz: float = 30.0,
+    compressed: bool = True,
+    encoding: str = "rgb8",
+    namespace: str = "/follower",
+    camera_topic: str = "/{cam}/image_raw",
+    task: str | None = None,
+    t0: int = T0,
+) -> Iterator[tuple[str, str, int, object]]:
+    """(topic, msgtype, log_time_ns, rclpy message) in log-time order, on so101.yaml's topics by default."""
+    cameras = {"front": (48, 64)} if cameras is None else cameras
+    events: list[tuple[int, int, str, int]] = []  # (t, order, kind, index)
+    for kind, hz, order in (("state", state_hz, 0), ("command", command_hz, 1), ("camera", camera_hz, 2)):
+        if hz <= 0:
+            continue
+        n = int(np.floor(seconds * hz)) + 1
+        for i in range(n):
+            events.append((t0 + int(round(i * 1e9 / hz)), order, kind, i))
+    events.sort()
+    if task is not None:
+        from std_msgs.msg import String
+
+        yield "/task", "std_msgs/msg/String", t0, String(data=task)
+    for t, _order, kind, i in events:
+        ts = (t - t0) / 1e9
+        if kind == "state":
+            msg = numpy_to_joint_state(JOINTS, position=joint_positions(ts), stamp_ns=t)
+            yield f"{namespace}/joint_states", "sensor_msgs/msg/JointState", t + 200_000, msg
+        elif kind == "command":
+            yield f"{namespace}/commands", "std_msgs/msg/Float64MultiArray", t, numpy_to_float64_multi_array(joint_positions(ts + 0.05))
+        else:
+            for c, (cam, (h, w)) in enumerate(cameras.items()):
+                pixels = camera_frame(i, h, w, seed=c)
+                topic = camera_topic.format(cam=cam)
+                if compressed:
+                    yield topic + "/compressed", "sensor_msgs/msg/CompressedImage", t + 1_000_000, numpy_to_compressed(pixels, encoding, "jpeg", 90, stamp_ns=t)
+                else:
+                    yield topic, "sensor_msgs/msg/Image", t + 1_000_000, numpy_to_image(
+                        pixels if encoding == "rgb8" else np.ascontiguousarray(pixels[..., ::-1]), encoding, stamp_ns=t)
+
+
+def write_so101_bag(path, seconds: float = 2.0, storage: str = "mcap", version: int = 9, compression: str | None = None,
+                    custom_data: dict | None = None, **kwargs) -> Path:
+    """A bag on so101.yaml's topics (see so101_messages for options)."""
+    qos = {"/follower/commands": "reliable"}
+    with BagWriter(path, storage, version, compression, custom_data) as writer:
+        for topic, msgtype, t, msg in so101_messages(seconds, **kwargs):
+            writer.add_topic(topic, msgtype, qos.get(topic, "sensor"))
+            writer.write(topic, t, msg)
+    return Path(path)

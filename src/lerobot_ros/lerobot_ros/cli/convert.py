@@ -1,0 +1,213 @@
+"""Convert rosbag2 recordings into a LeRobotDataset v3, per a topic contract.
+
+Each bag is one episode (or several, where the contract's episode_boundary topic says so). Bags
+convert in parallel worker processes; each episode is written whole or not at all; bad bags are
+reported and skipped; the dataset is reloaded with LeRobotDataset as a check; a QA report (JSON and
+a table) says per episode and stream what the resampler had to do. Ctrl-C keeps the finished episodes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import shutil
+import signal
+import sys
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("bags", nargs="+", help="bag folders, .mcap/.db3 files, or folders holding bags")
+    p.add_argument("--contract", required=True, help="contract YAML path or shipped name (so101, koch, metaworld ...)")
+    p.add_argument("--out", required=True, help="output dataset folder (must not exist)")
+    p.add_argument("--repo-id", default=None, help="dataset repo id (default: local/<out folder name>)")
+    p.add_argument("--task", default=None, help="task string for every episode (overrides topic and metadata)")
+    p.add_argument("--workers", type=int, default=1, help="parallel worker processes (default 1)")
+    p.add_argument("--vcodec", default="libsvtav1", help="video codec (LeRobot's choices; default libsvtav1)")
+    p.add_argument("--strict", action="store_true", help="treat QA warnings as failures (the episode is not written)")
+    p.add_argument("--report", default=None, help="QA report JSON path (default: OUT/meta/lerobot_ros_qa.json)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def find_bags(paths: list[str]) -> list[Path]:
+    """Bags among the arguments: a bag folder (metadata.yaml or storage files), a storage file, or a folder of bags."""
+    out: list[Path] = []
+    for arg in paths:
+        path = Path(arg)
+        if not path.exists():
+            out.append(path)  # reported as missing by the worker, like any bad bag
+        elif path.is_file() or (path / "metadata.yaml").exists() or any(path.glob("*.mcap")) or any(path.glob("*.db3")):
+            out.append(path)
+        else:
+            children = sorted(c for c in path.iterdir() if not c.name.startswith("."))
+            found = [c for c in children if c.suffix in (".mcap", ".db3") or (c.is_dir() and ((c / "metadata.yaml").exists() or any(c.glob("*.mcap")) or any(c.glob("*.db3"))))]
+            out.extend(found or [path])
+    return out
+
+
+def _init_worker(queue) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; workers stop between frames
+    global _QUEUE
+    _QUEUE = queue
+
+
+_QUEUE = None
+
+
+def _run_job(job, stop):
+    from lerobot_ros.dataset.convert import convert_bag
+
+    return convert_bag(job, stop, progress=lambda n: _QUEUE.put(n) if _QUEUE is not None else None)
+
+
+def _fail(msg: str, code: int = 2) -> int:
+    print(f"lerobot-ros convert: {msg}", file=sys.stderr)
+    return code
+
+
+def run(args) -> int:
+    from lerobot_ros.contract import ContractError, load_contract
+
+    try:
+        contract = load_contract(args.contract)
+    except ContractError as exc:
+        return _fail(str(exc))
+    out = Path(args.out).resolve()
+    if out.exists():
+        return _fail(f"{out} exists already; choose a new --out (episodes are never appended to an existing dataset)")
+    if args.workers < 1:
+        return _fail("--workers must be at least 1")
+    from lerobot_ros.dataset.writer import vcodec_choices
+
+    if args.vcodec not in vcodec_choices():
+        return _fail(f"unknown --vcodec {args.vcodec!r}; choose one of {', '.join(vcodec_choices())}")
+    bags = find_bags(args.bags)
+    repo_id = args.repo_id or f"local/{out.name}"
+    work = out.with_name(f".{out.name}.partial")
+    if work.exists():
+        return _fail(f"{work} exists (left by an interrupted run?); remove it first")
+    work.mkdir(parents=True)
+    from lerobot_ros.dataset.convert import BagJob
+
+    jobs = [
+        BagJob(i, str(b), str(contract.source), str(work / f"part-{i:05d}"), f"local/part-{i:05d}", args.task, args.strict, args.vcodec)
+        for i, b in enumerate(bags)
+    ]
+    try:
+        entries, interrupted = _run_jobs(jobs, args.workers, not args.no_progress)
+        return _finish(args, contract, out, work, repo_id, entries, interrupted)
+    except KeyboardInterrupt:
+        print("lerobot-ros convert: interrupted again; nothing written", file=sys.stderr)
+        return 130
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _run_jobs(jobs, workers: int, show_progress: bool):
+    from tqdm import tqdm
+
+    entries: dict[int, dict] = {}
+    interrupted = False
+    bar = tqdm(total=len(jobs), unit="bag", desc="convert", disable=not show_progress, file=sys.stderr)
+    frames = [0]
+
+    def tick(n: int) -> None:
+        frames[0] += n
+        bar.set_postfix(frames=frames[0], refresh=False)
+        bar.refresh()
+
+    if workers == 1:
+        import threading
+
+        from lerobot_ros.dataset.convert import convert_bag
+
+        stop = threading.Event()
+        for job in jobs:
+            try:
+                entries[job.index] = convert_bag(job, stop, tick)
+            except KeyboardInterrupt:
+                interrupted = True
+            if entries.get(job.index, {}).get("status") == "stopped":
+                interrupted = True
+            bar.update(1)
+            if interrupted:
+                break
+    else:
+        ctx = mp.get_context("spawn")
+        manager = ctx.Manager()
+        stop, queue = manager.Event(), manager.Queue()
+        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(queue,))
+        futures = {pool.submit(_run_job, job, stop): job for job in jobs}
+        pending = set(futures)
+        try:
+            while pending:
+                try:
+                    done, pending = wait(pending, timeout=0.3, return_when=FIRST_COMPLETED)
+                    while not queue.empty():
+                        tick(queue.get_nowait())
+                    for f in done:
+                        entries[futures[f].index] = f.result()
+                        bar.update(1)
+                except KeyboardInterrupt:
+                    if interrupted:
+                        raise
+                    interrupted = True
+                    stop.set()
+                    for f in pending:
+                        f.cancel()
+                    print("\ninterrupted: finishing the episodes already saved (Ctrl-C again to abandon)", file=sys.stderr)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            manager.shutdown()
+    bar.close()
+    return [entries[j.index] if j.index in entries else _not_run(j) for j in jobs], interrupted
+
+
+def _not_run(job) -> dict:
+    return {"bag": job.bag, "status": "stopped", "error": "not converted (interrupted)", "episodes": [], "notes": [], "part": None}
+
+
+def _finish(args, contract, out: Path, work: Path, repo_id: str, entries: list[dict], interrupted: bool) -> int:
+    from lerobot_ros.dataset.qa import build_report, format_table, write_report
+    from lerobot_ros.dataset.writer import merge_parts, verify_dataset
+
+    parts, expected = [], []
+    for entry in entries:
+        if entry.get("part"):
+            parts.append((entry["part"][0], Path(entry["part"][1])))
+            for ep in entry["episodes"]:
+                if ep.get("written"):
+                    ep["dataset_episode"] = len(expected)
+                    expected.append(ep["frames"])
+    dataset_path = None
+    code = 0
+    if parts:
+        staged = work / "dataset"
+        merge_parts(parts, repo_id, staged)
+        try:
+            verify_dataset(staged, repo_id, expected)
+        except Exception as exc:
+            print(f"lerobot-ros convert: the written dataset failed its reload check: {exc}", file=sys.stderr)
+            return 1
+        meta = staged / "meta"
+        shutil.copyfile(contract.source, meta / "lerobot_ros_contract.yaml")
+        staged.rename(out)
+        dataset_path = str(out)
+    report = build_report(str(contract.source), entries, dataset_path, interrupted)
+    report_path = Path(args.report) if args.report else (out / "meta" / "lerobot_ros_qa.json" if dataset_path else None)
+    if report_path is not None:
+        write_report(report, report_path)
+    print(format_table(report))
+    if report_path is not None:
+        print(f"QA report: {report_path}")
+    if dataset_path:
+        print(f"dataset: {dataset_path} (repo id {repo_id})")
+    else:
+        print("no episode converted; no dataset written", file=sys.stderr)
+        code = 1
+    if interrupted:
+        return 130
+    if any(e["status"] != "ok" for e in entries):
+        code = 1
+    return code
