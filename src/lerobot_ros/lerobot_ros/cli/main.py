@@ -14,6 +14,8 @@ VERBS = {
     "record": ("lerobot_ros.cli.record", "record episodes of a contract's topics into one rosbag2 (MCAP) per episode"),
     "repair": ("lerobot_ros.cli.repair", "make the bag of a killed recorder readable (recover complete MCAP chunks)"),
     "virtual-arm": ("lerobot_ros.cli.virtual_arm", "emulated leader/follower arms (Feetech/Dynamixel) on ptys, calibrated"),
+    "convert": ("lerobot_ros.cli.convert", "convert rosbag2 recordings into a LeRobotDataset v3 per a topic contract"),
+    "export": ("lerobot_ros.cli.export", "export a LeRobotDataset to a rosbag2 (MCAP) on a contract's topics"),
 }
 
 
