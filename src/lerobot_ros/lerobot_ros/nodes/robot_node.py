@@ -14,6 +14,9 @@ max_relative_target (LeRobot units: degrees, gripper 0..100; 0 = off), torque_of
 
 from __future__ import annotations
 
+import threading
+import time
+
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
@@ -67,10 +70,30 @@ class RobotNode(Node):
         self.create_subscription(JointState, "joint_command", self.on_joint_command, SENSOR_QOS)
         self.create_subscription(JointTrajectory, "joint_trajectory", self.on_trajectory, RELIABLE_QOS)
         self.create_service(SetBool, "set_torque", self.on_set_torque)
+        # The bus is driven by one control thread (steady rate, no executor overhead per tick); ROS
+        # callbacks only touch the command buffer and the driver under this lock.
+        self._lock = threading.RLock()
+        self._stop = threading.Event()
         if not self.driver.connect():
             self.get_logger().warning(f"cannot open {self.port} yet ({self.driver.health.last_error}); retrying")
-        self.create_timer(1.0 / rate_hz, self.on_tick)
         self.create_timer(float(p("diagnostics_period_s", 1.0)), self.on_diagnostics)
+        self._thread = threading.Thread(target=self._control_loop, args=(1.0 / rate_hz,), name="robot_node-loop", daemon=True)
+        self._thread.start()
+
+    def _control_loop(self, period: float) -> None:
+        next_tick = time.monotonic()
+        while not self._stop.is_set():
+            try:
+                with self._lock:
+                    self.on_tick()
+            except Exception as exc:  # noqa: BLE001 - the loop must survive anything a tick throws
+                self.get_logger().error(f"control loop: {exc}", throttle_duration_sec=1.0)
+            next_tick += period
+            delay = next_tick - time.monotonic()
+            if delay > 0:
+                self._stop.wait(delay)
+            else:
+                next_tick = time.monotonic()  # overran: do not try to catch up with a burst
 
     def device_factory(self, p, torque_off: bool):
         """A zero-argument callable building the (unconnected) LeRobot device from parameters."""
@@ -106,7 +129,8 @@ class RobotNode(Node):
         except CodecError as exc:
             self._reject(f"commands: {exc}; expected {len(self.names)} values in order {self.names}")
             return
-        self.buffer.set_positions(values, self._now())
+        with self._lock:
+            self.buffer.set_positions(values, self._now())
 
     def on_joint_command(self, msg: JointState) -> None:
         unknown = [n for n in msg.name if n not in self._index]
@@ -117,7 +141,8 @@ class RobotNode(Node):
         if fallback is None and len(msg.name) < len(self.names):
             self._reject("joint_command: partial command before the first joint state was read")
             return
-        self.buffer.set_partial([self._index[n] for n in msg.name], np.asarray(msg.position), self._now(), fallback)
+        with self._lock:
+            self.buffer.set_partial([self._index[n] for n in msg.name], np.asarray(msg.position), self._now(), fallback)
 
     def on_trajectory(self, msg: JointTrajectory) -> None:
         try:
@@ -125,12 +150,13 @@ class RobotNode(Node):
         except CodecError as exc:
             self._reject(f"joint_trajectory: {exc}")
             return
-        if positions.size == 0:
-            self.buffer.clear()
-            return
-        now = self._now()
-        start = time_to_ns(msg.header.stamp) or now
-        self.buffer.set_trajectory(times, positions, start, now, current=self.driver.last_positions)
+        with self._lock:
+            if positions.size == 0:
+                self.buffer.clear()
+                return
+            now = self._now()
+            start = time_to_ns(msg.header.stamp) or now
+            self.buffer.set_trajectory(times, positions, start, now, current=self.driver.last_positions)
 
     def _reject(self, text: str) -> None:
         self.driver.health.values["last_rejected_command"] = text[:200]
@@ -138,8 +164,9 @@ class RobotNode(Node):
 
     def on_set_torque(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
         try:
-            self.buffer.clear()  # never jump back to a goal from before the change
-            self.driver.set_torque(bool(request.data))
+            with self._lock:
+                self.buffer.clear()  # never jump back to a goal from before the change
+                self.driver.set_torque(bool(request.data))
             response.success, response.message = True, f"torque {'enabled' if request.data else 'disabled'}"
         except Exception as exc:  # noqa: BLE001 - reported to the caller
             response.success, response.message = False, f"could not set torque: {exc}"
@@ -169,17 +196,23 @@ class RobotNode(Node):
         self._last_state = state
 
     def on_diagnostics(self) -> None:
-        extra = {
-            "device": self.device_label,
-            "torque_enabled": str(self.driver.torque_enabled).lower(),
-            "command_state": self.buffer.state(self._now()),
-            "commands_received": str(self.buffer.count),
-        }
-        status = health_status(f"{self.get_fully_qualified_name()}: arm", self.port, self.driver.health, extra)
+        with self._lock:
+            extra = {
+                "device": self.device_label,
+                "torque_enabled": str(self.driver.torque_enabled).lower(),
+                "command_state": self.buffer.state(self._now()),
+                "commands_received": str(self.buffer.count),
+            }
+            status = health_status(f"{self.get_fully_qualified_name()}: arm", self.port, self.driver.health, extra)
         self.diag_pub.publish(diagnostic_array(self._now(), status))
 
     def close(self) -> None:
-        self.driver.close()
+        """Stop the control thread, then disconnect (torque off when configured). Idempotent."""
+        self._stop.set()
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
+            self._thread.join(timeout=5.0)
+        with self._lock:
+            self.driver.close()
 
 
 def main(args=None) -> None:
