@@ -35,6 +35,8 @@ NODES = {
     "motor_bus_node": "lerobot_ros.nodes.motor_bus_node:main",
     "camera_node": "lerobot_ros.nodes.camera_node:main",
     "policy_node": "lerobot_ros.nodes.policy_node:main",
+    "sim_bridge_node": "lerobot_ros.nodes.sim_bridge_node:main",
+    "scripted_expert_node": "lerobot_ros.nodes.scripted_expert_node:main",
 }
 
 setup(

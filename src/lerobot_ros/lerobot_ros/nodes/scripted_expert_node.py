@@ -1,0 +1,96 @@
+"""scripted_expert_node: a scripted policy publishing on a bridge's `commands`, like a teleoperator would.
+
+expert=metaworld: Meta-World's expert for `task`, acting on each `environment_state` (the 39-D state).
+expert=so101_pick: the SO-101 pick on joint targets, acting on each `joint_states` with the latest cube
+position from `environment_state`. Both act once per observation, so a lockstep bridge runs closed-loop
+at simulation speed and a realtime one at its fps. They pause once `episode_status` says done and start
+over on the next episode.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from lerobot_ros_msgs.msg import EpisodeStatus
+from rclpy.node import Node
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from lerobot_ros.codecs import CodecError, float64_multi_array_to_numpy, joint_state_to_numpy, numpy_to_float64_multi_array
+from lerobot_ros.ros.entry import NodeStartupError, run_node
+from lerobot_ros.ros.qos import RELIABLE_QOS
+from lerobot_ros.sim import SimStartupError
+from lerobot_ros.sim.so101_twin import JOINT_NAMES
+
+EXPERTS = ("metaworld", "so101_pick")
+
+
+class ScriptedExpertNode(Node):
+    def __init__(self, node_name: str = "scripted_expert", **kwargs):
+        super().__init__(node_name, **kwargs)
+        kind = self.declare_parameter("expert", "metaworld").value
+        task = self.declare_parameter("task", "push-v3").value
+        scene = self.declare_parameter("scene", "pick").value
+        try:
+            if kind == "metaworld":
+                from lerobot_ros.sim.experts import MetaWorldExpert
+
+                self.expert = MetaWorldExpert(task)
+            elif kind == "so101_pick":
+                from lerobot_ros.sim.experts import SO101PickExpert
+
+                self.expert = SO101PickExpert(scene)
+            else:
+                raise SimStartupError(f"unknown expert {kind!r}; use one of {', '.join(EXPERTS)}")
+        except SimStartupError as exc:
+            raise NodeStartupError(str(exc)) from None
+        self.kind = kind
+        self.episode_index = -1
+        self.done = False
+        self.actions_sent = 0
+        self.env_state: np.ndarray | None = None
+        self.pub = self.create_publisher(Float64MultiArray, "commands", RELIABLE_QOS)
+        self.create_subscription(EpisodeStatus, "episode_status", self.on_status, 10)
+        self.create_subscription(Float64MultiArray, "environment_state", self.on_env_state, RELIABLE_QOS)
+        if kind == "so101_pick":
+            self.create_subscription(JointState, "joint_states", self.on_joints, RELIABLE_QOS)
+        self.get_logger().info(f"{kind} expert ready (task {task!r})")
+
+    def on_status(self, msg: EpisodeStatus) -> None:
+        if msg.episode_index != self.episode_index:
+            self.episode_index = msg.episode_index
+            self.expert.reset()
+        self.done = bool(msg.done)
+
+    def _send(self, action: np.ndarray) -> None:
+        self.pub.publish(numpy_to_float64_multi_array(action))
+        self.actions_sent += 1
+
+    def on_env_state(self, msg: Float64MultiArray) -> None:
+        try:
+            self.env_state = float64_multi_array_to_numpy(msg).reshape(-1)
+        except CodecError as exc:
+            self.get_logger().warning(f"ignoring environment_state: {exc}", throttle_duration_sec=1.0)
+            return
+        if self.kind == "metaworld" and not self.done:
+            try:
+                self._send(self.expert.act(self.env_state))
+            except ValueError as exc:
+                self.get_logger().warning(str(exc), throttle_duration_sec=1.0)
+
+    def on_joints(self, msg: JointState) -> None:
+        if self.done or self.env_state is None:
+            return
+        try:
+            joints = joint_state_to_numpy(msg, JOINT_NAMES)
+        except CodecError as exc:
+            self.get_logger().warning(f"ignoring joint_states: {exc}", throttle_duration_sec=1.0)
+            return
+        self._send(self.expert.act(joints, self.env_state[:3]))
+
+
+def main(args=None) -> None:
+    run_node(ScriptedExpertNode, args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,258 @@
+"""sim_bridge_node: a simulator (Meta-World, SO-101 twin, LIBERO) on the topics a real robot would use.
+
+Publishes (relative to the node's namespace): `joint_states` (JointState), `environment_state`
+(Float64MultiArray: the env's full state, e.g. Meta-World's 39-D observation), `<camera>/image_raw` +
+`<camera>/camera_info`, `task` (latched String), `episode_status` (lerobot_ros_msgs/EpisodeStatus) and
+`/clock`. Subscribes `commands` (Float64MultiArray) and `joint_trajectory` (JointTrajectory).
+Service `reset_episode` (lerobot_ros_msgs/ResetEpisode, seeded).
+
+Parameters: env (metaworld | so101 | libero), task (Meta-World task, SO-101 scene, LIBERO suite),
+task_id (LIBERO), mode (lockstep | realtime), render_width, render_height, shadows, antialias, fps (0 = the env's),
+cameras (SO-101 MJCF cameras), max_episode_steps (0 = the env's), reset_on_start, seed, publish_clock.
+All stepping logic lives in lerobot_ros.sim; this module only wires it to ROS.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from lerobot_ros_msgs.msg import EpisodeStatus
+from lerobot_ros_msgs.srv import ResetEpisode
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import CameraInfo, Image, JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory
+
+from lerobot_ros.codecs import (
+    CodecError,
+    float64_multi_array_to_numpy,
+    joint_trajectory_to_chunk,
+    make_camera_info,
+    ns_to_time,
+    numpy_to_float64_multi_array,
+    numpy_to_image,
+    numpy_to_joint_state,
+)
+from lerobot_ros.ros.entry import NodeStartupError, run_node
+from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS
+from lerobot_ros.sim import ActionRejected, ActionSchedule, RenderSettings, SimRunner, SimStartupError, make_sim
+from lerobot_ros.sim.gl import ensure_offscreen_gl
+from lerobot_ros.sim.runner import Frame, rejected_summary
+
+#: reliable keep-last publishers: a lockstep consumer gets every step, a slow best-effort one never stalls us
+OBS_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
+STATUS_QOS = QoSProfile(
+    depth=10,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    history=HistoryPolicy.KEEP_LAST,
+)
+MODES = ("lockstep", "realtime")
+
+
+class SimBridgeNode(Node):
+    def __init__(self, node_name: str = "sim_bridge", **kwargs):
+        super().__init__(node_name, **kwargs)
+        p = {
+            name: self.declare_parameter(name, default).value
+            for name, default in (
+                ("env", "metaworld"),
+                ("task", ""),
+                ("task_id", 0),
+                ("mode", "lockstep"),
+                ("render_width", 480),
+                ("render_height", 480),
+                ("shadows", False),
+                ("antialias", True),
+                ("fps", 0.0),
+                ("cameras", ["front"]),
+                ("max_episode_steps", 0),
+                ("reset_on_start", True),
+                ("seed", 0),
+                ("publish_clock", True),
+            )
+        }
+        if p["mode"] not in MODES:
+            raise NodeStartupError(f"mode must be one of {MODES}, got {p['mode']!r}")
+        self.mode = p["mode"]
+        try:
+            render = RenderSettings(
+                int(p["render_width"]), int(p["render_height"]), bool(p["shadows"]), bool(p["antialias"])
+            )
+            sim = make_sim(
+                p["env"], p["task"], render, fps=float(p["fps"]), cameras=list(p["cameras"]),
+                task_id=int(p["task_id"]), max_episode_steps=int(p["max_episode_steps"]),
+            )
+            sim.preflight()
+            ensure_offscreen_gl()
+        except (SimStartupError, ValueError) as exc:
+            raise NodeStartupError(str(exc)) from None
+        self.sim = sim
+        self.runner = SimRunner(sim)
+        self.schedule = ActionSchedule(self.runner.period_ns)
+
+        self.joint_pub = self.create_publisher(JointState, "joint_states", OBS_QOS)
+        self.env_state_pub = self.create_publisher(Float64MultiArray, "environment_state", OBS_QOS)
+        self.status_pub = self.create_publisher(EpisodeStatus, "episode_status", STATUS_QOS)
+        self.task_pub = self.create_publisher(String, "task", LATCHED_QOS)
+        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if p["publish_clock"] else None
+        self.cameras = {}
+        for cam, (height, width) in sim.cameras.items():
+            info = make_camera_info(width, height, frame_id=f"{cam}_optical_frame")
+            self.cameras[cam] = (
+                self.create_publisher(Image, f"{cam}/image_raw", OBS_QOS),
+                self.create_publisher(CameraInfo, f"{cam}/camera_info", OBS_QOS),
+                info,
+            )
+        self.create_subscription(Float64MultiArray, "commands", self.on_commands, RELIABLE_QOS)
+        self.create_subscription(JointTrajectory, "joint_trajectory", self.on_trajectory, RELIABLE_QOS)
+        self.create_service(ResetEpisode, "reset_episode", self.on_reset)
+        self._startup_timer = None
+        if p["reset_on_start"]:
+            seed = int(p["seed"])
+            self._startup_timer = self.create_timer(0.0, lambda: self._reset_on_start(seed))
+        if self.mode == "realtime":
+            self.create_timer(self.runner.period_ns / 1e9, self.on_tick)
+        self.get_logger().info(
+            f"{sim.kind} bridge ({self.mode}): task {sim.task!r}, {sim.fps:g} fps, action {list(sim.action_names)}, "
+            f"cameras {sorted(sim.cameras)} at {render.width}x{render.height}, shadows {'on' if render.shadows else 'off'}"
+        )
+
+    # -- publishing --------------------------------------------------------------------------------
+    def publish_frame(self, frame: Frame) -> None:
+        stamp = frame.stamp_ns
+        if self.clock_pub is not None:
+            self.clock_pub.publish(Clock(clock=ns_to_time(stamp)))
+        obs = frame.observation
+        self.joint_pub.publish(numpy_to_joint_state(self.sim.state_names, obs.state, stamp_ns=stamp))
+        if obs.env_state is not None:
+            self.env_state_pub.publish(numpy_to_float64_multi_array(obs.env_state, ["environment_state"]))
+        for cam, pixels in obs.images.items():
+            image_pub, info_pub, info = self.cameras[cam]
+            image_pub.publish(numpy_to_image(pixels, "rgb8", stamp, info.header.frame_id))
+            info.header.stamp = ns_to_time(stamp)
+            info_pub.publish(info)
+        ep = frame.episode
+        status = EpisodeStatus(
+            episode_index=ep.episode_index, step=ep.step, reward=float(ep.reward), sum_reward=float(ep.sum_reward),
+            done=ep.done, success=ep.success, task=ep.task,
+        )
+        status.header.stamp = ns_to_time(stamp)
+        self.status_pub.publish(status)
+
+    # -- episodes ----------------------------------------------------------------------------------
+    def _reset_on_start(self, seed: int) -> None:
+        self.destroy_timer(self._startup_timer)
+        if self.runner.episode.episode_index < 0:
+            self.reset(seed if seed >= 0 else None)
+
+    def reset(self, seed: int | None, options: dict | None = None) -> Frame:
+        t0 = time.monotonic()
+        frame = self.runner.reset(seed, options)
+        self.schedule.clear()
+        self.task_pub.publish(String(data=frame.episode.task))
+        self.publish_frame(frame)
+        self.get_logger().info(
+            f"episode {frame.episode.episode_index} (seed {seed}) ready in {time.monotonic() - t0:.1f} s"
+        )
+        return frame
+
+    def on_reset(self, request, response):
+        try:
+            options = json.loads(request.options) if request.options.strip() else None
+            if options is not None and not isinstance(options, dict):
+                raise ValueError("options must be a JSON object")
+            frame = self.reset(int(request.seed) if request.seed >= 0 else None, options)
+        except (ValueError, SimStartupError) as exc:
+            response.success, response.message = False, f"reset failed: {exc}"
+            self.get_logger().error(response.message)
+            return response
+        response.success = True
+        response.message = f"episode {frame.episode.episode_index} started"
+        response.task = frame.episode.task
+        response.episode_index = frame.episode.episode_index
+        return response
+
+    # -- actions -----------------------------------------------------------------------------------
+    def _rejected(self, exc: ActionRejected) -> None:
+        self.get_logger().warning(
+            f"rejected action: {exc} (rejected so far: {rejected_summary(self.runner.validator)})",
+            throttle_duration_sec=1.0,
+        )
+
+    def _apply(self, action) -> None:
+        try:
+            if self.mode == "lockstep":
+                self.publish_frame(self.runner.step(action))
+            else:
+                self.schedule.command(self.runner.check(action), time.monotonic_ns())
+        except ActionRejected as exc:
+            self._rejected(exc)
+
+    def on_commands(self, msg: Float64MultiArray) -> None:
+        try:
+            values = float64_multi_array_to_numpy(msg).reshape(-1)
+        except CodecError as exc:
+            self._rejected(self.runner.validator.reject("malformed", str(exc)))
+            return
+        self._apply(values)
+
+    def on_trajectory(self, msg: JointTrajectory) -> None:
+        try:
+            times, positions = joint_trajectory_to_chunk(msg)
+            actions = [self.runner.validator.check_named(msg.joint_names, row) for row in positions]
+        except CodecError as exc:
+            self._rejected(self.runner.validator.reject("malformed", str(exc)))
+            return
+        except ActionRejected as exc:
+            self._rejected(exc)
+            return
+        if not actions:
+            return
+        if self.mode == "lockstep":
+            for action in actions:  # one env step per point, observations after each
+                try:
+                    self.publish_frame(self.runner.step(action, prechecked=True))
+                except ActionRejected as exc:
+                    self._rejected(exc)
+                    break
+        else:
+            try:
+                self.runner.check(actions[0])
+            except ActionRejected as exc:
+                self._rejected(exc)
+                return
+            self.schedule.trajectory(times, actions, time.monotonic_ns())
+
+    def on_tick(self) -> None:
+        ep = self.runner.episode
+        if ep.episode_index < 0 or ep.done:
+            return
+        action = self.schedule.take(time.monotonic_ns())
+        if action is None:
+            action = self.runner.idle_action()
+        self.publish_frame(self.runner.step(action, prechecked=True))
+
+    @property
+    def counters(self) -> dict:
+        return {
+            "accepted": self.runner.validator.accepted,
+            "rejected": dict(self.runner.validator.rejected),
+            "steps": self.runner.total_steps,
+            "late_ticks": self.schedule.late_ticks,
+        }
+
+    def close(self) -> None:
+        self.get_logger().info(f"closing: {self.counters}")
+        self.sim.close()
+
+
+def main(args=None) -> None:
+    run_node(SimBridgeNode, args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""One interface for every simulator the bridge wraps, so the bridge, the experts and the tests stay env-agnostic.
+
+An adapter is created cheaply (no simulator, no GL context) and builds its simulator on the first
+`reset()`, so processes can fork before any GL context exists. `preflight()` checks, without building
+the simulator, what would make the first reset fail (unknown task, missing package or assets).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+class SimStartupError(RuntimeError):
+    """An expected start-up failure (unknown task, missing package, assets or GL); the message says how to fix it."""
+
+
+@dataclass(frozen=True)
+class RenderSettings:
+    """Offscreen render size, shadows and multisample anti-aliasing; on a CPU (llvmpipe) shadow maps
+    dominate render time, and MSAA doubles what is left for mesh-heavy models like the SO-101."""
+
+    width: int = 480
+    height: int = 480
+    shadows: bool = True
+    antialias: bool = True
+
+    def __post_init__(self):
+        if self.width <= 0 or self.height <= 0:
+            raise ValueError(f"render size must be positive, got {self.width}x{self.height}")
+
+
+@dataclass
+class Observation:
+    """What the bridge publishes after a reset or a step.
+
+    state: the values published on `joint_states`, in `state_names` order (radians for revolute joints).
+    images: camera name -> (H, W, 3) uint8 RGB.
+    env_state: the env's full state vector (Meta-World's 39-D obs, block position ...) or None.
+    """
+
+    state: np.ndarray
+    images: dict[str, np.ndarray]
+    env_state: np.ndarray | None = None
+
+
+@dataclass
+class StepResult:
+    observation: Observation
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: dict = field(default_factory=dict)
+
+    @property
+    def success(self) -> bool:
+        return bool(self.info.get("is_success", False))
+
+
+class SimEnv(ABC):
+    """A simulator seen the way the bridge needs it. Subclasses set the class attributes in __init__."""
+
+    #: short kind, e.g. "metaworld"
+    kind: str = ""
+    #: control rate: one env step per 1/fps seconds of sim time
+    fps: float = 30.0
+    #: names of the values on `joint_states`
+    state_names: tuple[str, ...] = ()
+    #: names of the action components (joint names for `joint_trajectory`, order for `commands`)
+    action_names: tuple[str, ...] = ()
+    #: names of the env_state components (empty when the env has none)
+    env_state_names: tuple[str, ...] = ()
+    #: steps after which an episode is truncated
+    max_episode_steps: int = 500
+
+    def __init__(self, render: RenderSettings | None = None):
+        self.render_settings = render or RenderSettings()
+
+    @property
+    def action_dim(self) -> int:
+        return len(self.action_names)
+
+    @property
+    @abstractmethod
+    def task(self) -> str:
+        """Natural-language description of the current task."""
+
+    @property
+    @abstractmethod
+    def cameras(self) -> dict[str, tuple[int, int]]:
+        """Camera name -> (height, width) of the published images."""
+
+    def preflight(self) -> None:
+        """Raise SimStartupError when the first reset could not work. Must not create a GL context."""
+
+    @abstractmethod
+    def reset(self, seed: int | None = None, options: dict | None = None) -> Observation:
+        """Start a new episode (deterministic for a given seed)."""
+
+    @abstractmethod
+    def step(self, action: np.ndarray) -> StepResult:
+        """Advance by one control period with `action` (validated and of length action_dim)."""
+
+    def close(self) -> None:
+        """Free the simulator and its GL context."""

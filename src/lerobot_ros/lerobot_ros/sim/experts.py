@@ -1,0 +1,138 @@
+"""Scripted experts: a policy source for demos and tests that acts on what the bridge publishes.
+
+MetaWorldExpert: Meta-World's own per-task expert (`metaworld.policies`, mapped per task by LeRobot),
+fed the env's 39-D state. SO101PickExpert: hover, descend, close, lift on joint targets (radians), from
+the joint positions and the cube position; Cartesian waypoints are turned into joint targets with
+lerobot_env_so101's damped least-squares IK on a kinematic copy of the twin's model.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+from lerobot_ros.sim.metaworld_env import check_metaworld_task
+from lerobot_ros.sim.so101_twin import JAW_PADS, JOINT_NAMES, load_ik_module, resolve_scene
+
+
+class MetaWorldExpert:
+    """Meta-World's scripted policy for one task: 39-D state -> 4-D action."""
+
+    def __init__(self, task: str):
+        from lerobot.envs.metaworld import TASK_POLICY_MAPPING
+
+        self.task = check_metaworld_task(task)
+        self.policy = TASK_POLICY_MAPPING[self.task]()
+
+    def reset(self) -> None:
+        """The Meta-World experts are stateless."""
+
+    def act(self, env_state: np.ndarray) -> np.ndarray:
+        env_state = np.asarray(env_state, dtype=np.float64)
+        if env_state.shape != (39,):
+            raise ValueError(f"the Meta-World expert needs the 39-D env state, got shape {env_state.shape}")
+        return np.asarray(self.policy.get_action(env_state), dtype=np.float64)
+
+
+class Phase(enum.Enum):
+    HOVER = 0
+    DESCEND = 1
+    CLOSE = 2
+    LIFT = 3
+    DONE = 4
+
+
+class SO101PickExpert:
+    """A pick on joint targets for the SO-101 twin (or a real arm with a known cube position)."""
+
+    HOVER = 0.07  # m above the cube centre
+    GRASP = 0.005  # grasp point height above the cube centre
+    LIFT = 0.12  # m above the table
+    OPEN, CLOSED = 1.0, -0.17  # gripper joint targets, radians
+    TOLERANCE = 0.015
+    GRASP_JAW_ANGLE = 0.46  # rad: the pads are parallel, 40 mm apart
+    CLOSE_STEPS = 12
+    PHASE_TIMEOUT = 45
+    MAX_STEP = 0.015  # m per step toward a waypoint, so the IK stays on its branch
+
+    def __init__(self, scene: str = "pick"):
+        import mujoco
+
+        self._ikm = load_ik_module()
+        self._model = mujoco.MjModel.from_xml_path(str(resolve_scene(scene)))
+        self._data = mujoco.MjData(self._model)
+        self._site = self._model.site("gripperframe").id
+        self._dofs = np.array([self._model.joint(n).dofadr[0] for n in JOINT_NAMES[:5]])
+        self._qpos = np.array([self._model.joint(n).qposadr[0] for n in JOINT_NAMES])
+        self._offset = self._grasp_offset()
+        self.reset()
+
+    def _grasp_offset(self) -> np.ndarray:
+        """Midpoint of the two fingertip pads with the jaw at its grasp angle, in the gripper site frame."""
+        import mujoco
+
+        self._data.qpos[self._qpos[5]] = self.GRASP_JAW_ANGLE
+        mujoco.mj_forward(self._model, self._data)
+        mid = np.mean([self._data.geom_xpos[self._model.geom(n).id] for n in JAW_PADS], axis=0)
+        return self._data.site_xmat[self._site].reshape(3, 3).T @ (mid - self._data.site_xpos[self._site])
+
+    def reset(self) -> None:
+        self.phase = Phase.HOVER
+        self._steps = 0
+        self._cube0: np.ndarray | None = None
+
+    @property
+    def done(self) -> bool:
+        return self.phase is Phase.DONE
+
+    def grasp_point(self, joints: np.ndarray) -> np.ndarray:
+        import mujoco
+
+        self._data.qpos[self._qpos] = joints
+        mujoco.mj_kinematics(self._model, self._data)
+        return self._ikm.control_point(self._data, self._site, self._offset)
+
+    def _ik(self, joints: np.ndarray, target: np.ndarray) -> np.ndarray:
+        ik = self._ikm
+        self.grasp_point(joints)
+        seed = joints[:5].copy()
+        roll = self._model.joint("wrist_roll")
+        seed[4] = np.clip(
+            seed[4] + ik.roll_to_align_axis(self._data, self._site, roll.id, 2, np.array([0.0, 1.0, 0.0])), *roll.range
+        )
+        return ik.solve_ik(
+            self._model, self._data, self._site, self._dofs, target, ik_iterations=30, seed_q=seed,
+            point_offset=self._offset, approach_axis=0,
+        )
+
+    def _target(self, cube: np.ndarray) -> np.ndarray:
+        c = self._cube0
+        if self.phase is Phase.HOVER:
+            return np.array([cube[0], cube[1], c[2] + self.HOVER])
+        if self.phase in (Phase.DESCEND, Phase.CLOSE):
+            return np.array([c[0], c[1], c[2] + self.GRASP])
+        return np.array([c[0], c[1], self.LIFT])
+
+    def act(self, joints: np.ndarray, cube: np.ndarray) -> np.ndarray:
+        """Joint targets (6, radians) for the next control step."""
+        joints = np.asarray(joints, dtype=np.float64)
+        cube = np.asarray(cube, dtype=np.float64)
+        if self._cube0 is None:
+            self._cube0 = cube.copy()
+        grasp = self.grasp_point(joints)
+        target = self._target(cube)
+        reached = np.linalg.norm(target - grasp) < self.TOLERANCE
+        if self.phase is Phase.CLOSE:
+            reached = self._steps >= self.CLOSE_STEPS
+        if (reached or self._steps >= self.PHASE_TIMEOUT) and self.phase is not Phase.DONE:
+            self.phase = Phase(self.phase.value + 1)
+            self._steps = 0
+            target = self._target(cube) if self.phase is not Phase.DONE else target
+        self._steps += 1
+        error = target - grasp
+        dist = np.linalg.norm(error)
+        waypoint = grasp + (error if dist <= self.MAX_STEP else error * self.MAX_STEP / dist)
+        arm = self._ik(joints, waypoint) if self.phase is not Phase.CLOSE else joints[:5]
+        gripper = self.OPEN if self.phase in (Phase.HOVER, Phase.DESCEND) else self.CLOSED
+        return np.concatenate([arm, [gripper]])

@@ -1,0 +1,154 @@
+"""Episode bookkeeping and the two stepping modes of the bridge, as library code the tests reach without ROS.
+
+lockstep: one env step per accepted action; sim time advances by exactly 1/fps per step (and per reset,
+so stamps never repeat), which makes a seeded episode reproducible message for message.
+realtime: the caller ticks at fps on the wall clock; each tick steps with the newest due action
+(held when none is new; ticks without a fresh action are counted as late).
+
+A lock serialises steps and resets: a reset that arrives during a step is served after that step.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from lerobot_ros.sim.actions import ActionRejected, ActionValidator
+from lerobot_ros.sim.base import Observation, SimEnv
+
+NS_PER_S = 1_000_000_000
+
+
+@dataclass
+class EpisodeState:
+    episode_index: int = -1
+    step: int = 0
+    reward: float = 0.0
+    sum_reward: float = 0.0
+    max_reward: float = float("-inf")
+    done: bool = False
+    success: bool = False
+    seed: int | None = None
+    task: str = ""
+
+
+@dataclass
+class Frame:
+    """What to publish after a reset or step: the observation, its sim-time stamp, and the episode state."""
+
+    observation: Observation
+    stamp_ns: int
+    episode: EpisodeState
+    terminated: bool = False
+    truncated: bool = False
+
+
+class SimRunner:
+    """Owns one env: resets, validated steps, episode state and sim time."""
+
+    def __init__(self, env: SimEnv, start_time_ns: int = 0):
+        self.env = env
+        self.validator = ActionValidator(env.action_names)
+        self.period_ns = int(round(NS_PER_S / env.fps))
+        self.sim_time_ns = int(start_time_ns)
+        self.episode = EpisodeState()
+        self.last_frame: Frame | None = None
+        self.total_steps = 0
+        self._lock = threading.Lock()
+
+    def _snapshot(self) -> EpisodeState:
+        return EpisodeState(**vars(self.episode))
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> Frame:
+        """New episode (env built on the first call). Sim time moves one period so stamps stay unique."""
+        with self._lock:
+            obs = self.env.reset(seed=seed, options=options)
+            self.sim_time_ns += self.period_ns
+            self.episode = EpisodeState(
+                episode_index=self.episode.episode_index + 1, seed=seed, task=self.env.task
+            )
+            self.last_frame = Frame(obs, self.sim_time_ns, self._snapshot())
+            return self.last_frame
+
+    def _check_episode(self) -> None:
+        if self.episode.episode_index < 0:
+            raise self.validator.reject("no_episode", "no episode running: call the reset_episode service first")
+        if self.episode.done:
+            raise self.validator.reject(
+                "episode_done", f"episode {self.episode.episode_index} is done: call reset_episode to start another"
+            )
+
+    def check(self, values) -> np.ndarray:
+        """Validate an action without stepping (ActionRejected, counted, if bad or no episode is running)."""
+        self._check_episode()
+        return self.validator.check(values)
+
+    def step(self, values, prechecked: bool = False) -> Frame:
+        """One env step with `values` (validated here unless `prechecked`)."""
+        with self._lock:
+            self._check_episode()  # under the lock: the episode may have ended while this action waited
+            action = values if prechecked else self.validator.check(values)
+            result = self.env.step(action)
+            self.sim_time_ns += self.period_ns
+            self.total_steps += 1
+            ep = self.episode
+            ep.step += 1
+            ep.reward = result.reward
+            ep.sum_reward += result.reward
+            ep.max_reward = max(ep.max_reward, result.reward)
+            ep.success = ep.success or result.success
+            truncated = result.truncated or ep.step >= self.env.max_episode_steps
+            ep.done = bool(result.terminated or truncated)
+            self.last_frame = Frame(result.observation, self.sim_time_ns, self._snapshot(), result.terminated, truncated)
+            return self.last_frame
+
+    def idle_action(self) -> np.ndarray:
+        """What realtime mode steps before any action arrived: hold the joints (joint-space envs) or stay put."""
+        if self.env.state_names == self.env.action_names and self.last_frame is not None:
+            return self.last_frame.observation.state.copy()
+        return np.zeros(self.env.action_dim)
+
+
+class ActionSchedule:
+    """Realtime mode's pending actions, each with the wall time (ns) from which it applies.
+
+    `commands` replace everything with one action due now; a trajectory replaces everything with its
+    points, point i due at receipt + time_from_start_i - period (the first point is for the next tick).
+    A tick at which no new action became due steps with the held one and counts as late.
+    """
+
+    def __init__(self, period_ns: int):
+        self.period_ns = period_ns
+        self._pending: deque[tuple[int, np.ndarray]] = deque()
+        self._held: np.ndarray | None = None
+        self.late_ticks = 0
+
+    def clear(self) -> None:
+        self._pending.clear()
+        self._held = None
+
+    def command(self, action: np.ndarray, now_ns: int) -> None:
+        self._pending = deque([(now_ns, action)])
+
+    def trajectory(self, times_from_start_ns, actions, now_ns: int) -> None:
+        self._pending = deque((now_ns + int(t) - self.period_ns, a) for t, a in zip(times_from_start_ns, actions))
+
+    def take(self, now_ns: int) -> np.ndarray | None:
+        """The action for the tick at `now_ns`: the newest due one, else the held one (None before any)."""
+        fresh = False
+        while self._pending and self._pending[0][0] <= now_ns:
+            self._held = self._pending.popleft()[1]
+            fresh = True
+        if not fresh and self._held is not None:
+            self.late_ticks += 1
+        return self._held
+
+
+def rejected_summary(validator: ActionValidator) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(validator.rejected.items())) or "none"
+
+
+__all__ = ["ActionRejected", "ActionSchedule", "EpisodeState", "Frame", "SimRunner", "rejected_summary"]
