@@ -13,6 +13,14 @@ from lerobot_ros.launch_runner import LaunchError, evaluate_file, parse_file
 from lerobot_ros.launch_runner import entities as E
 
 
+@pytest.fixture(autouse=True)
+def _temp_params_in_tmp_path(tmp_path, monkeypatch):
+    """Generated parameter files land in the test's folder, not in /tmp."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+
 @pytest.fixture
 def write(tmp_path):
     def _write(text: str, name: str = "t.launch.yaml") -> str:

@@ -14,15 +14,14 @@ import os
 import re
 import shlex
 import shutil
-import tempfile
 from dataclasses import dataclass, field
-
-import yaml
 
 from lerobot_ros.launch_runner import ament
 from lerobot_ros.launch_runner import entities as E
 from lerobot_ros.launch_runner import substitutions as S
+from lerobot_ros.launch_runner.cmdline import split_cmdline
 from lerobot_ros.launch_runner.errors import LaunchError
+from lerobot_ros.launch_runner.params import ParamsMixin
 from lerobot_ros.launch_runner.parser import parse_file
 
 MAX_INCLUDE_DEPTH = 32
@@ -109,7 +108,9 @@ def make_absolute(ns: str | None) -> str | None:
     return ns if ns.startswith("/") else "/" + ns
 
 
-class Evaluator:
+class Evaluator(ParamsMixin):
+    """Visits entities in order, holding the launch configurations and environment (see module doc)."""
+
     def __init__(self, launch_args: dict | None = None, environ: dict | None = None):
         self.initial_environ = dict(os.environ if environ is None else environ)
         self.configs: dict = dict(launch_args or {})
@@ -244,38 +245,10 @@ class Evaluator:
 
     # -- processes -------------------------------------------------------------------------------
     def cmdline(self, parts, ent: E.Entity, what: str) -> list[str]:
-        """launch's command-line splitting: text is shell-split, a substitution stays one word with the
-        text glued to it (`$(find-pkg-share x)/a b` -> two arguments)."""
-        args: list[str] = []
-        current: str | None = None
-        for part in parts:
-            if isinstance(part, S.Sub):
-                current = (current or "") + self.text((part,), ent, what)
-                continue
-            try:
-                tokens = shlex.split(part.text)
-            except ValueError as exc:
-                self.fail(f"{what}: {exc}", ent)
-            if not tokens:
-                if current is not None:
-                    args.append(current)
-                    current = None
-                continue
-            if part.text[0].isspace() and current is not None:
-                args.append(current)
-                current = None
-            first, rest = tokens[0], tokens[1:]
-            current = (current or "") + first
-            if rest:
-                args.append(current)
-                args.extend(rest[:-1])
-                current = rest[-1]
-            if part.text[-1].isspace():
-                args.append(current)
-                current = None
-        if current is not None:
-            args.append(current)
-        return args
+        try:
+            return split_cmdline(parts, lambda sub: self.text((sub,), ent, what))
+        except ValueError as exc:
+            self.fail(f"{what}: {exc}", ent)
 
     def process_fields(self, ent: E.Process, env: dict) -> dict:
         output = "screen" if ent.output is None else self.text(ent.output, ent, "output")
@@ -369,100 +342,6 @@ class Evaluator:
         fields = self.process_fields(ent, env)
         self.plan.processes.append(ProcessSpec(label=self.unique_label(label), cmd=cmd, node_name=name,
                                                namespace=namespace, **fields))
-
-    # -- parameters ------------------------------------------------------------------------------
-    def param_arguments(self, ent: E.Node, key: str) -> list[str]:
-        out: list[str] = []
-        pending: dict = {}
-
-        def flush():
-            if pending:
-                out.extend(["--params-file", self.write_temp({key: {"ros__parameters": dict(pending)}})])
-                pending.clear()
-
-        for p in ent.params:
-            if isinstance(p, E.ParamFile):
-                flush()
-                out.extend(["--params-file", self.param_file(p, ent)])
-            else:
-                name, value = self.param_value(p, ent)
-                pending[name] = value
-        flush()
-        return out
-
-    def write_temp(self, data: dict | str) -> str:
-        fd, path = tempfile.mkstemp(prefix="launch_params_", suffix=".yaml")
-        with os.fdopen(fd, "w") as f:
-            f.write(data if isinstance(data, str) else yaml.safe_dump(data, default_flow_style=False))
-        self.plan.temp_files.append(path)
-        return path
-
-    def param_file(self, p: E.ParamFile, ent: E.Node) -> str:
-        path = self.text(p.path, ent, "param from")
-        if not os.path.isfile(path):
-            self.fail(f"parameter file not found: {path}", ent, p.line)
-        if not p.allow_substs:
-            return os.path.abspath(path)
-        with open(path, encoding="utf-8") as f:
-            raw = f.read()
-        try:
-            return self.write_temp(S.evaluate(S.parse(raw), self.scope(ent.file)))
-        except S.SubstitutionError as exc:
-            self.fail(f"in parameter file {path}: {exc}", ent, p.line)
-
-    def param_value(self, p: E.ParamValue, ent: E.Node):
-        name = self.text(p.name, ent, "param name")
-        if p.children:
-            return name, dict(self.param_value(c, ent) for c in p.children)
-        try:
-            value = self.typed(p.value, p.type, ent)
-            if isinstance(value, list) and len({type(v) for v in value}) > 1:
-                raise ValueError("a list parameter must hold values of one type after substitution")
-        except ValueError as exc:
-            self.fail(f"parameter '{name}': {exc}", ent, p.line)
-        return name, value
-
-    def typed(self, value, ptype: str | None, ent: E.Node):
-        if isinstance(value, list):
-            inner = ptype[5:-1] if ptype and ptype.startswith("list[") else None
-            if ptype and not inner:
-                raise ValueError(f"type {ptype} given for a list value")
-            return [self.typed(v, inner, ent) for v in value]
-        if isinstance(value, tuple):  # Parts: substitute, then read as YAML like launch_ros does
-            text = self.text(value, ent, "param value")
-            if ptype == "str":
-                return text
-            if ptype and ptype.startswith("list["):
-                loaded = yaml.safe_load(text) if text else []
-                if not isinstance(loaded, list):
-                    raise ValueError(f"'{text}' is not a list")
-                return [self.typed(v, ptype[5:-1], ent) for v in loaded]
-            try:
-                loaded = yaml.safe_load(text) if text else text
-            except yaml.YAMLError:
-                loaded = text
-            if not isinstance(loaded, (bool, int, float, str, list)):
-                loaded = text
-            return loaded if ptype is None else _coerce(loaded, ptype)
-        return value if ptype is None else _coerce(value, ptype)
-
-
-def _coerce(value, ptype: str):
-    if ptype == "str":
-        return value if isinstance(value, str) else (str(value).lower() if isinstance(value, bool) else str(value))
-    if ptype == "bool":
-        if isinstance(value, bool):
-            return value
-        raise ValueError(f"{value!r} is not a bool")
-    if ptype == "int":
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise ValueError(f"{value!r} is not an int")
-    if ptype == "float":
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        raise ValueError(f"{value!r} is not a float")
-    raise ValueError(f"unsupported type {ptype}")
 
 
 def evaluate_file(path: str, launch_args: dict | None = None, environ: dict | None = None) -> Plan:
