@@ -109,5 +109,7 @@ def test_resize_and_no_frame_fault_then_reopen(ros, video):
 def test_missing_video_file_is_a_startup_error(ros, tmp_path):
     with pytest.raises(NodeStartupError, match=r"video file .*nope\.mp4 does not exist"):
         camera(ros, source=str(tmp_path / "nope.mp4"))
+    with pytest.raises(NodeStartupError, match="RealSense sources need the pyrealsense2 package"):
+        camera(ros, source="realsense:0123456789")
     with pytest.raises(NodeStartupError, match="unknown QoS profile 'fast'"):
         camera(ros, source=str(tmp_path / "x.avi"), qos="fast")

@@ -10,6 +10,7 @@ import math
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,6 +24,8 @@ from lerobot_ros.codecs import chunk_to_joint_trajectory, numpy_to_float64_multi
 from lerobot_ros.hardware.virtual.arms import MOTOR_NAMES, VirtualArm
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
+
+CONFIG = Path(__file__).resolve().parents[1] / "config" / "hardware"
 
 pytestmark = pytest.mark.slow  # imports LeRobot's robot classes (torch) once per session
 
@@ -166,6 +169,16 @@ def _arm_status(diags: MessageCollector) -> DiagnosticStatus | None:
     return None
 
 
+def _seen(diags: MessageCollector, predicate) -> bool:
+    """Whether any robot_node status published so far satisfies `predicate` (the history, not just the last)."""
+    return any(
+        predicate(status)
+        for msg in diags.messages
+        for status in msg.status
+        if status.name.startswith("/follower/robot_node")
+    )
+
+
 def _value(status, key):
     return {kv.key: kv.value for kv in status.values}[key]
 
@@ -184,14 +197,14 @@ def test_faults_reported_and_recovered(ros, tmp_path):
 
         # A motor that stops answering: reported, and the node keeps going once it answers again.
         follower.bus.faults.no_reply.add(3)
-        wait_until(lambda: "no status packet" in (_arm_status(diags).message or ""), 10, what="no-reply fault")
+        wait_until(lambda: _seen(diags, lambda s: "no status packet" in s.message), 10, what="no-reply fault")
         follower.bus.faults.clear()
         wait_until(lambda: _arm_status(diags).level == DiagnosticStatus.OK, 20, what="recovery")
 
         # Bad checksums: counted as errors with the SDK's own words.
         errors_before = int(_value(_arm_status(diags), "errors"))
         follower.bus.faults.bad_checksum.add(2)
-        wait_until(lambda: "Incorrect status packet" in _value(_arm_status(diags), "last_error"), 10, what="bad checksum")
+        wait_until(lambda: _seen(diags, lambda s: "Incorrect status packet" in _value(s, "last_error")), 10, what="bad checksum")
         follower.bus.faults.clear()
         wait_until(lambda: _arm_status(diags).level == DiagnosticStatus.OK, 20, what="recovery")
         assert int(_value(_arm_status(diags), "errors")) > errors_before
@@ -212,7 +225,7 @@ def test_faults_reported_and_recovered(ros, tmp_path):
 
 def test_missing_calibration_is_a_one_line_error(tmp_path, ros_env):
     proc = subprocess.run(
-        [sys.executable, "-m", "lerobot_ros.nodes.robot_node", "--ros-args",
+        [sys.executable, "-m", "lerobot_ros.nodes.robot_node", "--ros-args", "--params-file", str(CONFIG / "so101_follower.yaml"),
          "-p", f"port:={tmp_path / 'nope'}", "-p", f"calibration_file:={tmp_path / 'absent.json'}"],
         env=ros_env, capture_output=True, text=True, timeout=120,
     )

@@ -54,15 +54,19 @@ class VideoFileSource:
 
 
 class LeRobotCameraSource:
-    """A LeRobot camera (OpenCV by index or device path); frames from its read thread, stamped at capture."""
+    """A LeRobot camera (OpenCV index/device path, or RealSense); frames from its read thread, stamped at capture."""
 
-    def __init__(self, index_or_path, fps: float, width: int = 0, height: int = 0, clock: Callable[[], int] = time.time_ns):
-        from lerobot.cameras.opencv import OpenCVCamera, OpenCVCameraConfig
+    def __init__(self, index_or_path, fps: float, width: int = 0, height: int = 0, clock: Callable[[], int] = time.time_ns,
+                 realsense: bool = False):
+        size = dict(fps=int(fps) if fps else None, width=width or None, height=height or None)
+        if realsense:
+            from lerobot.cameras.realsense import RealSenseCamera, RealSenseCameraConfig
 
-        config = OpenCVCameraConfig(
-            index_or_path=index_or_path, fps=int(fps) if fps else None, width=width or None, height=height or None
-        )
-        self.camera = OpenCVCamera(config)
+            self.camera = RealSenseCamera(RealSenseCameraConfig(serial_number_or_name=str(index_or_path), **size))
+        else:
+            from lerobot.cameras.opencv import OpenCVCamera, OpenCVCameraConfig
+
+            self.camera = OpenCVCamera(OpenCVCameraConfig(index_or_path=index_or_path, **size))
         self.camera.connect()
         self.width, self.height = self.camera.width, self.camera.height
         self.clock = clock
@@ -84,10 +88,17 @@ class LeRobotCameraSource:
 
 
 def open_camera_source(source: str, fps: float, width: int = 0, height: int = 0, loop: bool = False, clock=time.time_ns):
-    """A source from a parameter string: a camera index ("0"), a device path (/dev/video2) or a video file."""
+    """A source from a parameter string: a camera index ("0"), a device path (/dev/video2), a video file,
+    or `realsense:<serial number or name>` (needs pyrealsense2)."""
     source = str(source).strip()
     if not source:
         raise CameraSourceError("parameter 'source' is empty: give a camera index (0), a device path or a video file")
+    if source.startswith("realsense:"):
+        import importlib.util
+
+        if importlib.util.find_spec("pyrealsense2") is None:
+            raise CameraSourceError("RealSense sources need the pyrealsense2 package, which is not installed (pip install pyrealsense2)")
+        return LeRobotCameraSource(source.split(":", 1)[1], fps, width, height, clock, realsense=True)
     if source.isdigit():
         return LeRobotCameraSource(int(source), fps, width, height, clock)
     path = Path(source).expanduser()
