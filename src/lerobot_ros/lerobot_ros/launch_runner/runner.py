@@ -108,10 +108,10 @@ class Runner:
         code = child.popen.returncode
         child.exit_codes.append(code)
         spec = child.spec
-        if child.reader is not None:
-            child.reader.join(timeout=2.0)
-        # Whatever the node left in its process group goes with it.
+        # Whatever the node left in its process group goes with it (and so its pipe reaches EOF).
         self._signal_group(child, signal.SIGKILL)
+        if child.reader is not None:
+            child.reader.join(timeout=10.0)  # print all of its output before saying it exited
         if self.stopping:
             if child.stop_step >= 3:
                 self.say("launch", f"{spec.label} was killed")
