@@ -19,6 +19,7 @@ import time
 
 from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import ResetEpisode
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
@@ -68,13 +69,15 @@ class SimBridgeNode(Node):
                 ("shadows", False),
                 ("antialias", True),
                 ("fps", 0.0),
-                ("cameras", ["front"]),
                 ("max_episode_steps", 0),
                 ("reset_on_start", True),
                 ("seed", 0),
                 ("publish_clock", True),
             )
         }
+        # dynamic typing: an empty list ([] has no element type) means "no cameras"
+        cameras = self.declare_parameter("cameras", ["front"], ParameterDescriptor(dynamic_typing=True)).value
+        p["cameras"] = [str(c) for c in (cameras or []) if str(c)]
         if p["mode"] not in MODES:
             raise NodeStartupError(f"mode must be one of {MODES}, got {p['mode']!r}")
         self.mode = p["mode"]
@@ -114,8 +117,10 @@ class SimBridgeNode(Node):
         if p["reset_on_start"]:
             seed = int(p["seed"])
             self._startup_timer = self.create_timer(0.0, lambda: self._reset_on_start(seed))
+        self._closed = False
+        self._tick_timer = None
         if self.mode == "realtime":
-            self.create_timer(self.runner.period_ns / 1e9, self.on_tick)
+            self._tick_timer = self.create_timer(self.runner.period_ns / 1e9, self.on_tick)
         self.get_logger().info(
             f"{sim.kind} bridge ({self.mode}): task {sim.task!r}, {sim.fps:g} fps, action {list(sim.action_names)}, "
             f"cameras {sorted(sim.cameras)} at {render.width}x{render.height}, shadows {'on' if render.shadows else 'off'}"
@@ -229,7 +234,7 @@ class SimBridgeNode(Node):
 
     def on_tick(self) -> None:
         ep = self.runner.episode
-        if ep.episode_index < 0 or ep.done:
+        if self._closed or ep.episode_index < 0 or ep.done:
             return
         action = self.schedule.take(time.monotonic_ns())
         if action is None:
@@ -246,8 +251,14 @@ class SimBridgeNode(Node):
         }
 
     def close(self) -> None:
+        """Stop ticking and free the simulator (after any step in progress)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._tick_timer is not None:
+            self._tick_timer.cancel()
         self.get_logger().info(f"closing: {self.counters}")
-        self.sim.close()
+        self.runner.close()
 
 
 def main(args=None) -> None:

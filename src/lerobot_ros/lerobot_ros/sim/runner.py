@@ -105,6 +105,11 @@ class SimRunner:
             self.last_frame = Frame(result.observation, self.sim_time_ns, self._snapshot(), result.terminated, truncated)
             return self.last_frame
 
+    def close(self) -> None:
+        """Free the env once the step or reset in progress (if any) is over."""
+        with self._lock:
+            self.env.close()
+
     def idle_action(self) -> np.ndarray:
         """What realtime mode steps before any action arrived: hold the joints (joint-space envs) or stay put."""
         if self.env.state_names == self.env.action_names and self.last_frame is not None:
