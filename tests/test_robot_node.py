@@ -241,3 +241,29 @@ def test_unknown_robot_type_rejected(ros, tmp_path):
     with pytest.raises(NodeStartupError, match="robot_type 'ur5' is not supported; use one of so100_follower"):
         RobotNode(context=ros.context, parameter_overrides=_params(robot_type="ur5", port="/dev/null"))
     assert math.isfinite(1.0)
+
+
+def test_watchdog_holds_the_present_position(ros, tmp_path):
+    # A slow follower (2 s time constant) so the hold is visible before the goal is reached.
+    follower = VirtualArm("so101", "follower", port=tmp_path / "slow", tau_s=2.0)
+    cal = str(follower.write_calibration(tmp_path / "cal" / "slow.json"))
+    follower.start()
+    node = None
+    try:
+        node = robot_node(ros, follower, cal, watchdog_s=0.3)
+        probe = ros.create_node("probe")
+        states = MessageCollector(probe, JointState, "/follower/joint_states", SENSOR_QOS)
+        states.wait_for(1, timeout=30)
+        cmd = probe.create_publisher(Float64MultiArray, "/follower/commands", RELIABLE_QOS)
+        wait_until(lambda: cmd.get_subscription_count() > 0, 10, what="subscriber")
+        cmd.publish(numpy_to_float64_multi_array([1.0, 0, 0, 0, 0, 0]))  # one command, then silence
+        wait_until(lambda: follower.joint_positions()["shoulder_pan"] > 0.02, 10, what="motion to start")
+        wait_until(lambda: node.buffer.state(node._now()) == "timeout", 10, what="watchdog")
+        time.sleep(0.3)
+        goal = follower.servo("shoulder_pan").register("Goal_Position")
+        mid = sum(follower.calibration["shoulder_pan"][k] for k in ("range_min", "range_max")) / 2
+        held = (goal - mid) * 2 * math.pi / 4095
+        assert held < 0.8  # the goal was pulled back from 1.0 rad to where the joint was
+        wait_until(lambda: abs(follower.joint_positions()["shoulder_pan"] - held) < 0.01, 15, what="hold")
+    finally:
+        close_all(node, follower)

@@ -42,9 +42,10 @@ def test_virtual_arm_serves_calibrated_leader_and_follower(tmp_path, ros_env):
     assert not os.path.exists(tmp_path / "so101_leader")
 
 
-def test_virtual_arm_rejects_unknown_arm(ros_env):
-    proc = subprocess.run(
-        [sys.executable, "-m", "lerobot_ros.cli.main", "virtual-arm", "ur5"], env=ros_env, capture_output=True, text=True
-    )
-    assert proc.returncode == 2
-    assert "invalid choice: 'ur5'" in proc.stderr
+def test_virtual_arm_rejects_unknown_arm(capsys):
+    from lerobot_ros.cli.main import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["virtual-arm", "ur5"])
+    assert exc.value.code == 2
+    assert "invalid choice: 'ur5'" in capsys.readouterr().err

@@ -108,6 +108,10 @@ class ArmDriver:
     def _failed(self, exc: BaseException, what: str) -> None:
         msg = self.health.error(exc)
         log.warning("%s failed: %s", what, msg)
+        try:  # an exception mid-transaction leaves the SDK's port flagged busy ("Port is in use!")
+            self.device.bus.port_handler.is_using = False
+        except AttributeError:
+            pass
         if self.health.consecutive_errors >= self.max_consecutive_errors:
             log.error("%d consecutive errors: dropping the port and reconnecting", self.health.consecutive_errors)
             self._drop(self.device)

@@ -1,0 +1,81 @@
+"""ArmDriver without ROS: LeRobot's max_relative_target, calibration written to fresh motors, reconnect."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from lerobot_ros.hardware.devices import DeviceConfigError, make_follower, make_leader
+from lerobot_ros.hardware.driver import ArmDriver
+from lerobot_ros.hardware.health import Backoff
+from lerobot_ros.hardware.virtual.arms import VirtualArm
+
+pytestmark = pytest.mark.slow  # imports LeRobot's robot classes (torch)
+
+
+@pytest.fixture
+def arm(tmp_path):
+    a = VirtualArm("so101", "follower", port=tmp_path / "port")
+    a.cal = str(a.write_calibration(tmp_path / "cal.json"))
+    with a:
+        yield a
+
+
+def test_max_relative_target_caps_each_step(arm):
+    driver = ArmDriver(lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal, max_relative_target=5.0))
+    assert driver.connect()
+    try:
+        sent = driver.write(np.array([1.0, 0, 0, 0, 0, 0]))  # 57 degrees away: LeRobot sends 5 degrees
+        assert sent[0] == pytest.approx(math.radians(5.0), abs=1e-3)
+    finally:
+        driver.close()
+
+
+def test_calibration_file_is_written_to_uncalibrated_motors(arm):
+    for servo in arm.bus.servos.values():  # factory-fresh motors
+        servo.set_register("Homing_Offset", 0)
+        servo.set_register("Min_Position_Limit", 0)
+        servo.set_register("Max_Position_Limit", 4095)
+    driver = ArmDriver(lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal))
+    assert driver.connect()
+    try:
+        elbow = arm.calibration["elbow_flex"]
+        servo = arm.servo("elbow_flex")
+        assert servo.register("Min_Position_Limit") == elbow["range_min"]
+        assert servo.register("Homing_Offset") == elbow["homing_offset"]
+        assert driver.device.is_calibrated
+    finally:
+        driver.close()
+
+
+def test_reconnects_with_backoff_after_unplug(arm):
+    driver = ArmDriver(
+        lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal),
+        backoff=Backoff(initial_s=0.05, max_s=0.2),
+    )
+    assert driver.connect() and driver.read() is not None
+    arm.bus.unplug()
+    for _ in range(3):
+        assert driver.read() is None
+    assert not driver.connected and driver.health.errors >= 3
+    assert "Port is in use" not in driver.health.last_error  # the SDK's busy flag is cleared after a failure
+    assert not driver.maybe_reconnect()  # nothing at the port: stays disconnected, next try after a backoff
+    arm.bus.plug()
+    deadline = time.monotonic() + 10
+    while not driver.maybe_reconnect():
+        assert time.monotonic() < deadline, driver.health.last_error
+        time.sleep(0.05)
+    assert driver.read() is not None and driver.health.reconnects == 1
+    driver.close()
+
+
+def test_device_errors_say_what_to_do(tmp_path):
+    with pytest.raises(DeviceConfigError, match=r"no calibration file at .*absent\.json: calibrate the arm with `lerobot-calibrate"):
+        make_follower("so101_follower", "/dev/ttyACM0", calibration_file=str(tmp_path / "absent.json"))
+    with pytest.raises(DeviceConfigError, match="parameter 'port' is empty"):
+        make_follower("koch_follower", "")
+    with pytest.raises(DeviceConfigError, match="keyboard/gamepad teleoperators emit key or stick events"):
+        make_leader("keyboard", "/dev/null")
