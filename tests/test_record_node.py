@@ -293,10 +293,12 @@ features:
 """)
     out = tmp_path / "out"
     pub = publisher(ros_env, tmp_path, ns, "--cams", "0", "--command-hz", "30", "--phase-s", "60")
+    dataset = tmp_path / "dataset"
     cli = Proc([sys.executable, "-m", "lerobot_ros.cli.main", "record", "--contract", str(contract), "--out", str(out),
-                "--episode-time-s", "1.0", "--reset-time-s", "0.3", "--num-episodes", "2"], ros_env, tmp_path / "cli.log")
+                "--episode-time-s", "1.0", "--reset-time-s", "0.3", "--num-episodes", "2", "--convert-to", str(dataset)],
+               ros_env, tmp_path / "cli.log")
     try:
-        assert cli.p.wait(timeout=60) == 0, cli.text()[-3000:]
+        assert cli.p.wait(timeout=400) == 0, cli.text()[-3000:]
         assert sorted(p.name for p in out.iterdir()) == ["episode_000000", "episode_000001"]
         for i in (0, 1):
             bag = out / f"episode_00000{i}"
@@ -309,6 +311,18 @@ features:
             qa = json.loads(custom["qa"])
             assert qa["fps"] == 30 and qa["streams"][f"{ns}/joint_states"]["policy"] == "interpolate"
         assert "reset" in cli.text() and "2/2" in cli.text()
+        # each kept episode was converted in the background; the parts were merged into one dataset
+        from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+        assert "converted episode_000000 in the background" in cli.text()
+        ds = LeRobotDataset("local/dataset", root=dataset)
+        lengths = [int(e["length"]) for e in ds.meta.episodes]
+        assert ds.num_episodes == 2 and min(lengths) > 0 and sum(lengths) == ds.num_frames
+        assert "dataset: " + str(dataset) + f" (2 episodes, {ds.num_frames} frames)" in cli.text()
+        frame = ds[0]
+        assert tuple(frame["observation.state"].shape) == (6,) and tuple(frame["action"].shape) == (6,)
+        assert frame["task"] == "wave hello"
+        assert not (tmp_path / ".dataset.parts").exists()
     finally:
         pub.stop()
         cli.stop()

@@ -3,18 +3,22 @@
 Runs the episode_recorder node in this process. Automatic mode with --episode-time-s (record, reset,
 repeat --num-episodes times); otherwise episodes start and stop through the services or the keyboard
 (--keyboard: right arrow / n = next, left arrow / r = re-record, Esc / q = stop). With --convert-to DIR,
-every kept episode is converted in the background (`lerobot-ros convert`, one episode at a time) while
-the next one records.
+every kept episode is converted in the background (`lerobot-ros convert`, one episode at a time, in a
+child process) while the next one records; the parts are merged into one LeRobotDataset at the end.
 """
 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import queue
+import shutil
 import subprocess
 import sys
 import threading
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,6 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keyboard", action="store_true", help="control episodes from this terminal")
     parser.add_argument("--convert-to", metavar="DATASET_DIR",
                         help="convert each kept episode into this LeRobotDataset in the background")
+    parser.add_argument("--vcodec", default=None, help="video codec for --convert-to (lerobot-ros convert's default)")
     parser.add_argument("--ros-args", nargs=argparse.REMAINDER, default=[], help="extra ROS arguments")
 
 
@@ -53,37 +58,102 @@ def ros_arguments(args: argparse.Namespace) -> list[str]:
     return out + list(args.ros_args or [])
 
 
-class BackgroundConverter:
-    """Converts finished episodes one at a time with `lerobot-ros convert`, off the recording path."""
+def _convert_in_worker(argv: list[str]) -> tuple[int, str]:
+    """`lerobot-ros convert ARGV` inside the worker process; its status and what it printed."""
+    import contextlib
+    import io
+    import signal
 
-    def __init__(self, contract: str, dataset_dir: str):
-        self.contract, self.dataset_dir = contract, dataset_dir
+    from lerobot_ros.cli.main import main
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the recording, not the conversion under way
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer), contextlib.redirect_stderr(buffer):
+        try:
+            code = main(argv)
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+    return code, buffer.getvalue()
+
+
+def _warm_up() -> None:
+    """Import LeRobot in the worker while the first episode records."""
+    import lerobot.datasets.lerobot_dataset  # noqa: F401
+
+
+def _merge_in_worker(parts: list[tuple[str, str]], repo_id: str, out: str) -> tuple[int, int]:
+    """Merge the one-episode parts into `out` and reload it with LeRobotDataset (episodes, frames)."""
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    from lerobot_ros.dataset.writer import merge_parts
+
+    merge_parts([(r, Path(p)) for r, p in parts], repo_id, Path(out))
+    dataset = LeRobotDataset(repo_id, root=out)
+    return dataset.num_episodes, dataset.num_frames
+
+
+class BackgroundConverter:
+    """Converts each kept episode into a one-episode dataset part (`lerobot-ros convert`, in a child process,
+    one at a time, in one worker process, off the recording path); `finish()` merges the parts into DATASET_DIR and reloads it."""
+
+    def __init__(self, contract: str, dataset_dir: str, vcodec: str | None = None):
+        self.contract, self.out = contract, Path(dataset_dir).resolve()
+        self.parts_dir = self.out.with_name(f".{self.out.name}.parts")
+        self.vcodec = vcodec
         self.jobs: queue.Queue = queue.Queue()
+        self.parts: list[tuple[str, Path]] = []
         self.failures: list[str] = []
+        # one long-lived worker process: LeRobot is imported once, and the recorder keeps its own core
+        self.pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        self.pool.submit(_warm_up)
         self.thread = threading.Thread(target=self._run, name="convert", daemon=True)
         self.thread.start()
 
     def submit(self, result) -> None:
-        self.jobs.put(str(result.path))
+        self.jobs.put(Path(result.path))
 
     def _run(self) -> None:
         while True:
             bag = self.jobs.get()
             if bag is None:
                 return
-            cmd = [sys.executable, "-m", "lerobot_ros.cli.main", "convert", bag, "--contract", self.contract,
-                   "--out", self.dataset_dir]
-            proc = subprocess.run(cmd, capture_output=True, text=True)
-            if proc.returncode != 0:
-                tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-                self.failures.append(f"{bag}: {tail[0]}")
-                print(f"conversion of {bag} failed: {tail[0]}", file=sys.stderr, flush=True)
+            part = self.parts_dir / bag.name
+            cmd = [sys.executable, "-m", "lerobot_ros.cli.main", "convert", str(bag), "--contract", self.contract,
+                   "--out", str(part), "--repo-id", f"local/{bag.name}", "--no-progress"]
+            if self.vcodec:
+                cmd += ["--vcodec", self.vcodec]
+            try:
+                returncode, output = self.pool.submit(_convert_in_worker, cmd[3:]).result()
+            except Exception as exc:  # the worker died
+                returncode, output = 1, f"{type(exc).__name__}: {exc}"
+            if returncode != 0 or not part.is_dir():
+                lines = output.strip().splitlines() or ["no output"]
+                self.failures.append(f"{bag.name}: {lines[-1]}")
+                print(f"conversion of {bag.name} failed: {lines[-1]}", file=sys.stderr, flush=True)
             else:
-                print(f"converted {bag} into {self.dataset_dir}", file=sys.stderr, flush=True)
+                self.parts.append((f"local/{bag.name}", part))
+                print(f"converted {bag.name} in the background ({len(self.parts)} so far)", file=sys.stderr, flush=True)
 
-    def finish(self) -> None:
+    def finish(self) -> int:
+        """Wait for the queue, merge the parts into the dataset, reload it; 0 when every episode made it."""
         self.jobs.put(None)
         self.thread.join()
+        try:
+            if not self.parts:
+                print("no episode converted; no dataset written", file=sys.stderr)
+                return 1
+            parts = [(r, str(p)) for r, p in self.parts]
+            try:
+                episodes, frames = self.pool.submit(_merge_in_worker, parts, f"local/{self.out.name}", str(self.out)).result()
+            except Exception as exc:
+                print(f"error: merging the converted episodes failed: {exc}; the parts are in {self.parts_dir}",
+                      file=sys.stderr)
+                return 1
+            shutil.rmtree(self.parts_dir, ignore_errors=True)
+            print(f"dataset: {self.out} ({episodes} episodes, {frames} frames)", file=sys.stderr)
+            return 1 if self.failures else 0
+        finally:
+            self.pool.shutdown(wait=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,15 +163,14 @@ def run(args: argparse.Namespace) -> int:
     if args.convert_to and not args.contract:
         print("error: --convert-to needs --contract (the converter maps topics to features with it)", file=sys.stderr)
         return 2
-    from lerobot_ros.cli.main import VERBS
-
-    if args.convert_to and "convert" not in VERBS:
-        print("error: --convert-to needs the `lerobot-ros convert` verb, which this install lacks", file=sys.stderr)
+    if args.convert_to and Path(args.convert_to).exists():
+        print(f"error: {args.convert_to} exists already; choose a new --convert-to (datasets are never appended to)",
+              file=sys.stderr)
         return 2
     from lerobot_ros.nodes.episode_recorder_node import EpisodeRecorder
     from lerobot_ros.ros.entry import run_node
 
-    converter = BackgroundConverter(args.contract, args.convert_to) if args.convert_to else None
+    converter = BackgroundConverter(args.contract, args.convert_to, args.vcodec) if args.convert_to else None
     keyboard = None
     if args.keyboard:
         keyboard = subprocess.Popen([sys.executable, "-m", "lerobot_ros.nodes.episode_keyboard_node"],
@@ -119,7 +188,5 @@ def run(args: argparse.Namespace) -> int:
             keyboard.terminate()
             keyboard.wait(timeout=10)
         if converter is not None:
-            converter.finish()
-            if converter.failures:
-                code = code or 1
+            code = converter.finish() or code
     return code
