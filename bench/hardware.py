@@ -4,7 +4,8 @@
    `robot.get_observation()` + `robot.send_action()` loop on the same bus in the same run
    (goal: >= 0.9 of it). Both are counted on the bus itself: instruction packets served / 2 per loop
    (one sync read + one sync write), so neither side can over-report.
-2. camera_node (its executable, in its own process) reading a 640x480 video file at 30 fps: publish
+2. camera_node (its executable, in its own process) reading a 640x480 video file at 30 fps, with
+   subscribers on image_raw and image_raw/compressed (so it decodes, converts and jpeg-encodes): publish
    rate, dropped frames (gaps in the capture stamps) and capture -> subscriber latency measured in
    this process (goals: 30 fps sustained, no dropped frames, p99 latency <= 10 ms).
 Usage: python bench/hardware.py [--seconds 10] [--full]   (--full: 60 s of camera, as the issue names)
@@ -27,7 +28,7 @@ os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 import cv2  # noqa: E402
 import numpy as np  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
-from sensor_msgs.msg import Image  # noqa: E402
+from sensor_msgs.msg import CompressedImage, Image  # noqa: E402
 
 from lerobot_ros.codecs import time_to_ns  # noqa: E402
 from lerobot_ros.hardware.devices import make_follower  # noqa: E402
@@ -115,6 +116,8 @@ def camera_run(seconds: float, workdir: Path) -> dict:
                 latencies.append((now - stamp) / 1e6)
 
             probe.create_subscription(Image, "/bench_cam/image_raw", on_image, SENSOR_QOS)
+            # A recorder would take the jpeg stream too: subscribe so the node pays for the encoding.
+            probe.create_subscription(CompressedImage, "/bench_cam/image_raw/compressed", lambda m: None, SENSOR_QOS)
             deadline = time.monotonic() + 60
             while not stamps:
                 if time.monotonic() > deadline or proc.poll() is not None:

@@ -4,7 +4,8 @@ Publishes `<camera_name>/image_raw` (sensor_msgs/Image, rgb8), `<camera_name>/im
 (jpeg, image_transport's format string; optional) and `<camera_name>/camera_info` (pinhole guess from
 `hfov_deg`, zero distortion), all with the capture time as stamp and `frame_id`, at `fps`.
 No frame: counted in /diagnostics and the log; after `max_missed` in a row the source is reopened
-with backoff.
+with backoff. Image topics are lazy, as image_transport's are: a frame is converted and compressed
+only for topics that have subscribers (camera_info is always published).
 
 Parameters: source, camera_name, fps, width, height (0 = source's own), frame_id, publish_compressed,
 jpeg_quality, qos (sensor | reliable), loop (video files), hfov_deg, max_missed.
@@ -112,8 +113,10 @@ class CameraNode(Node):
         frame, stamp = item
         self.health.ok()
         self.health.tick()
-        self.image_pub.publish(numpy_to_image(frame, "rgb8", stamp_ns=stamp, frame_id=self.frame_id))
-        if self.compressed_pub is not None:
+        # Like image_transport, encode only what someone subscribes to (jpeg costs more than the capture).
+        if self.image_pub.get_subscription_count() > 0:
+            self.image_pub.publish(numpy_to_image(frame, "rgb8", stamp_ns=stamp, frame_id=self.frame_id))
+        if self.compressed_pub is not None and self.compressed_pub.get_subscription_count() > 0:
             self.compressed_pub.publish(
                 numpy_to_compressed(frame, "rgb8", "jpeg", self.quality, stamp_ns=stamp, frame_id=self.frame_id)
             )
