@@ -357,3 +357,32 @@ def test_live_qa_flags_slow_stalled_and_silent_streams():
     assert report["streams"]["/fast"]["samples"] == 200 and report["streams"]["/fast"]["rate_hz"] == pytest.approx(100.0)
     assert report["stalls"]["/fast"] == 1 and report["streams"]["/silent"]["missing_frames"] == 91
     assert any("/silent: 91 frame(s) had no value at all" in w for w in report["warnings"])
+
+
+# ---- copy-saving MCAP storage ----------------------------------------------------------------------------
+@pytest.mark.parametrize("compression", [False, True])
+def test_fast_mcap_storage_writes_the_same_bytes_as_rosbags(tmp_path, compression):
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.rosbag2.enums import CompressionFormat, CompressionMode
+
+    from lerobot_ros.record.mcap_fast import FastMcapWriter
+
+    rng = np.random.default_rng(0)
+    payloads = [bytes(rng.integers(0, 255, n, dtype=np.uint8)) for n in (200, 921_700, 50, 300_000)]
+
+    def write(root: Path, fast: bool) -> bytes:
+        w = Writer(root / "ep", version=9, storage_plugin=StoragePlugin.MCAP)
+        if fast:
+            w.STORAGE_PLUGINS = {**Writer.STORAGE_PLUGINS, StoragePlugin.MCAP: FastMcapWriter}
+        if compression:
+            w.set_compression(CompressionMode.STORAGE, CompressionFormat.ZSTD)
+        w.open()
+        a = w.add_connection("/cam", IMG, typestore=TS)
+        b = w.add_connection("/js", JS, typestore=TS)
+        for i in range(40):  # several chunks, both channels in most of them
+            w.write(a if i % 2 else b, 1000 + 7 * i, payloads[i % 4])
+        w.close()
+        return (root / "ep" / "ep.mcap").read_bytes()
+
+    reference = write(tmp_path / "rosbags", fast=False)
+    assert write(tmp_path / "fast", fast=True) == reference

@@ -1,7 +1,8 @@
 """One rosbag2 (MCAP, format version 9) per episode, written on its own thread so DDS callbacks never block.
 
 Callers hand over serialized CDR bytes exactly as received (`write(topic, stamp_ns, data)` only appends to
-a queue). The writer thread uses the `rosbags` Writer and adds what a recorder needs on top of it:
+a queue). The writer thread uses the `rosbags` Writer (with a copy-saving MCAP storage, see mcap_fast) and adds what
+a recorder needs on top of it:
 
 - time-bounded chunks: a chunk is closed and flushed to the OS at least every `flush_interval_s`, so a
   SIGKILL loses at most that much (rosbags alone closes a chunk only every 1 MiB, which is minutes of
@@ -32,6 +33,7 @@ from rosbags.interfaces import Qos
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.rosbag2.enums import CompressionFormat, CompressionMode
 
+from .mcap_fast import FastMcapWriter
 from .msgdefs import MessageDefinitions
 
 UNFINISHED = "recording"  #: custom_data outcome of a bag whose recorder never closed it
@@ -106,6 +108,7 @@ class EpisodeBagWriter:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._check_free_space(raise_error=True)
         writer = Writer(self.path, version=9, storage_plugin=StoragePlugin.MCAP)
+        writer.STORAGE_PLUGINS = {**Writer.STORAGE_PLUGINS, StoragePlugin.MCAP: FastMcapWriter}
         if self.compression:
             writer.set_compression(CompressionMode.STORAGE, CompressionFormat.ZSTD)
         try:
