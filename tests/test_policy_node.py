@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Image, JointState
@@ -272,7 +273,7 @@ def test_warmup_staleness_stop_and_errors(ros, tmp_path, policies):
     path, prefix = write_contract(tmp_path)
     joints, images = observations(4, seed=1)
     h = Harness(ros, path, prefix, policies["act"], max_age_ms=150.0, on_stale="nothing",
-                max_delta=[1.0])
+                max_delta=[1.0], diagnostics_period_s=0.2)
     # warm-up: only the joint state has arrived
     h.publish(T0, joints[0], None)
     info = h.tick(T0)
@@ -309,8 +310,20 @@ def test_warmup_staleness_stop_and_errors(ros, tmp_path, policies):
     h.publish(T0 + 7 * PERIOD, joints[2], images[2])
     info = h.tick(T0 + 7 * PERIOD)
     assert info["status"] == "error" and "injected failure" in info["reason"]
-    assert h.node.diagnostic_values()["policy_errors"] == "1"
+    diag = h.node.diagnostic_values()
+    assert diag["policy_errors"] == "1" and "injected failure" in diag["last_error"]
+    for key in ("rate_hz", "inference_ms_p50", "inference_ms_p99", "latency_ms_p50", "queue_depth", "dropped_ticks",
+                "staleness_ms.observation.state", "staleness_ms.observation.images.front"):
+        assert key in diag
+    assert int(diag["dropped_ticks"]) == 3  # warm-up, stale, error
+    assert float(diag["inference_ms_p50"]) > 0
     runner.select_action = original
     h.publish(T0 + 8 * PERIOD, joints[3], images[3])
     assert h.tick(T0 + 8 * PERIOD)["status"] == "ok"
     assert h.call("reset").success
+    # /diagnostics is published on the steady clock, even while simulated time stands still
+    diags = MessageCollector(h.probe, DiagnosticArray, "/diagnostics", RELIABLE_QOS)
+    mine = lambda: [s for m in diags.messages for s in m.status if s.hardware_id == h.node.get_fully_qualified_name()]  # noqa: E731
+    wait_until(lambda: mine(), 10, what="/diagnostics from policy_node")
+    keys = {kv.key for kv in mine()[-1].values}
+    assert {"rate_hz", "queue_dry_ticks", "staleness_ms.observation.images.front"} <= keys

@@ -22,6 +22,12 @@ Parameters
 Topics out: action topic, ~/predicted_chunk (JointTrajectory, for rviz), ~/latency_ms (observation stamp ->
 action publish), ~/tick_info (JSON per tick: status, dry, depth, reason), /diagnostics.
 Services: ~/start, ~/stop, ~/reset (std_srvs/Trigger).
+
+Any policy type LeRobot registers loads the same way (tested: ACT, Diffusion). VLAs (SmolVLA, pi0, pi05 ...)
+need their extra installed (`lerobot[smolvla]`, `lerobot[pi]`), a GPU in practice (device:=cuda) and a task
+string: `-p task:="pick up the cube"` or a std_msgs/String on the contract's task topic; their language
+tokenizer runs in the pre-processor they were saved with. Async inference suits them (slow, long chunks);
+it needs n_obs_steps == 1, as LeRobot's policy server does (Diffusion with n_obs_steps=2 runs in sync mode).
 """
 
 from __future__ import annotations
@@ -29,9 +35,11 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
@@ -146,7 +154,7 @@ class PolicyNode(Node):
         self.latency_ms = RollingStats()
         self.tick_period_ms = RollingStats()
         self._tick_lock = threading.Lock()
-        self._last_wall = None
+        self._rate_mark: tuple[float, int] | None = None  # (monotonic s, ticks) at the last diagnostics
         self._make_interfaces(p)
         self.get_logger().info(
             f"{loaded.type} policy from {loaded.path} on {loaded.device}; {len(self.streams)} observation stream(s); "
@@ -214,7 +222,8 @@ class PolicyNode(Node):
         self.timer = None
         if self.tick_on == "timer":
             self.timer = self.create_timer(1.0 / self.contract.fps, self.on_timer)
-        self.diag_timer = self.create_timer(p["diagnostics_period_s"], self.publish_diagnostics)
+        # diagnostics on the steady clock: a paused simulation still reports why nothing moves
+        self.diag_timer = self.create_timer(p["diagnostics_period_s"], self.publish_diagnostics, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
     # ---- inputs ---------------------------------------------------------------------------------
     def on_observation(self, name: str, msg) -> None:
@@ -240,6 +249,7 @@ class PolicyNode(Node):
 
     # ---- the tick -------------------------------------------------------------------------------
     def run_tick(self, t_ns: int) -> None:
+        start = time.perf_counter()
         with self._tick_lock:
             if self.last_tick_ns is not None and t_ns <= self.last_tick_ns:
                 return  # the clock did not advance (paused simulation): nothing new to do
@@ -250,10 +260,10 @@ class PolicyNode(Node):
                 frame = self.resampler.frame_at(t_ns)
                 ages = {n: (None if frame.values.get(n) is None else frame.staleness_ns[n]) for n in self.streams}
                 result = self.controller.step(self.tick_index, frame.values, ages, self.task, frame.reasons)
-            self._publish(t_ns, result, frame_ages=None if not self.running else ages)
+            self._publish(t_ns, result, None if not self.running else ages, start)
             self.tick_index += 1
 
-    def _publish(self, t_ns: int, result, frame_ages) -> None:
+    def _publish(self, t_ns: int, result, frame_ages, start: float) -> None:
         fps = self.contract.fps
         published = False
         if result.action is not None and self.mode != "trajectory":
@@ -280,7 +290,9 @@ class PolicyNode(Node):
                 self.latency_ms.add(latency)
                 self.latency_pub.publish(Float64(data=latency))
         info = {"tick": self.tick_index, "t_ns": t_ns, "status": result.status, "dry": result.dry, "depth": result.depth,
-                "reason": result.reason, "published": published}
+                "reason": result.reason, "published": published,
+                "inference_ms": None if result.inference_ms is None else round(result.inference_ms, 3),
+                "tick_ms": round((time.perf_counter() - start) * 1e3, 3)}
         self.tick_pub.publish(String(data=json.dumps(info)))
 
     # ---- services -------------------------------------------------------------------------------
@@ -306,8 +318,16 @@ class PolicyNode(Node):
         c = self.controller
         inf = c.inference_stats.summary()
         lat = self.latency_ms.summary()
+        now_wall = time.monotonic()
+        ticks = c.counts["ticks"]
+        rate = None
+        if self._rate_mark is not None and now_wall > self._rate_mark[0]:
+            rate = (ticks - self._rate_mark[1]) / (now_wall - self._rate_mark[0])
+        self._rate_mark = (now_wall, ticks)
         values = {
             "running": str(self.running),
+            "rate_hz": _fmt(rate),
+            "target_rate_hz": str(self.contract.fps) if self.tick_on == "timer" else f"on {self.tick_on}",
             "mode": f"{self.mode} ({'async' if c.is_async else 'sync'})",
             "ticks": str(c.counts["ticks"]),
             "published": str(c.counts["ok"] + c.counts["held"]),

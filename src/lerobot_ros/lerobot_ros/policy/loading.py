@@ -95,11 +95,12 @@ def load_policy(path: str, device: str = "auto") -> LoadedPolicy:
     policy.to(device)
     policy.eval()
     try:
-        pre, post = make_pre_post_processors(
-            config,
-            pretrained_path=path,
-            preprocessor_overrides={"device_processor": {"device": device}},
-        )
+        try:  # run the pre-processor on the chosen device (as lerobot-record's policy.device override does)
+            pre, post = make_pre_post_processors(
+                config, pretrained_path=path, preprocessor_overrides={"device_processor": {"device": device}}
+            )
+        except KeyError:  # a pipeline without a device step: nothing to override
+            pre, post = make_pre_post_processors(config, pretrained_path=path)
     except Exception as exc:  # noqa: BLE001
         raise PolicyLoadError(f"cannot load the pre/post processors at {path!r}: {type(exc).__name__}: {exc}") from None
     return LoadedPolicy(policy=policy, preprocessor=pre, postprocessor=post, config=config, device=device, path=path)

@@ -62,11 +62,15 @@ class PolicyRunner:
             self.last_chunk = None
 
     def _observation(self, frame: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """The policy's inputs from a frame (extra frame entries are ignored), as fresh arrays."""
+        """The policy's inputs from a frame (extra entries ignored). Arrays that torch would share memory with
+        (anything but uint8 images, which become new float tensors) are copied, so the frame stays intact."""
         missing = [k for k in self.input_names if k not in frame]
         if missing:
             raise KeyError(f"frame lacks {missing}")
-        return {k: np.array(frame[k], copy=True) for k in self.input_names}
+        return {
+            k: frame[k] if getattr(frame[k], "dtype", None) == np.uint8 else np.array(frame[k], copy=True)
+            for k in self.input_names
+        }
 
     def _context(self):
         import torch

@@ -1,0 +1,309 @@
+"""Benchmark: observation -> action latency through policy_node vs the same policy called directly.
+
+Set-up: a small random ACT (2 cameras 480x640 rgb8 + 6-D joint state), saved and loaded like a trained one.
+1. Sync: `policy_node` runs in its own process and ticks when the joint state arrives (tick_on); this
+   process publishes both images and the joint state, then waits for the action (lockstep). ROS latency =
+   joint-state publish -> action received here. Direct = lerobot-record's predict_action on the same frames,
+   same policy, in this process, same run. Reported: ROS - direct at p50/p99 of each distribution, and per
+   tick ROS latency - the node's own predict time for that same tick (the goal's figure: it removes the
+   policy's run-to-run variation, which on a shared CPU is larger than the overhead being measured).
+   Goal: overhead <= 2 ms p50, <= 5 ms p99.
+2. Async: the node ticks on its timer at the contract's fps while observations stream in; inference is
+   slower than one tick. Reported: the slowest tick callback vs the period, missed and dry ticks.
+
+Last line: one JSON object (figure = per-tick p50 overhead in ms; goal 2 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+os.environ.setdefault("ROS_DOMAIN_ID", str(150 + os.getpid() % 80))
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+import numpy as np  # noqa: E402
+
+H, W = 480, 640
+JOINTS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
+
+CONTRACT = """
+version: 1
+robot_type: so101_follower
+fps: {fps}
+features:
+  action:
+    topic: /bench/follower/commands
+    type: std_msgs/msg/Float64MultiArray
+    qos: reliable
+    names: [shoulder_pan.pos, shoulder_lift.pos, elbow_flex.pos, wrist_flex.pos, wrist_roll.pos, gripper.pos]
+    transforms: [rad2deg]
+    timeline: receive
+  observation.state:
+    topic: /bench/follower/joint_states
+    type: sensor_msgs/msg/JointState
+    qos: reliable
+    joints: [shoulder_pan, shoulder_lift, elbow_flex, wrist_flex, wrist_roll, gripper]
+    transforms: [rad2deg]
+    timeline: header
+    alignment: {{policy: hold}}
+  observation.images.front:
+    topic: /bench/front/image_raw
+    type: sensor_msgs/msg/Image
+    qos: reliable
+    shape: [{h}, {w}, 3]
+    timeline: header
+    alignment: {{policy: hold}}
+  observation.images.wrist:
+    topic: /bench/wrist/image_raw
+    type: sensor_msgs/msg/Image
+    qos: reliable
+    shape: [{h}, {w}, 3]
+    timeline: header
+    alignment: {{policy: hold}}
+"""
+
+
+def pct(values, q):
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q))
+
+
+def camera_like(rng, n):
+    """Smooth gradients with a little noise (camera-like content), uint8 HWC."""
+    base = np.linspace(0, 200, W, dtype=np.float32)[None, :, None] + np.linspace(0, 50, H, dtype=np.float32)[:, None, None]
+    return [np.clip(base + rng.normal(0, 8, (H, W, 3)), 0, 255).astype(np.uint8) for _ in range(n)]
+
+
+def start_node(policy_dir, contract, extra, env):
+    exe = Path(sys.executable).parent / "policy_node"
+    cmd = [str(exe), "--ros-args", "-p", f"pretrained_path:={policy_dir}", "-p", f"contract:={contract}",
+           "-p", "device:=cpu", "-p", "seed:=0"]
+    for k, v in extra.items():
+        cmd += ["-p", f"{k}:={v}"]
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def stop_node(proc):
+    proc.terminate()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def direct_latencies(policy_dir, frames):
+    import torch
+    from lerobot.common.control_utils import predict_action
+
+    from lerobot_ros.policy import load_policy
+
+    lp = load_policy(str(policy_dir), "cpu")
+    lp.policy.reset()
+    torch.manual_seed(0)
+    out = []
+    for f in frames:
+        t = time.perf_counter()
+        predict_action(dict(f), lp.policy, torch.device("cpu"), lp.preprocessor, lp.postprocessor, False, "", "so101_follower")
+        out.append((time.perf_counter() - t) * 1e3)
+    return out
+
+
+def run_sync(ros, policy_dir, contract, ticks, joints, images, env):
+    from sensor_msgs.msg import Image, JointState
+    from std_msgs.msg import Float64MultiArray, String
+
+    from lerobot_ros.codecs import numpy_to_image, numpy_to_joint_state
+    from lerobot_ros.ros.qos import RELIABLE_QOS
+    from lerobot_ros.ros.runtime import wait_until
+
+    node = ros.create_node("bench_sync_probe")
+    pubs = {
+        "state": node.create_publisher(JointState, "/bench/follower/joint_states", RELIABLE_QOS),
+        "front": node.create_publisher(Image, "/bench/front/image_raw", RELIABLE_QOS),
+        "wrist": node.create_publisher(Image, "/bench/wrist/image_raw", RELIABLE_QOS),
+    }
+    ticked = threading.Event()
+    received = []
+    infos = []
+    node.create_subscription(Float64MultiArray, "/bench/follower/commands", lambda m: received.append(time.perf_counter()), RELIABLE_QOS)
+    node.create_subscription(String, "/policy_node/tick_info", lambda m: (infos.append(json.loads(m.data)), ticked.set()), RELIABLE_QOS)
+    proc = start_node(policy_dir, contract, {"tick_on": "observation.state", "max_age_ms": 0.0}, env)
+    try:
+        wait_until(lambda: all(p.get_subscription_count() for p in pubs.values()), 90, what="policy_node subscriptions")
+        latencies = []
+        warmup = 5
+        for k in range(ticks + warmup):
+            i = k % len(joints)
+            stamp = time.time_ns()
+            front = numpy_to_image(images[i], "rgb8", stamp)
+            wrist = numpy_to_image(images[(i + 1) % len(images)], "rgb8", stamp)
+            js = numpy_to_joint_state(JOINTS, position=joints[i], stamp_ns=stamp)
+            pubs["front"].publish(front)
+            pubs["wrist"].publish(wrist)
+            time.sleep(0.005)  # images first (as cameras would have delivered them), then the tick's joint state
+            ticked.clear()
+            n_actions = len(received)
+            t0 = time.perf_counter()
+            pubs["state"].publish(js)
+            if not ticked.wait(60):
+                raise RuntimeError(f"policy_node did not tick ({proc.poll()=}); stderr: {proc.stderr.read() if proc.poll() is not None else ''}")
+            wait_until(lambda: len(received) > n_actions or not infos[-1]["published"], 5, what="action")
+            if k >= warmup:
+                if not infos[-1]["published"]:
+                    raise RuntimeError(f"tick {k} published nothing: {infos[-1]}")
+                latencies.append(((received[-1] - t0) * 1e3, infos[-1]["inference_ms"]))
+        return latencies
+    finally:
+        stop_node(proc)
+        node.destroy_node()
+
+
+def run_async(ros, policy_dir, contract, seconds, fps, joints, images, env):
+    from sensor_msgs.msg import Image, JointState
+    from std_msgs.msg import String
+
+    from lerobot_ros.codecs import numpy_to_image, numpy_to_joint_state
+    from lerobot_ros.ros.qos import RELIABLE_QOS
+    from lerobot_ros.ros.runtime import wait_until
+
+    node = ros.create_node("bench_async_probe")
+    pubs = {
+        "state": node.create_publisher(JointState, "/bench/follower/joint_states", RELIABLE_QOS),
+        "front": node.create_publisher(Image, "/bench/front/image_raw", RELIABLE_QOS),
+        "wrist": node.create_publisher(Image, "/bench/wrist/image_raw", RELIABLE_QOS),
+    }
+    infos = []
+    node.create_subscription(String, "/policy_node/tick_info", lambda m: infos.append((time.perf_counter(), json.loads(m.data))), RELIABLE_QOS)
+    proc = start_node(policy_dir, contract, {"async_inference": True, "chunk_threshold": 0.5, "max_age_ms": 1000.0}, env)
+    try:
+        wait_until(lambda: all(p.get_subscription_count() for p in pubs.values()), 90, what="policy_node subscriptions")
+        period = 1.0 / fps
+        start = time.perf_counter()
+        k = 0
+        first_ok = None
+        while True:
+            now = time.perf_counter()
+            if first_ok is None and any(i["status"] == "ok" for _, i in infos):
+                first_ok = now
+                infos.clear()  # measure from the first executed chunk on
+            if first_ok is not None and now - first_ok >= seconds:
+                break
+            if now - start > seconds + 120:
+                raise RuntimeError("async: no chunk within 120 s")
+            stamp = time.time_ns()
+            i = k % len(joints)
+            pubs["front"].publish(numpy_to_image(images[i], "rgb8", stamp))
+            pubs["wrist"].publish(numpy_to_image(images[(i + 1) % len(images)], "rgb8", stamp))
+            pubs["state"].publish(numpy_to_joint_state(JOINTS, position=joints[i], stamp_ns=stamp))
+            k += 1
+            time.sleep(max(0.0, start + k * period - time.perf_counter()))
+        time.sleep(0.5)
+    finally:
+        stop_node(proc)
+        node.destroy_node()
+    return infos
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ticks", type=int, default=100, help="measured sync ticks (default 100)")
+    ap.add_argument("--async-seconds", type=float, default=10.0, help="duration of the async run")
+    ap.add_argument("--fps", type=int, default=30)
+    ap.add_argument("--chunk", type=int, default=20, help="ACT chunk_size = n_action_steps (sync part)")
+    ap.add_argument("--async-chunk", type=int, default=100, help="ACT chunk_size for the async part (covers its latency)")
+    args = ap.parse_args()
+
+    from fixtures_policy import make_policy_folder
+    from lerobot_ros.ros.runtime import RosRuntime
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench_policy_"))
+    policy_dir = make_policy_folder(tmp / "act", "act", cameras={"front": (H, W), "wrist": (H, W)},
+                                    chunk_size=args.chunk, n_action_steps=args.chunk)
+    async_dir = make_policy_folder(tmp / "act_async", "act", cameras={"front": (H, W), "wrist": (H, W)},
+                                   chunk_size=args.async_chunk, n_action_steps=args.async_chunk)
+    contract = tmp / "bench.yaml"
+    contract.write_text(CONTRACT.format(fps=args.fps, h=H, w=W))
+    rng = np.random.default_rng(0)
+    images = camera_like(rng, 16)
+    joints = np.cumsum(rng.normal(scale=0.02, size=(16, 6)), axis=0)
+    env = dict(os.environ)
+
+    with RosRuntime() as ros:
+        pairs = run_sync(ros, policy_dir, contract, args.ticks, joints, images, env)
+        ros_ms = [a for a, _ in pairs]
+        paired_ms = [a - b for a, b in pairs]
+        frames = [
+            {"observation.state": np.rad2deg(joints[k % len(joints)]).astype(np.float32),
+             "observation.images.front": images[k % len(joints) % len(images)],
+             "observation.images.wrist": images[(k % len(joints) + 1) % len(images)]}
+            for k in range(5, 5 + args.ticks)
+        ]
+        direct_ms = direct_latencies(policy_dir, frames)
+        infos = run_async(ros, async_dir, contract, args.async_seconds, args.fps, joints, images, env)
+
+    over50 = pct(ros_ms, 50) - pct(direct_ms, 50)
+    over99 = pct(ros_ms, 99) - pct(direct_ms, 99)
+    ticks = [i for _, i in infos]
+    live = [i for i in ticks if i["status"] != "stopped"]
+    tick_ms = [i["tick_ms"] for i in live]
+    period_ms = 1e3 / args.fps
+    stamps = np.array([i["t_ns"] for i in live], dtype=np.int64)
+    gaps_ms = np.diff(stamps) / 1e6 if stamps.size > 1 else np.zeros(0)
+    missed = int(np.sum(np.maximum(0, np.round(gaps_ms / period_ms) - 1))) if gaps_ms.size else 0
+    dry = sum(1 for i in live if i["dry"])
+    ok = sum(1 for i in live if i["status"] == "ok")
+    # inference latency of the async run: time between a submitting tick and the first tick with a new plan is
+    # not observable here; use the sync run's inference ticks (p99 of direct) as the inference time
+    inference_ms = pct(direct_ms, 100 * (1 - 1 / args.chunk)) if direct_ms else 0.0
+
+    print(f"\npolicy_node benchmark: small ACT, 2 cameras {W}x{H} rgb8 + 6-D state, chunk {args.chunk}, CPU")
+    print(f"{'':28}{'p50 ms':>10}{'p99 ms':>10}")
+    print(f"{'through ROS (node process)':28}{pct(ros_ms, 50):10.2f}{pct(ros_ms, 99):10.2f}")
+    print(f"{'direct predict_action':28}{pct(direct_ms, 50):10.2f}{pct(direct_ms, 99):10.2f}")
+    print(f"{'ROS - direct (percentiles)':28}{over50:10.2f}{over99:10.2f}   goal <= 2 / <= 5")
+    print(f"{'per tick: ROS - node compute':28}{pct(paired_ms, 50):10.2f}{pct(paired_ms, 99):10.2f}   (same tick, inference measured in the node)")
+    print(f"(the per-tick figure is the goal's: the inference time of the very tick is subtracted, so the policy's "
+          f"own run-to-run variation does not count as ROS overhead)")
+    print(f"\nasync (chunk {args.async_chunk}) at {args.fps} Hz (period {period_ms:.1f} ms) for {args.async_seconds:.0f} s: {len(live)} ticks, {ok} acted, "
+          f"{dry} dry, {missed} missed; tick callback p50 {pct(tick_ms, 50) if tick_ms else 0:.2f} ms, "
+          f"max {max(tick_ms) if tick_ms else 0:.2f} ms; inference (chunk ticks) ~{inference_ms:.0f} ms")
+    async_ok = bool(tick_ms) and max(tick_ms) < period_ms and missed == 0
+    result = {
+        "bench": "policy_node",
+        "figure": round(pct(paired_ms, 50), 3),
+        "goal": 2.0,
+        "goal_op": "<=",
+        "meets_goal": bool(pct(paired_ms, 50) <= 2.0 and pct(paired_ms, 99) <= 5.0 and async_ok),
+        "overhead_p50_ms": round(over50, 3),
+        "paired_overhead_p50_ms": round(pct(paired_ms, 50), 3),
+        "paired_overhead_p99_ms": round(pct(paired_ms, 99), 3),
+        "overhead_p99_ms": round(over99, 3),
+        "goal_p99_ms": 5.0,
+        "ros_p50_ms": round(pct(ros_ms, 50), 3),
+        "ros_p99_ms": round(pct(ros_ms, 99), 3),
+        "direct_p50_ms": round(pct(direct_ms, 50), 3),
+        "direct_p99_ms": round(pct(direct_ms, 99), 3),
+        "async_ticks": len(live),
+        "async_missed_ticks": missed,
+        "async_dry_ticks": dry,
+        "async_tick_max_ms": round(max(tick_ms), 3) if tick_ms else None,
+        "async_period_ms": round(period_ms, 3),
+        "inference_ms": round(inference_ms, 1),
+        "async_meets_goal": async_ok,
+    }
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
