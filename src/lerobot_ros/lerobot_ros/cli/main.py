@@ -16,6 +16,7 @@ VERBS = {
     "virtual-arm": ("lerobot_ros.cli.virtual_arm", "emulated leader/follower arms (Feetech/Dynamixel) on ptys, calibrated"),
     "convert": ("lerobot_ros.cli.convert", "convert rosbag2 recordings into a LeRobotDataset v3 per a topic contract"),
     "export": ("lerobot_ros.cli.export", "export a LeRobotDataset to a rosbag2 (MCAP) on a contract's topics"),
+    "eval": ("lerobot_ros.cli.eval", "evaluate a policy or scripted expert through sim bridges, scored like lerobot-eval"),
 }
 
 

@@ -1,0 +1,234 @@
+"""One bridge namespace seen from the evaluator: reset with a seed, follow `episode_status` to the end.
+
+The bridge steps once per action (lockstep), so an episode runs on its own once reset; the evaluator
+only watches. Per-step rewards come from each `EpisodeStatus` (one per step, reliable, deep queue).
+At the end it waits until the policy source has answered the final observation (its action is then
+rejected by the bridge as "episode done") so that no stale action can reach the next episode.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Callable
+
+import numpy as np
+from lerobot_ros_msgs.msg import EpisodeStatus
+from lerobot_ros_msgs.srv import ResetEpisode
+from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import Image
+from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
+
+from lerobot_ros.codecs import image_to_rgb
+from lerobot_ros.eval.results import EpisodeResult
+
+DEEP_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
+
+
+class EvalError(RuntimeError):
+    """An evaluation could not go on; the message says why and what to look at."""
+
+
+class BridgeWorker:
+    """Evaluator-side handle of one bridge (and its policy source) in namespace `ns`."""
+
+    def __init__(
+        self,
+        node,
+        ns: str,
+        camera: str | None = None,
+        policy_reset: str | None = None,
+        check_alive: Callable[[], str | None] = lambda: None,
+        stall_timeout_s: float = 60.0,
+        kick_after_s: float = 15.0,
+        answers_final: bool | None = None,
+    ):
+        self.node = node
+        self.ns = "/" + ns.strip("/")
+        self.camera = camera
+        self.check_alive = check_alive
+        self.stall_timeout_s = stall_timeout_s
+        self.kick_after_s = kick_after_s
+        #: does the source answer the final observation of an episode? The policy node does (it does not
+        #: read episode_status), the scripted expert does not; None: unknown (attached), wait briefly.
+        self.answers_final = answers_final
+        self._cond = threading.Condition()
+        self._finished = -1  # statuses of episodes up to this index are stale
+        self._statuses: dict[int, dict[int, EpisodeStatus]] = {}
+        self._actions = 0
+        self._frames: list[tuple[int, np.ndarray]] | None = None
+        self.kicks = 0
+        node.create_subscription(EpisodeStatus, f"{self.ns}/episode_status", self._on_status, DEEP_QOS)
+        node.create_subscription(Float64MultiArray, f"{self.ns}/commands", self._on_action, DEEP_QOS)
+        self._image_sub = None
+        self.reset_client = node.create_client(ResetEpisode, f"{self.ns}/reset_episode")
+        self.policy_client = node.create_client(Trigger, policy_reset) if policy_reset else None
+
+    # -- callbacks ---------------------------------------------------------------------------------
+    def _on_status(self, msg: EpisodeStatus) -> None:
+        with self._cond:
+            if msg.episode_index > self._finished:
+                self._statuses.setdefault(int(msg.episode_index), {})[int(msg.step)] = msg
+                self._cond.notify_all()
+
+    def _on_action(self, msg) -> None:
+        with self._cond:
+            self._actions += 1
+            self._cond.notify_all()
+
+    def _on_image(self, msg: Image) -> None:
+        with self._cond:
+            if self._frames is None:
+                return
+        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        frame = image_to_rgb(msg).copy()
+        with self._cond:
+            if self._frames is not None:
+                self._frames.append((stamp, frame))
+                self._cond.notify_all()
+
+    # -- readiness ---------------------------------------------------------------------------------
+    @property
+    def image_topic(self) -> str | None:
+        return f"{self.ns}/{self.camera}/image_raw" if self.camera else None
+
+    def ready(self) -> bool:
+        """Services up and the policy source wired to the bridge (as far as the ROS graph shows)."""
+        if not self.reset_client.service_is_ready():
+            return False
+        if self.policy_client is not None and not self.policy_client.service_is_ready():
+            return False
+        node = self.node
+        if node.count_publishers(f"{self.ns}/commands") < 1 or node.count_subscribers(f"{self.ns}/commands") < 2:
+            return False  # the source's publisher; the bridge and this evaluator subscribe
+        return node.count_subscribers(f"{self.ns}/episode_status") >= 1
+
+    def wait_ready(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while not self.ready():
+            failure = self.check_alive()
+            if failure:
+                raise EvalError(failure)
+            if time.monotonic() > deadline:
+                raise EvalError(
+                    f"{self.ns}: bridge or policy source not ready after {timeout_s:.0f} s "
+                    f"(reset service {'up' if self.reset_client.service_is_ready() else 'missing'}, "
+                    f"{self.node.count_publishers(f'{self.ns}/commands')} action publisher(s) on {self.ns}/commands)"
+                )
+            time.sleep(0.05)
+
+    def enable_video(self, on: bool) -> None:
+        if on and self._image_sub is None and self.image_topic:
+            self._image_sub = self.node.create_subscription(Image, self.image_topic, self._on_image, DEEP_QOS)
+        elif not on and self._image_sub is not None:
+            self.node.destroy_subscription(self._image_sub)
+            self._image_sub = None
+
+    # -- service calls -----------------------------------------------------------------------------
+    def _call(self, client, request, timeout_s: float, what: str):
+        future = client.call_async(request)
+        deadline = time.monotonic() + timeout_s
+        while not future.done():
+            failure = self.check_alive()
+            if failure:
+                raise EvalError(failure)
+            if time.monotonic() > deadline:
+                client.remove_pending_request(future)
+                raise EvalError(f"{self.ns}: no reply from {what} within {timeout_s:.0f} s")
+            time.sleep(0.002)
+        return future.result()
+
+    def _reset(self, seed: int | None) -> int:
+        if self.policy_client is not None:
+            self._call(self.policy_client, Trigger.Request(), 30.0, "the policy node's reset service")
+        request = ResetEpisode.Request(seed=-1 if seed is None else int(seed), options="")
+        with self._cond:
+            self._statuses = {}
+            self._actions = 0
+            if self._frames is not None:
+                self._frames = []
+        # Statuses of the new episode may arrive before the reply that names its index: all statuses
+        # newer than the last finished episode are kept, keyed by episode index.
+        response = self._call(self.reset_client, request, 300.0, "the bridge's reset_episode service (first resets build the simulator)")
+        if not response.success:
+            raise EvalError(f"{self.ns}: {response.message}")
+        return int(response.episode_index)
+
+    # -- one episode -------------------------------------------------------------------------------
+    def run_episode(self, index: int, seed: int | None, record_video: bool) -> tuple[EpisodeResult, list[np.ndarray]]:
+        """Reset with `seed`, wait until done, return the result (and the frames when recording)."""
+        t0 = time.monotonic()
+        with self._cond:
+            self._frames = [] if record_video else None
+        episode = self._reset(seed)
+        notes: list[str] = []
+        kicks = 0
+        last_step, last_change = -1, time.monotonic()
+        with self._cond:
+            while True:
+                current = self._statuses.get(episode, {})
+                done = next((s for s in current.values() if s.done), None)
+                if done is not None:
+                    break
+                step = max(current) if current else -1
+                now = time.monotonic()
+                if step != last_step:
+                    last_step, last_change = step, now
+                stalled = now - last_change
+                if step <= 0 and stalled > self.kick_after_s and kicks < 2:
+                    # nothing moved since the reset: the first observation or action was lost while
+                    # the graph was still connecting. A seeded reset is reproducible, so reset again.
+                    self.kicks += 1
+                    kicks += 1
+                    notes.append(f"restarted after {stalled:.0f} s without a step")
+                    self._cond.release()
+                    try:
+                        episode = self._reset(seed)
+                    finally:
+                        self._cond.acquire()
+                    last_step, last_change = -1, time.monotonic()
+                    continue
+                if stalled > self.stall_timeout_s:
+                    raise EvalError(
+                        f"{self.ns}: episode {episode} stalled at step {step} for {stalled:.0f} s: "
+                        "no action reached the bridge (is the policy source running? see its log)"
+                    )
+                failure = self.check_alive()
+                if failure:
+                    raise EvalError(failure)
+                self._cond.wait(0.2)
+            n = int(done.step)
+            # wait for the source's answer to the final observation, so that it cannot reach the next episode
+            if self.answers_final is None:
+                self._cond.wait_for(lambda: self._actions >= n + 1, timeout=0.3)
+            elif self.answers_final:
+                self._cond.wait_for(lambda: self._actions >= n + 1, timeout=2.0)
+            if self._frames is not None:
+                self._cond.wait_for(lambda: len(self._frames) >= n + 1, timeout=2.0)
+            statuses = dict(self._statuses.get(episode, {}))
+            frames = self._frames or []
+            self._frames = None
+            self._finished = max(self._finished, episode)
+        rewards, successes = [], []
+        for s in range(1, n + 1):
+            msg = statuses.get(s)
+            if msg is None:  # lost (should not happen on a reliable deep queue): rebuild from running sums
+                prev, nxt = statuses.get(s - 1), statuses.get(s + 1)
+                if prev is None or nxt is None:
+                    raise EvalError(f"{self.ns}: episode {episode} lost status messages around step {s}")
+                rewards.append(float(nxt.sum_reward - prev.sum_reward - nxt.reward))
+                successes.append(bool(prev.success))
+                notes.append(f"status of step {s} lost; its reward rebuilt from sum_reward")
+                continue
+            rewards.append(float(msg.reward))
+            successes.append(bool(msg.success))
+        start = statuses.get(0)
+        start_ns = 0 if start is None else start.header.stamp.sec * 1_000_000_000 + start.header.stamp.nanosec
+        images = [f for t, f in sorted(frames, key=lambda x: x[0]) if t >= start_ns]
+        result = EpisodeResult(
+            index=index, seed=seed, rewards=rewards, successes=successes, task=done.task, worker=self.ns,
+            wall_s=time.monotonic() - t0, notes=notes,
+        )
+        return result, images
+
