@@ -132,6 +132,31 @@ def read_events(proc, until: str, timeout: float) -> dict:
     raise TimeoutError(f"no '{until}' event within {timeout:.0f} s")
 
 
+def recorder_counts(diagnostics) -> dict[str, int]:
+    """The latest per-topic counts in the recorder's /diagnostics."""
+    latest: dict[str, int] = {}
+    for array in diagnostics.messages[-20:]:
+        for status in array.status:
+            values = {kv.key: kv.value for kv in status.values}
+            if status.name.startswith("episode_recorder: /") and "count" in values:
+                latest[status.name.split(": ", 1)[1]] = int(values["count"])
+    return latest
+
+
+def wait_for_counts(diagnostics, published: dict[str, int], settle_s: float, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    last, since = None, time.monotonic()
+    while time.monotonic() < deadline:
+        counts = recorder_counts(diagnostics)
+        if all(counts.get(t) == n for t, n in published.items()):
+            return
+        if counts != last:
+            last, since = counts, time.monotonic()
+        elif time.monotonic() - since > settle_s:
+            return
+        time.sleep(0.2)
+
+
 def bag_counts(path: Path) -> dict[str, int]:
     from rosbags.rosbag2 import Reader
 
@@ -206,9 +231,10 @@ def bench_main(argv: list[str]) -> None:
 
     os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 100))
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    from diagnostic_msgs.msg import DiagnosticArray
     from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
 
-    from lerobot_ros.ros.runtime import RosRuntime
+    from lerobot_ros.ros.runtime import MessageCollector, RosRuntime
 
     workdir = Path(tempfile.mkdtemp(prefix="bench_recorder_"))
     ns = "/bench"
@@ -216,7 +242,7 @@ def bench_main(argv: list[str]) -> None:
     recorder = subprocess.Popen(
         [sys.executable, "-m", "lerobot_ros.nodes.episode_recorder_node", "--ros-args", "-r", "__ns:=/bench",
          "-p", "topics:=[" + ",".join(topics) + "]", "-p", f"output_dir:={workdir / 'rec'}",
-         "-p", f"compression:={args.compression}", "-p", "progress_period_s:=5.0"],
+         "-p", f"compression:={args.compression}", "-p", "progress_period_s:=1.0"],
         stderr=subprocess.DEVNULL)
     publisher = subprocess.Popen(
         [sys.executable, __file__, "publish", "--cams", str(args.cams), "--phase-s", str(args.duration),
@@ -224,6 +250,7 @@ def bench_main(argv: list[str]) -> None:
     try:
         with RosRuntime() as ros:
             node = ros.create_node("bench_client")
+            diagnostics = MessageCollector(node, DiagnosticArray, "/diagnostics", 10)
             start = node.create_client(StartEpisode, f"{ns}/start_episode")
             stop = node.create_client(StopEpisode, f"{ns}/stop_episode")
             if not start.wait_for_service(timeout_sec=30):
@@ -236,7 +263,9 @@ def bench_main(argv: list[str]) -> None:
             publisher.stdin.write("go\n")
             publisher.stdin.flush()
             done = read_events(publisher, "done", args.duration + 120)
-            time.sleep(1.0)  # last messages through the recorder's queue
+            # the publisher's messages are acknowledged by DDS; wait until the recorder's callbacks have
+            # counted them all (its /diagnostics), or until its counts stop moving (then they were lost)
+            wait_for_counts(diagnostics, done["counts"], settle_s=5.0, timeout_s=120.0)
             cpu1, wall1 = cpu_seconds(recorder.pid), time.monotonic()
             response = stop.call(StopEpisode.Request(outcome="success"))
             assert response.success, response.message

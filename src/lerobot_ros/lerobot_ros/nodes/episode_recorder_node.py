@@ -23,6 +23,7 @@ import time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
@@ -32,7 +33,7 @@ from lerobot_ros.codecs import ns_to_time
 from lerobot_ros.record.bag_writer import BagWriteError
 from lerobot_ros.record.control import DONE, IDLE, RECORDING, RESETTING, EpisodeControl
 from lerobot_ros.record.session import EpisodeError, EpisodeSession, TopicSpec
-from lerobot_ros.record.streams import RecordingPlan, plan_from_contract, plan_from_topics
+from lerobot_ros.record.streams import RecordingPlan, WantedTopic, plan_from_contract, plan_from_topics
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.qos import RELIABLE_QOS
 
@@ -124,8 +125,11 @@ class EpisodeRecorder(Node):
         self.create_service(StopEpisode, "stop_episode", self.on_stop)
         self.create_subscription(String, "episode_control", self.on_control, RELIABLE_QOS)
         self.discover()
-        self.create_timer(discovery_period_s, self.discover)
-        self.create_timer(0.05, self.on_tick)
+        # Wall-clock timers: under use_sim_time a ROS-clock timer never fires before the first /clock (a
+        # lockstep simulator publishes none until an episode starts), so discovery and control would stall.
+        steady = Clock(clock_type=ClockType.STEADY_TIME)
+        self.create_timer(discovery_period_s, self.discover, clock=steady)
+        self.create_timer(0.05, self.on_tick, clock=steady)
         mode = (f"automatic: {episode_time_s:g} s episodes, {reset_time_s:g} s resets, "
                 f"{num_episodes or 'unlimited'} episodes" if self.control.automatic else "manual (services / keyboard)")
         self.get_logger().info(f"recording {len(self.wanted) or 'all'} topic(s) into {output_dir}; {mode}; "
@@ -137,9 +141,7 @@ class EpisodeRecorder(Node):
         if self.all_topics:
             for name, types in self.get_topic_names_and_types():
                 if name not in self.wanted and name not in IGNORED_TOPICS and not name.endswith("episode_status"):
-                    from lerobot_ros.record.streams import WantedTopic
-
-                    self.wanted[name] = WantedTopic(name, None, self.fps)
+                    self.wanted[name] = WantedTopic(name, None, None)
         for topic, want in self.wanted.items():
             if topic in self._subs:
                 continue
