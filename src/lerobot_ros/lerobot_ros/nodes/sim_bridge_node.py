@@ -8,7 +8,7 @@ Service `reset_episode` (lerobot_ros_msgs/ResetEpisode, seeded).
 
 Parameters: env (metaworld | so101 | libero), task (Meta-World task, SO-101 scene, LIBERO suite),
 task_id (LIBERO), mode (lockstep | realtime), render_width, render_height, shadows, antialias, fps (0 = the env's),
-cameras (SO-101 MJCF cameras), max_episode_steps (0 = the env's), reset_on_start, seed, publish_clock.
+cameras (SO-101 MJCF cameras; [none] for none), max_episode_steps (0 = the env's), reset_on_start, seed, publish_clock.
 All stepping logic lives in lerobot_ros.sim; this module only wires it to ROS.
 """
 
@@ -20,6 +20,7 @@ import time
 from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import ResetEpisode
 from rcl_interfaces.msg import ParameterDescriptor
+from rclpy._rclpy_pybind11 import RCLError
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
@@ -75,9 +76,9 @@ class SimBridgeNode(Node):
                 ("publish_clock", True),
             )
         }
-        # dynamic typing: an empty list ([] has no element type) means "no cameras"
+        # no cameras: [none] (an empty list from the command line carries no type and is dropped by rcl)
         cameras = self.declare_parameter("cameras", ["front"], ParameterDescriptor(dynamic_typing=True)).value
-        p["cameras"] = [str(c) for c in (cameras or []) if str(c)]
+        p["cameras"] = [str(c) for c in (cameras or []) if str(c) and str(c).lower() != "none"]
         if p["mode"] not in MODES:
             raise NodeStartupError(f"mode must be one of {MODES}, got {p['mode']!r}")
         self.mode = p["mode"]
@@ -128,9 +129,26 @@ class SimBridgeNode(Node):
 
     # -- publishing --------------------------------------------------------------------------------
     def publish_frame(self, frame: Frame) -> None:
+        try:
+            self._publish_frame(frame)
+        except RCLError:
+            if self.context.ok():
+                raise  # a real failure; otherwise we are shutting down (Ctrl-C / SIGTERM) mid-step
+
+    def _publish_frame(self, frame: Frame) -> None:
         stamp = frame.stamp_ns
         if self.clock_pub is not None:
             self.clock_pub.publish(Clock(clock=ns_to_time(stamp)))
+        # The status goes out before the observations: a source that acts on observations (the scripted
+        # expert) already knows the episode's done flag and index when they arrive, so it neither misses
+        # the first observation of a new episode nor answers the final one of a finished episode.
+        ep = frame.episode
+        status = EpisodeStatus(
+            episode_index=ep.episode_index, step=ep.step, reward=float(ep.reward), sum_reward=float(ep.sum_reward),
+            done=ep.done, success=ep.success, task=ep.task,
+        )
+        status.header.stamp = ns_to_time(stamp)
+        self.status_pub.publish(status)
         obs = frame.observation
         self.joint_pub.publish(numpy_to_joint_state(self.sim.state_names, obs.state, stamp_ns=stamp))
         if obs.env_state is not None:
@@ -140,13 +158,6 @@ class SimBridgeNode(Node):
             image_pub.publish(numpy_to_image(pixels, "rgb8", stamp, info.header.frame_id))
             info.header.stamp = ns_to_time(stamp)
             info_pub.publish(info)
-        ep = frame.episode
-        status = EpisodeStatus(
-            episode_index=ep.episode_index, step=ep.step, reward=float(ep.reward), sum_reward=float(ep.sum_reward),
-            done=ep.done, success=ep.success, task=ep.task,
-        )
-        status.header.stamp = ns_to_time(stamp)
-        self.status_pub.publish(status)
 
     # -- episodes ----------------------------------------------------------------------------------
     def _reset_on_start(self, seed: int) -> None:
@@ -257,7 +268,8 @@ class SimBridgeNode(Node):
         self._closed = True
         if self._tick_timer is not None:
             self._tick_timer.cancel()
-        self.get_logger().info(f"closing: {self.counters}")
+        if self.context.ok():  # after Ctrl-C / SIGTERM the context is gone and rosout cannot publish
+            self.get_logger().info(f"closing: {self.counters}")
         self.runner.close()
 
 

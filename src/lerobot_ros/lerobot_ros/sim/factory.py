@@ -29,7 +29,8 @@ def make_sim(
     elif env == "so101":
         from lerobot_ros.sim.so101_twin import SO101Twin
 
-        sim = SO101Twin(scene=task or "pick", cameras=tuple(cameras or ("front",)), fps=fps or 30.0, render=render)
+        cams = ("front",) if cameras is None else tuple(cameras)
+        sim = SO101Twin(scene=task or "pick", cameras=cams, fps=fps or 30.0, render=render)
     elif env == "libero":
         from lerobot_ros.sim.libero_env import LiberoSim
 

@@ -1,0 +1,176 @@
+"""Meta-World env steps/s through sim_bridge_node (lockstep, a trivial policy node on the other side)
+against the bare env stepping with the same render settings, in the same run. Goal: >= 0.85 of bare.
+
+The bridge runs in its own process, as deployed; the policy side answers every episode_status with a
+zero action, so each step costs one round trip plus the bridge's publishing (images included; with
+--images the policy side also receives them). Bare and bridged steps run in alternating blocks so
+both see the same load on a shared, noisy machine.
+
+    .venv/bin/python bench/sim_bridge.py                 # 480x480 (LeRobot's size), shadows off, 120 steps
+    .venv/bin/python bench/sim_bridge.py --steps 480 --images --shadows
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+os.environ.setdefault("MUJOCO_GL", "egl")
+os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 100))
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+
+import numpy as np  # noqa: E402
+from lerobot_ros_msgs.msg import EpisodeStatus  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+
+from lerobot_ros.codecs import numpy_to_float64_multi_array  # noqa: E402
+from lerobot_ros.ros.qos import RELIABLE_QOS  # noqa: E402
+from lerobot_ros.ros.runtime import RosRuntime, wait_until  # noqa: E402
+from lerobot_ros.sim import RenderSettings  # noqa: E402
+
+GOAL = 0.85
+
+
+class BareEnv:
+    """LeRobot's MetaworldEnv in this process, stepping zero actions (render settings applied the same way)."""
+
+    def __init__(self, task: str, render: RenderSettings):
+        from lerobot.envs.metaworld import MetaworldEnv
+
+        from lerobot_ros.sim.metaworld_env import configure_metaworld_render
+
+        self.env = MetaworldEnv(task=task, obs_type="pixels_agent_pos")
+        self.viewer = configure_metaworld_render(self.env, render)
+        self.env.reset(seed=0)
+        self.action = np.zeros(4, dtype=np.float32)
+        self.steps = 0
+
+    def run(self, n: int) -> float:
+        """Seconds for n steps."""
+        self.viewer.make_context_current()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            self.env.step(self.action)
+        self.steps += n
+        return time.perf_counter() - t0
+
+    def close(self):
+        self.env.close()
+
+
+class BridgeDriver:
+    """A trivial policy node: answers each episode_status of the lockstep bridge with a zero action."""
+
+    def __init__(self, runtime: RosRuntime, ns: str, images: bool):
+        from sensor_msgs.msg import Image
+
+        self.node = runtime.create_node("bench_policy")
+        self.pub = self.node.create_publisher(Float64MultiArray, f"{ns}/commands", RELIABLE_QOS)
+        self.zero = numpy_to_float64_multi_array(np.zeros(4))
+        self.images = 0
+        self.step = -1
+        self.remaining = 0
+        self.done = threading.Event()
+        self.node.create_subscription(EpisodeStatus, f"{ns}/episode_status", self.on_status, 10)
+        if images:
+            self.node.create_subscription(Image, f"{ns}/corner2/image_raw", self.on_image, 10)
+        wait_until(lambda: self.pub.get_subscription_count() > 0, 300, what="the bridge to start")
+        wait_until(lambda: self.step == 0, 300, what="the bridge's first episode")
+
+    def on_image(self, _msg) -> None:
+        self.images += 1
+
+    def on_status(self, msg: EpisodeStatus) -> None:
+        if msg.episode_index != 0 or msg.step <= self.step:
+            return
+        self.step = msg.step
+        self.remaining -= 1
+        if self.remaining > 0:
+            self.pub.publish(self.zero)
+        else:
+            self.done.set()
+
+    def run(self, n: int) -> float:
+        """Seconds for n lockstep steps through the bridge."""
+        self.done.clear()
+        self.remaining = n
+        t0 = time.perf_counter()
+        self.pub.publish(self.zero)
+        if not self.done.wait(60 + 5 * n):
+            raise TimeoutError(f"bridge stalled at step {self.step}")
+        return time.perf_counter() - t0
+
+
+def start_bridge(ns: str, task: str, render: RenderSettings) -> subprocess.Popen:
+    cmd = [
+        os.path.join(os.path.dirname(sys.executable), "sim_bridge_node"), "--ros-args", "-r", f"__ns:={ns}",
+        "-p", "env:=metaworld", "-p", f"task:={task}", "-p", f"render_width:={render.width}",
+        "-p", f"render_height:={render.height}", "-p", f"shadows:={str(render.shadows).lower()}",
+        "-p", "publish_clock:=false", "-p", "reset_on_start:=true", "-p", "seed:=0",
+    ]
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--task", default="push-v3")
+    ap.add_argument("--steps", type=int, default=120, help="measured steps per side (<= 480)")
+    ap.add_argument("--width", type=int, default=480)
+    ap.add_argument("--height", type=int, default=480)
+    ap.add_argument("--shadows", action="store_true")
+    ap.add_argument("--block", type=int, default=20, help="steps per alternating block")
+    ap.add_argument("--images", action="store_true", help="the policy side also subscribes to the camera")
+    args = ap.parse_args()
+    steps = min(args.steps, 480)  # Meta-World truncates at 500 steps
+    render = RenderSettings(args.width, args.height, args.shadows)
+    blocks = max(1, steps // args.block)
+    block = steps // blocks
+
+    # Bare and bridged blocks alternate, so both see the same machine load (it is shared and noisy).
+    bridge_proc = start_bridge("/bench", args.task, render)
+    runtime = RosRuntime().start()
+    bare = BareEnv(args.task, render)
+    try:
+        driver = BridgeDriver(runtime, "/bench", images=args.images)
+        bare.run(3), driver.run(3)  # warm-up
+        t_bare = t_bridge = 0.0
+        for _ in range(blocks):
+            t_bare += bare.run(block)
+            t_bridge += driver.run(block)
+        images = driver.images
+    finally:
+        bare.close()
+        runtime.close()
+        bridge_proc.terminate()
+        try:
+            bridge_proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            bridge_proc.kill()
+    n = blocks * block
+    bare_rate, bridge_rate = n / t_bare, n / t_bridge
+    ratio = bridge_rate / bare_rate
+    print(f"Meta-World {args.task}, {render.width}x{render.height}, shadows {'on' if render.shadows else 'off'}, "
+          f"{n} steps each in {blocks} alternating blocks")
+    print(f"{'run':<44}{'steps/s':>10}")
+    print(f"{'bare env (LeRobot MetaworldEnv)':<44}{bare_rate:>10.2f}")
+    print(f"{'through sim_bridge_node (lockstep)':<44}{bridge_rate:>10.2f}")
+    print(f"{'bridge / bare':<44}{ratio:>10.3f}   (goal >= {GOAL})")
+    if args.images:
+        print(f"images received by the policy side: {images}")
+    print("eval episodes/min (lerobot-ros eval vs LeRobot's loop): not measured here; eval is a separate item")
+    print(json.dumps({
+        "bench": "sim_bridge", "figure": round(ratio, 3), "goal": GOAL, "goal_op": ">=", "meets_goal": ratio >= GOAL,
+        "bare_steps_per_s": round(bare_rate, 2), "bridge_steps_per_s": round(bridge_rate, 2), "steps": n,
+        "policy_subscribes_images": args.images,
+        "render": f"{render.width}x{render.height}", "shadows": render.shadows, "task": args.task,
+    }))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
