@@ -31,7 +31,8 @@ class BagReader:
         self.path = Path(path)
         if not self.path.exists():
             raise BagError(self.path, "does not exist")
-        self.typestore = make_typestore()
+        self.typestore = make_typestore(shared=True)  # copied on the first type the bag itself defines
+        self._private_store = False
         self.truncated = False
         self.stream_stats: StreamStats | None = None
         self.custom_data: dict[str, str] = {}
@@ -79,12 +80,17 @@ class BagReader:
             info = topics.setdefault(topic, TopicInfo(msgtype, 0))
             info.count += 1
         self._topics = topics
+        if not topics:
+            why = self.stream_stats.stop_reason if self.stream_stats else ""
+            raise BagError(self.path, f"damaged or truncated MCAP with no complete message chunk ({why})")
 
     def _register(self, msgtype: str, fmt: str, text: str) -> None:
         if msgtype in self.typestore.fielddefs or not text:
             return
         from rosbags.typesys import get_types_from_idl, get_types_from_msg
 
+        if not self._private_store:
+            self.typestore, self._private_store = make_typestore(), True
         try:
             if fmt in ("MSG", "ros2msg"):
                 self.typestore.register(get_types_from_msg(text, msgtype))

@@ -37,8 +37,11 @@ def _base() -> Typestore:
     return store
 
 
-def make_typestore() -> Typestore:
-    """A fresh typestore (LATEST ROS 2 types + lerobot_ros_msgs) that callers may extend."""
+def make_typestore(shared: bool = False) -> Typestore:
+    """A typestore with the LATEST ROS 2 types + lerobot_ros_msgs. `shared=True` returns the process-wide
+    instance (building one costs ~0.5 s): never register types into it; take a private copy for that."""
+    if shared:
+        return _base()
     store = get_typestore(Stores.EMPTY)
     store.register(_base().fielddefs)
     return store
