@@ -20,6 +20,11 @@ class DeviceConfigError(ValueError):
 def _calibration_location(calibration_file: str, calibration_dir: str, device_id: str) -> tuple[Path | None, str]:
     if calibration_file:
         path = Path(calibration_file).expanduser()
+        if not path.is_file():  # checked before LeRobot (and torch) is imported: fails fast
+            raise DeviceConfigError(
+                f"no calibration file at {path}: calibrate the arm with `lerobot-calibrate`, or point "
+                "calibration_file at its JSON (`lerobot-ros virtual-arm` writes one for emulated arms)"
+            )
         return path.parent, path.stem
     return (Path(calibration_dir).expanduser() if calibration_dir else None), device_id
 

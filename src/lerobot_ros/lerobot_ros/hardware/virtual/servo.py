@@ -270,7 +270,6 @@ class VirtualServo:
             current = int(max(-1750, min(1750, error)))
             self._set_raw("Present_Current", encode_twos_complement(current, 2))
             self._set_raw("Moving", int(abs(error) > 1.0))
-            self._set_raw("Present_Position", encode_twos_complement(present, 4))
             if not self.torque_enabled:
                 self._set_raw("Goal_Position", encode_twos_complement(present, 4))
 
