@@ -120,3 +120,15 @@ def test_missing_video_file_is_a_startup_error(ros, tmp_path):
         camera(ros, source="realsense:0123456789")
     with pytest.raises(NodeStartupError, match="unknown QoS profile 'fast'"):
         camera(ros, source=str(tmp_path / "x.avi"), qos="fast")
+
+
+def test_numbers_and_strings_accept_either_type(ros, video):
+    path, _ = video
+    node = camera(ros, source=str(path), fps=30, width=80.0, height=60)  # int fps, float width
+    try:
+        assert node.fps == 30.0 and isinstance(node.fps, float)
+        assert node.req_width == 80 and isinstance(node.req_width, int)
+    finally:
+        node.close()
+    with pytest.raises(NodeStartupError, match="parameter 'fps' must be a number, got 'fast'"):
+        camera(ros, source=str(path), fps="fast")

@@ -21,6 +21,7 @@ from lerobot_ros.codecs import make_camera_info, ns_to_time, numpy_to_compressed
 from lerobot_ros.hardware.camera import CameraSourceError, open_camera_source
 from lerobot_ros.hardware.diagnostics import diagnostic_array, health_status
 from lerobot_ros.hardware.health import Backoff, Health
+from lerobot_ros.hardware.ros_params import param_getter
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.qos import RELIABLE_QOS, qos_by_name
 
@@ -28,7 +29,7 @@ from lerobot_ros.ros.qos import RELIABLE_QOS, qos_by_name
 class CameraNode(Node):
     def __init__(self, **kwargs):
         super().__init__("camera_node", **kwargs)
-        p = lambda name, default: self.declare_parameter(name, default).value  # noqa: E731
+        p = param_getter(self)
         self.source_spec = str(p("source", "0"))
         name = p("camera_name", "camera")
         self.fps = float(p("fps", 30.0))

@@ -36,6 +36,7 @@ from lerobot_ros.hardware.commands import TIMEOUT, CommandBuffer
 from lerobot_ros.hardware.devices import DeviceConfigError, make_follower
 from lerobot_ros.hardware.diagnostics import diagnostic_array, health_status
 from lerobot_ros.hardware.driver import ArmDriver
+from lerobot_ros.hardware.ros_params import param_getter
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 
@@ -45,7 +46,7 @@ class RobotNode(Node):
 
     def __init__(self, **kwargs):
         super().__init__(kwargs.pop("node_name", self.node_name), **kwargs)
-        p = lambda name, default: self.declare_parameter(name, default).value  # noqa: E731
+        p = param_getter(self)
         self.port = p("port", "")
         rate_hz = float(p("rate_hz", 30.0))
         watchdog_s = float(p("watchdog_s", 0.5))

@@ -20,6 +20,7 @@ from lerobot_ros.codecs import numpy_to_float64_multi_array, numpy_to_joint_stat
 from lerobot_ros.hardware.devices import DeviceConfigError, make_leader
 from lerobot_ros.hardware.diagnostics import diagnostic_array, health_status
 from lerobot_ros.hardware.driver import ArmDriver
+from lerobot_ros.hardware.ros_params import param_getter
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 
@@ -27,7 +28,7 @@ from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 class TeleopNode(Node):
     def __init__(self, **kwargs):
         super().__init__("teleop_node", **kwargs)
-        p = lambda name, default: self.declare_parameter(name, default).value  # noqa: E731
+        p = param_getter(self)
         self.teleop_type = p("teleop_type", "so101_leader")
         self.port = p("port", "")
         teleop_id = p("teleop_id", "leader")
