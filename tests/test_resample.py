@@ -78,6 +78,8 @@ def test_grid_integer_no_drift():
     grid = grid_between(5, 5 + 10**9, 30)
     assert grid.size == 31 and grid[-1] == 5 + 10**9
     assert grid[1] - grid[0] == 33_333_333
+    last = (20 * 1_000_000_000) // 30  # frame 20 lies at 666666666 ns: it belongs to the grid
+    assert grid_between(0, last, 30).size == 21 and grid_between(0, last - 1, 30).size == 20
 
 
 def test_batch_resample_span_images_and_report():

@@ -108,6 +108,7 @@ def grid_between(start_ns: int, end_ns: int, fps: int) -> np.ndarray:
     """Frame times start + k / fps (integer ns, no drift) up to and including end."""
     if end_ns < start_ns:
         return np.zeros(0, dtype=np.int64)
-    count = (int(end_ns) - int(start_ns)) * int(fps) // 1_000_000_000 + 1
+    # the largest k with (k * 1e9) // fps <= end - start, in integers
+    count = ((int(end_ns) - int(start_ns) + 1) * int(fps) - 1) // 1_000_000_000 + 1
     k = np.arange(count, dtype=np.int64)
     return int(start_ns) + (k * 1_000_000_000) // int(fps)
