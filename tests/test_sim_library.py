@@ -217,3 +217,24 @@ def test_metaworld_expert_succeeds_and_runs_are_deterministic(metaworld):
         np.testing.assert_array_equal(fa.observation.env_state, fb.observation.env_state)
         assert fa.episode.sum_reward == fb.episode.sum_reward
     assert metaworld.task == "Push the puck to a goal"
+
+
+def test_twin_joints_are_radians_from_mid_range(twin):
+    from lerobot_ros.sim.so101_twin import joint_mid_range
+
+    mid = joint_mid_range(twin.model)
+    assert mid[5] == pytest.approx((1.7453291995659765 - 0.17453297762778586) / 2)  # gripper: MJCF zero is off-centre
+    runner = SimRunner(twin)
+    runner.reset(seed=None)
+    np.testing.assert_allclose(twin.data.qpos[[twin.model.joint(n).qposadr[0] for n in JOINT_NAMES]], mid)
+    for _ in range(40):
+        frame = runner.step(np.array([0, 0, 0, 0, 0, 0.9]))  # 0.9 rad from mid: near the open end (1.745)
+    assert frame.observation.state[5] == pytest.approx(0.9, abs=0.06)
+
+
+def test_libero_axis_angle_matches_lerobots_conversion():
+    from lerobot_ros.sim.libero_env import _axis_angle
+
+    s = np.sin(np.pi / 4)
+    np.testing.assert_allclose(_axis_angle([0.0, 0.0, s, s]), [0.0, 0.0, np.pi / 2], atol=1e-12)
+    np.testing.assert_allclose(_axis_angle([0.0, 0.0, 0.0, 1.0]), [0.0, 0.0, 0.0])

@@ -13,7 +13,7 @@ import enum
 import numpy as np
 
 from lerobot_ros.sim.metaworld_env import check_metaworld_task
-from lerobot_ros.sim.so101_twin import JAW_PADS, JOINT_NAMES, load_ik_module, resolve_scene
+from lerobot_ros.sim.so101_twin import JAW_PADS, JOINT_NAMES, joint_mid_range, load_ik_module, resolve_scene
 
 
 class MetaWorldExpert:
@@ -49,7 +49,7 @@ class SO101PickExpert:
     HOVER = 0.07  # m above the cube centre
     GRASP = 0.005  # grasp point height above the cube centre
     LIFT = 0.12  # m above the table
-    OPEN, CLOSED = 1.0, -0.17  # gripper joint targets, radians
+    OPEN, CLOSED = 1.0, -0.17  # gripper joint targets in the MJCF's radians
     TOLERANCE = 0.015
     GRASP_JAW_ANGLE = 0.46  # rad: the pads are parallel, 40 mm apart
     CLOSE_STEPS = 12
@@ -65,6 +65,7 @@ class SO101PickExpert:
         self._site = self._model.site("gripperframe").id
         self._dofs = np.array([self._model.joint(n).dofadr[0] for n in JOINT_NAMES[:5]])
         self._qpos = np.array([self._model.joint(n).qposadr[0] for n in JOINT_NAMES])
+        self._mid = joint_mid_range(self._model)  # joints on ROS are radians from mid-range
         self._offset = self._grasp_offset()
         self.reset()
 
@@ -87,6 +88,7 @@ class SO101PickExpert:
         return self.phase is Phase.DONE
 
     def grasp_point(self, joints: np.ndarray) -> np.ndarray:
+        """World position of the point between the jaws for joint positions in the MJCF's radians."""
         import mujoco
 
         self._data.qpos[self._qpos] = joints
@@ -115,8 +117,8 @@ class SO101PickExpert:
         return np.array([c[0], c[1], self.LIFT])
 
     def act(self, joints: np.ndarray, cube: np.ndarray) -> np.ndarray:
-        """Joint targets (6, radians) for the next control step."""
-        joints = np.asarray(joints, dtype=np.float64)
+        """Joint targets (6, radians from mid-range, as on ROS) for the next control step."""
+        joints = np.asarray(joints, dtype=np.float64) + self._mid
         cube = np.asarray(cube, dtype=np.float64)
         if self._cube0 is None:
             self._cube0 = cube.copy()
@@ -135,4 +137,4 @@ class SO101PickExpert:
         waypoint = grasp + (error if dist <= self.MAX_STEP else error * self.MAX_STEP / dist)
         arm = self._ik(joints, waypoint) if self.phase is not Phase.CLOSE else joints[:5]
         gripper = self.OPEN if self.phase in (Phase.HOVER, Phase.DESCEND) else self.CLOSED
-        return np.concatenate([arm, [gripper]])
+        return np.concatenate([arm, [gripper]]) - self._mid

