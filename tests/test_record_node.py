@@ -233,7 +233,7 @@ def test_what_survives_a_killed_recorder(ros, ros_env, tmp_path, sig):
 def test_keyboard_next_rerecord_stop_through_a_pty(ros_env, tmp_path):
     ns = "/kb"
     out = tmp_path / "out"
-    rec = recorder(ros_env, tmp_path, ns, f"topics:=[{ns}/joint_states]", f"output_dir:={out}")
+    rec = recorder(ros_env, tmp_path, ns, "all_topics:=true", f"output_dir:={out}")  # like `ros2 bag record -a`
     pub = publisher(ros_env, tmp_path, ns, "--cams", "0", "--phase-s", "60")
     master, slave = pty.openpty()
     keyboard = Proc([sys.executable, "-m", "lerobot_ros.nodes.episode_keyboard_node", "--ros-args", "-r",
@@ -242,7 +242,7 @@ def test_keyboard_next_rerecord_stop_through_a_pty(ros_env, tmp_path):
     try:
         event(pub, "ready")
         keyboard.wait_log("keys:")
-        wait_until(lambda: "subscribed" in rec.text(), 30, what="recorder subscription")
+        wait_until(lambda: f"subscribed {ns}/joint_states" in rec.text(), 30, what="recorder subscription")
         time.sleep(1.0)  # the keyboard's publisher must be matched before the first key
         os.write(master, b"\x1b[C")  # right arrow: start (manual mode)
         rec.wait_log("episode 0 (1) recording")
@@ -261,7 +261,9 @@ def test_keyboard_next_rerecord_stop_through_a_pty(ros_env, tmp_path):
         assert sorted(p.name for p in out.iterdir()) == ["episode_000000", "episode_000001"]
         for i in (0, 1):
             meta = metadata(out / f"episode_00000{i}")
-            assert meta["custom_data"]["outcome"] == "success" and meta["message_count"] > 0
+            assert meta["custom_data"]["outcome"] == "success" and bag_counts(out / f"episode_00000{i}")[f"{ns}/joint_states"] > 0
+            recorded = {t["topic_metadata"]["name"] for t in meta["topics_with_message_count"]}
+            assert not recorded & {"/rosout", "/parameter_events", "/diagnostics", f"{ns}/episode_status"}
     finally:
         os.close(master)
         keyboard.stop()
