@@ -159,6 +159,7 @@ def test_reset_is_seeded_and_reproducible(ros, bridges):
     client = Client(ros, "/seeded")
 
     def cube(seed):
+        client.env_state.items.clear()
         response = client.reset(seed)
         assert response.success and response.task == "Pick up the cube"
         wait_until(lambda: client.env_state.messages, 10, what="environment_state")
@@ -227,17 +228,18 @@ def run_bridge(ros_env, namespace, *args):
 def test_several_bridges_in_their_own_processes_and_namespaces(ros, ros_env):
     common = ["-p", "env:=so101", "-p", "cameras:=['front']", "-p", "render_width:=16", "-p", "render_height:=16",
               "-p", "antialias:=false", "-p", "publish_clock:=false"]
+    clients = [Client(ros, f"/sim_{i}") for i in range(2)]  # subscribed before the bridges start
     procs = [run_bridge(ros_env, f"/sim_{i}", *common, "-p", f"seed:={i}") for i in range(2)]
     try:
-        clients = [Client(ros, f"/sim_{i}") for i in range(2)]
         for c in clients:
-            c.wait_status(lambda m: m.episode_index == 0, timeout=120)
+            c.wait_status(lambda m: m.episode_index == 0, timeout=180)
             c.wait_subscribed()
-        cubes = [np.asarray(c.env_state.wait_for(1, timeout=20)[0].data) for c in clients]
-        assert not np.array_equal(cubes[0], cubes[1])  # seeds 0 and 1
+            c.step(np.zeros(6))  # observations published after this step reach the client for sure
+        cubes = [np.asarray(c.env_state.wait_for(1, timeout=20)[-1].data) for c in clients]
+        assert not np.array_equal(cubes[0], cubes[1])  # seeds 0 and 1 put the cube in different places
         clients[1].step(np.full(6, 0.2))
         time.sleep(0.5)
-        assert clients[1].last_status().step == 1 and clients[0].last_status().step == 0
+        assert clients[1].last_status().step == 2 and clients[0].last_status().step == 1
     finally:
         for p in procs:
             p.terminate()
@@ -254,3 +256,15 @@ def test_unknown_task_fails_at_startup_with_a_hint(ros_env):
     assert proc.returncode == 1
     assert "unknown Meta-World task 'push-v9': did you mean push-v3" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_so101_scripted_pick_runs_as_a_node_on_the_twin(ros, bridges):
+    start_bridge(ros, bridges, "/pick", twin_params(reset_on_start=False))
+    expert = ScriptedExpertNode(context=ros.context, namespace="/pick", parameter_overrides=params(expert="so101_pick"))
+    ros.add_node(expert)
+    client = Client(ros, "/pick")
+    response = client.reset(2)
+    final = client.wait_status(lambda m: m.episode_index == response.episode_index and m.done, timeout=120,
+                               what="the pick to end")
+    assert final.success and final.step < 120
+    assert expert.actions_sent >= final.step
