@@ -79,3 +79,15 @@ def test_device_errors_say_what_to_do(tmp_path):
         make_follower("koch_follower", "")
     with pytest.raises(DeviceConfigError, match="keyboard/gamepad teleoperators emit key or stick events"):
         make_leader("keyboard", "/dev/null")
+
+
+def test_torque_goes_off_on_close_even_after_the_port_was_dropped(arm):
+    driver = ArmDriver(lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal), backoff=Backoff(initial_s=60))
+    assert driver.connect()
+    assert all(s.register("Torque_Enable") == 1 for s in arm.bus.servos.values())
+    arm.bus.faults.no_reply.add(1)
+    while driver.connected:
+        driver.read()
+    arm.bus.faults.clear()
+    driver.close()  # disconnected, next reconnect a minute away: close still switches torque off
+    assert all(s.register("Torque_Enable") == 0 for s in arm.bus.servos.values())

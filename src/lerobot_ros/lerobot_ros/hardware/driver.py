@@ -185,6 +185,8 @@ class ArmDriver:
         self.health.connected = False
         device, self.device = self.device, None
         if device is None:
+            if self.torque_off_on_close and self._ever_connected:
+                self._torque_off_fresh()
             return
         try:
             if self.is_robot_device(device):
@@ -194,7 +196,21 @@ class ArmDriver:
         except Exception as exc:  # noqa: BLE001
             log.warning("disconnect failed: %s", exc)
             self._drop(device)
+            if self.torque_off_on_close and self.is_robot_device(device):
+                self._torque_off_fresh()
         self.health.connected = False
+
+    def _torque_off_fresh(self) -> None:
+        """Shutting down between a dropped port and its reconnect: open the port once more, torque off."""
+        try:
+            device = self.factory()
+            device.bus.connect(handshake=False)
+            try:
+                device.bus.disable_torque(num_retry=5)
+            finally:
+                device.bus.port_handler.closePort()
+        except Exception as exc:  # noqa: BLE001 - the port may really be gone
+            log.warning("could not switch torque off on shutdown: %s", exc)
 
     @staticmethod
     def is_robot_device(device) -> bool:
