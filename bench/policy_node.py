@@ -161,7 +161,7 @@ def run_sync(ros, policy_dir, contract, ticks, joints, images, env):
             if k >= warmup:
                 if not infos[-1]["published"]:
                     raise RuntimeError(f"tick {k} published nothing: {infos[-1]}")
-                latencies.append(((received[-1] - t0) * 1e3, infos[-1]["inference_ms"]))
+                latencies.append(((received[-1] - t0) * 1e3, infos[-1]["inference_ms"], infos[-1]["tick_ms"]))
         return latencies
     finally:
         stop_node(proc)
@@ -240,8 +240,9 @@ def main() -> int:
 
     with RosRuntime() as ros:
         pairs = run_sync(ros, policy_dir, contract, args.ticks, joints, images, env)
-        ros_ms = [a for a, _ in pairs]
-        paired_ms = [a - b for a, b in pairs]
+        ros_ms = [a for a, _, _ in pairs]
+        paired_ms = [a - b for a, b, _ in pairs]
+        node_side_ms = [c - b for _, b, c in pairs]  # the node's own work per tick besides the policy call
         frames = [
             {"observation.state": np.rad2deg(joints[k % len(joints)]).astype(np.float32),
              "observation.images.front": images[k % len(joints) % len(images)],
@@ -272,6 +273,8 @@ def main() -> int:
     print(f"{'direct predict_action':28}{pct(direct_ms, 50):10.2f}{pct(direct_ms, 99):10.2f}")
     print(f"{'ROS - direct (percentiles)':28}{over50:10.2f}{over99:10.2f}   goal <= 2 / <= 5")
     print(f"{'per tick: ROS - node compute':28}{pct(paired_ms, 50):10.2f}{pct(paired_ms, 99):10.2f}   (same tick, inference measured in the node)")
+    print(f"{'  of which inside the node':28}{pct(node_side_ms, 50):10.2f}{pct(node_side_ms, 99):10.2f}   (frame assembly, safety, encode, publish)")
+    print(f"{'  of which DDS + scheduling':28}{pct(paired_ms, 50) - pct(node_side_ms, 50):10.2f}{'':>10}   (machine load: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     print(f"(the per-tick figure is the goal's: the inference time of the very tick is subtracted, so the policy's "
           f"own run-to-run variation does not count as ROS overhead)")
     print(f"\nasync (chunk {args.async_chunk}) at {args.fps} Hz (period {period_ms:.1f} ms) for {args.async_seconds:.0f} s: {len(live)} ticks, {ok} acted, "
@@ -287,6 +290,9 @@ def main() -> int:
         "overhead_p50_ms": round(over50, 3),
         "paired_overhead_p50_ms": round(pct(paired_ms, 50), 3),
         "paired_overhead_p99_ms": round(pct(paired_ms, 99), 3),
+        "node_side_p50_ms": round(pct(node_side_ms, 50), 3),
+        "node_side_p99_ms": round(pct(node_side_ms, 99), 3),
+        "load_avg": round(os.getloadavg()[0], 2),
         "overhead_p99_ms": round(over99, 3),
         "goal_p99_ms": 5.0,
         "ros_p50_ms": round(pct(ros_ms, 50), 3),

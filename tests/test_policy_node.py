@@ -113,7 +113,7 @@ class Harness:
         self.state = self.probe.create_publisher(JointState, f"/{prefix}/follower/joint_states", RELIABLE_QOS)
         self.image = self.probe.create_publisher(Image, f"/{prefix}/front/image_raw", RELIABLE_QOS)
         topic = self.node.action_topic
-        msg_type = JointTrajectory if self.node.mode == "trajectory" else Float64MultiArray
+        msg_type = {"trajectory": JointTrajectory, "joint_state": JointState}.get(self.node.mode, Float64MultiArray)
         self.actions = MessageCollector(self.probe, msg_type, topic, RELIABLE_QOS)
         self.info = MessageCollector(self.probe, String, f"/{self.node.get_name()}/tick_info", RELIABLE_QOS)
         self.plans = MessageCollector(self.probe, JointTrajectory, f"/{self.node.get_name()}/predicted_chunk", RELIABLE_QOS)
@@ -327,3 +327,22 @@ def test_warmup_staleness_stop_and_errors(ros, tmp_path, policies):
     wait_until(lambda: mine(), 10, what="/diagnostics from policy_node")
     keys = {kv.key for kv in mine()[-1].values}
     assert {"rate_hz", "queue_dry_ticks", "staleness_ms.observation.images.front"} <= keys
+
+
+@pytest.mark.slow
+def test_tick_on_observation_joint_state_output(ros, tmp_path, policies):
+    """Event-driven ticks (lockstep simulators): one tick per joint state, action as a JointState."""
+    path, prefix = write_contract(tmp_path)
+    joints, images = observations(3, seed=9)
+    expected = direct_actions(path, policies["act"], joints, images)
+    h = Harness(ros, path, prefix, policies["act"], tick_on="observation.state", output_mode="joint_state")
+    assert h.node.action_topic == f"/{prefix}/follower/joint_command"
+    got = h.actions
+    for k in range(len(joints)):
+        t = T0 + k * PERIOD
+        h.publish(t, None, images[k])
+        h.publish(t, joints[k], None)  # the joint state triggers the tick at its stamp
+        h.info.wait_for(k + 1)
+    msgs = got.wait_for(len(joints))
+    assert list(msgs[0].name) == list(SO101_JOINTS)
+    np.testing.assert_allclose(np.stack([m.position for m in msgs]), expected, atol=1e-6)

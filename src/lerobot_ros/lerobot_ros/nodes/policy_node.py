@@ -121,6 +121,9 @@ class PolicyNode(Node):
         if unknown:
             raise NodeStartupError(f"max_age_overrides names unknown stream(s) {unknown}; streams: {sorted(self.streams)}")
         max_age_ns = {n: int(overrides.get(n, p["max_age_ms"]) * 1e6) for n in self.streams}
+        self.tick_on = p["tick_on"]
+        if self.tick_on != "timer" and self.tick_on not in self.streams:
+            raise NodeStartupError(f"tick_on must be 'timer' or one of {sorted(self.streams)}, got {self.tick_on!r}")
         try:
             safety = SafetyFilter.from_lists(
                 int(loaded.config.output_features["action"].shape[0]), p["action_lower"], p["action_upper"], p["max_delta"]
@@ -143,16 +146,12 @@ class PolicyNode(Node):
             {n: StreamSpec(f.alignment.policy, f.alignment.tolerance_ns, not f.is_image) for n, f in self.streams.items()}
         )
         self.task = p["task"] or (self.contract.task.default or "")
-        self.tick_on = p["tick_on"]
-        if self.tick_on != "timer" and self.tick_on not in self.streams:
-            raise NodeStartupError(f"tick_on must be 'timer' or one of {sorted(self.streams)}, got {self.tick_on!r}")
         self.running = bool(p["autostart"])
         self.tick_index = 0
         self.last_tick_ns: int | None = None
         self.rejected = {n: 0 for n in self.streams}
         self.last_reject: str | None = None
         self.latency_ms = RollingStats()
-        self.tick_period_ms = RollingStats()
         self._tick_lock = threading.Lock()
         self._rate_mark: tuple[float, int] | None = None  # (monotonic s, ticks) at the last diagnostics
         self._make_interfaces(p)
