@@ -83,6 +83,7 @@ def test_follower_follows_virtual_leader(ros, tmp_path, kind):
         probe = ros.create_node("probe")
         f_states = MessageCollector(probe, JointState, "/follower/joint_states", SENSOR_QOS)
         l_states = MessageCollector(probe, JointState, "/leader/joint_states", SENSOR_QOS)
+        diags = MessageCollector(probe, DiagnosticArray, "/diagnostics", RELIABLE_QOS)
         f_states.wait_for(1, timeout=30)
         l_states.wait_for(1, timeout=30)
         # Koch's leader gripper is torque-driven (a trigger that springs back): move the other joints by hand.
@@ -99,6 +100,12 @@ def test_follower_follows_virtual_leader(ros, tmp_path, kind):
         assert list(f_states.messages[-1].name) == list(MOTOR_NAMES)
         assert latest_positions(f_states)["wrist_roll"] == pytest.approx(1.2, abs=0.01)
         wait_until(lambda: near(latest_positions(l_states), lead, 0.01), 5, what="leader joint_states")
+        # Both nodes report on /diagnostics, with the bus's voltage and temperature.
+        for name in ("/leader/teleop_node: leader", "/follower/robot_node: arm"):
+            wait_until(lambda: any(st.name == name and st.level == DiagnosticStatus.OK for m in diags.messages for st in m.status),
+                       10, what=f"{name} OK")
+        leader_status = [st for m in diags.messages for st in m.status if st.name == "/leader/teleop_node: leader"][-1]
+        assert "voltage_v" in {kv.key for kv in leader_status.values}
     finally:
         close_all(tnode, rnode, leader, follower)
 
