@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -216,15 +218,22 @@ def test_ctrl_c_leaves_a_dataset_that_loads(tmp_path, ros_env):
     out = tmp_path / "ds"
     proc = subprocess.Popen(
         [sys.executable, "-m", "lerobot_ros.cli.main", "convert", str(bags), "--contract", str(contract_file(tmp_path)),
-         "--out", str(out), "--no-progress"],
+         "--out", str(out)],
         env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )
-    second_part = tmp_path / ".ds.partial" / "part-00001"
+    seen: list[str] = []
+    reader = threading.Thread(target=lambda: seen.extend(iter(lambda: proc.stdout.read(1), "")), daemon=True)
+    reader.start()
     deadline = time.monotonic() + 240
-    while not second_part.exists() and proc.poll() is None and time.monotonic() < deadline:
+    while proc.poll() is None and time.monotonic() < deadline:  # wait until the second bag is being written
+        counts = [int(n) for n in re.findall(r"frames=(\d+)", "".join(seen))]
+        if counts and max(counts) >= 90:  # 61 frames per bag, progress every 30
+            break
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
-    output, _ = proc.communicate(timeout=240)
+    proc.wait(timeout=240)
+    reader.join(timeout=10)
+    output = "".join(seen)
     if proc.returncode == 0:  # finished before the signal landed: nothing to test
         pytest.skip("conversion finished before Ctrl-C")
     assert proc.returncode == 130, output

@@ -117,22 +117,36 @@ def _run_jobs(jobs, workers: int, show_progress: bool):
         bar.set_postfix(frames=frames[0], refresh=False)
         bar.refresh()
 
-    if workers == 1:
+    if workers == 1:  # in-process, all bags into one dataset part (no merge step)
         import threading
 
+        from lerobot_ros.contract import load_contract
         from lerobot_ros.dataset.convert import convert_bag
+        from lerobot_ros.dataset.writer import create_dataset
 
         stop = threading.Event()
-        for job in jobs:
-            try:
-                entries[job.index] = convert_bag(job, stop, tick)
-            except KeyboardInterrupt:
-                interrupted = True
-            if entries.get(job.index, {}).get("status") == "stopped":
-                interrupted = True
-            bar.update(1)
-            if interrupted:
-                break
+        shared = None
+        try:
+            for job in jobs:
+                if shared is None:
+                    shared = create_dataset(Path(job.part_root), job.part_repo_id, load_contract(job.contract), job.vcodec)
+                try:
+                    entries[job.index] = convert_bag(job, stop, tick, dataset=shared)
+                except KeyboardInterrupt:
+                    interrupted = True
+                if entries.get(job.index, {}).get("status") == "stopped":
+                    interrupted = True
+                bar.update(1)
+                if interrupted:
+                    break
+        finally:
+            if shared is not None:
+                if shared.has_pending_frames():
+                    shared.clear_episode_buffer()
+                shared.finalize()
+                if any(e.get("written") for entry in entries.values() for e in entry["episodes"]):
+                    first = next(iter(entries.values()))
+                    first["part"] = [jobs[0].part_repo_id, jobs[0].part_root]
     else:
         ctx = mp.get_context("spawn")
         manager = ctx.Manager()
@@ -176,10 +190,10 @@ def _finish(args, contract, out: Path, work: Path, repo_id: str, entries: list[d
     for entry in entries:
         if entry.get("part"):
             parts.append((entry["part"][0], Path(entry["part"][1])))
-            for ep in entry["episodes"]:
-                if ep.get("written"):
-                    ep["dataset_episode"] = len(expected)
-                    expected.append(ep["frames"])
+        for ep in entry["episodes"]:
+            if ep.get("written"):
+                ep["dataset_episode"] = len(expected)
+                expected.append(ep["frames"])
     dataset_path = None
     code = 0
     if parts:

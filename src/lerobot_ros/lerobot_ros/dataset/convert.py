@@ -32,11 +32,15 @@ class Stopped(Exception):
     """The run was interrupted (Ctrl-C); the current episode is discarded."""
 
 
-def convert_bag(job: BagJob, stop=None, progress=None) -> dict:
-    """Convert `job.bag`; returns its QA entry: status ok|failed|stopped, error, episodes written (with reports)."""
+def convert_bag(job: BagJob, stop=None, progress=None, dataset=None) -> dict:
+    """Convert `job.bag`; returns its QA entry: status ok|failed|stopped, error, episodes written (with reports).
+
+    Without `dataset` the bag gets its own dataset part at job.part_root (finalized here); with one
+    (sequential runs share a single part) its episodes are appended and the caller finalizes.
+    """
+    own = dataset is None
     started = time.perf_counter()
     entry = {"bag": job.bag, "status": "ok", "error": None, "episodes": [], "notes": [], "part": None}
-    dataset = None
     try:
         contract = load_contract(job.contract)
         with BagReader(job.bag) as reader:
@@ -55,7 +59,8 @@ def convert_bag(job: BagJob, stop=None, progress=None) -> dict:
                 if job.strict:
                     raise BagError(job.bag, "--strict: " + "; ".join(w for e in entry["episodes"] for w in e["warnings"]))
                 raise BagError(job.bag, "no episode to write")
-            dataset = create_dataset(Path(job.part_root), job.part_repo_id, contract, job.vcodec)
+            if own:
+                dataset = create_dataset(Path(job.part_root), job.part_repo_id, contract, job.vcodec)
             current, written = None, 0
             for e, _k, frame in iter_frames(reader, contract, plan, keep):
                 if stop is not None and stop.is_set():
@@ -86,15 +91,16 @@ def convert_bag(job: BagJob, stop=None, progress=None) -> dict:
             try:
                 if dataset.has_pending_frames():
                     dataset.clear_episode_buffer()
-                dataset.finalize()
+                if own:
+                    dataset.finalize()
             except Exception as exc:  # a part that cannot be finalized is dropped whole
                 entry["status"] = "failed"
                 entry["error"] = f"{job.bag}: could not finish the dataset part ({exc})"
                 _written(entry, False)
     written_eps = [e for e in entry["episodes"] if e.get("written")]
-    if written_eps and Path(job.part_root).exists():
+    if own and written_eps and Path(job.part_root).exists():
         entry["part"] = [job.part_repo_id, job.part_root]
-    else:
+    elif own:
         shutil.rmtree(job.part_root, ignore_errors=True)
     entry["seconds"] = round(time.perf_counter() - started, 3)
     return entry
