@@ -5,7 +5,8 @@ Wiring only; the logic lives in lerobot_ros.record (session, bag writer, episode
 Parameters: contract (path or shipped name), topics (["/a", "/b:pkg/msg/Type"], instead of or on top of
 a contract), all_topics, output_dir, task, compression (none|zstd), flush_interval_s, episode_time_s
 (0 = manual), reset_time_s, num_episodes (0 = no limit), exit_when_done, stall_timeout_s, min_free_mb,
-progress_period_s, discovery_period_s, wait_for_topics_s (automatic mode: how long the first episode waits
+progress_period_s, discovery_period_s, drain_s (on Ctrl-C / SIGTERM, keep taking already delivered
+messages for up to this long before closing the bag), wait_for_topics_s (automatic mode: how long the first episode waits
 for publishers of every wanted topic).
 Services: start_episode (lerobot_ros_msgs/StartEpisode), stop_episode (lerobot_ros_msgs/StopEpisode).
 Topics: episode_status (EpisodeStatus, out), episode_control (std_msgs/String: next|rerecord|stop, in),
@@ -17,7 +18,9 @@ all publishers are, transient-local likewise), depth 1000, and stamped with the 
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
+import threading
 import time
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -38,6 +41,7 @@ from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.qos import RELIABLE_QOS
 
 IGNORED_TOPICS = {"/rosout", "/parameter_events", "/diagnostics"}
+BACKLOG_WARN = 500  # queued messages (~5 s of 3 cameras) before /diagnostics warns
 
 
 def message_class(msgtype: str):
@@ -118,6 +122,13 @@ class EpisodeRecorder(Node):
         self._exit_code: int | None = None
         self._last_progress = 0.0
         self._born = time.monotonic()
+        self._last_message = 0.0
+        self._stop_requested: float | None = None
+        self.drain_s = p("drain_s", 2.0).value
+        if threading.current_thread() is threading.main_thread():
+            # our own Ctrl-C / SIGTERM handling: first drain what DDS already delivered, then close the bag
+            signal.signal(signal.SIGINT, self._on_signal)
+            signal.signal(signal.SIGTERM, self._on_signal)
 
         self.status_pub = self.create_publisher(EpisodeStatus, "episode_status", RELIABLE_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", 10)
@@ -159,10 +170,19 @@ class EpisodeRecorder(Node):
                 self._subs[topic] = None
                 continue
             self._subs[topic] = self.create_subscription(
-                cls, topic, lambda data, t=topic: self.session.write(t, self.get_clock().now().nanoseconds, data),
+                cls, topic, lambda data, t=topic: self._on_message(t, data),
                 subscription_qos(offered), raw=True,
             )
             self.get_logger().info(f"subscribed {topic} [{msgtype}]")
+
+    def _on_message(self, topic: str, data: bytes) -> None:
+        self._last_message = time.monotonic()
+        self.session.write(topic, self.get_clock().now().nanoseconds, data)
+
+    def _on_signal(self, signum, frame) -> None:
+        if self._stop_requested is not None:
+            raise KeyboardInterrupt  # a second Ctrl-C: stop now (the bag is still closed by close())
+        self._stop_requested = time.monotonic()
 
     # ---- episode control ------------------------------------------------------------------------
     def _do(self, actions: list[tuple]) -> str:
@@ -255,6 +275,12 @@ class EpisodeRecorder(Node):
 
     def on_tick(self) -> None:
         now = time.monotonic()
+        if self._stop_requested is not None:
+            # take what DDS already delivered (until the streams go quiet, at most drain_s), then close
+            if now - self._last_message > 0.25 or now - self._stop_requested > self.drain_s:
+                self.close()
+                raise SystemExit(0)
+            return
         if self.session.recording and self.session.last_error:
             # disk full / I/O error: the writer stopped; close what it wrote (readable) and end the loop
             self._stop("failure")
@@ -298,9 +324,15 @@ class EpisodeRecorder(Node):
             array.status.append(status)
         writer = self.session.writer
         if writer is not None:
+            backlog = writer.backlog
+            level, message = 0, "ok"
+            if self.session.last_error:
+                level, message = 2, self.session.last_error
+            elif backlog > BACKLOG_WARN:  # the disk (or zstd) is slower than the streams: memory grows
+                level, message = 1, f"writer falling behind: {backlog} messages queued in memory"
             array.status.append(DiagnosticStatus(
-                level=bytes([2 if self.session.last_error else 0]), name="episode_recorder: writer",
-                message=self.session.last_error or "ok", hardware_id=self.get_fully_qualified_name(),
+                level=bytes([level]), name="episode_recorder: writer",
+                message=message, hardware_id=self.get_fully_qualified_name(),
                 values=[KeyValue(key="backlog", value=str(writer.backlog)),
                         KeyValue(key="path", value=str(writer.path))]))
         self.diag_pub.publish(array)
