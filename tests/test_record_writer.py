@@ -85,6 +85,14 @@ def test_writer_roundtrip_metadata_and_bytes(tmp_path, compression):
     assert topics["/status"]["topic_metadata"]["type_description_hash"].startswith("RIHS01_")
     assert meta["custom_data"] == {"task": "pick the cube", "outcome": "success", "episode_index": "4"}
     assert (meta["compression_format"], meta["compression_mode"]) == ("", "")
+    from mcap.reader import make_reader  # the MCAP reference reader (as ros2 bag's storage plugin) agrees
+
+    with open(bag / "ep.mcap", "rb") as fh:
+        reader = make_reader(fh)
+        summary = reader.get_summary()
+        assert summary.statistics.message_count == 334 and summary.statistics.channel_message_counts[2] == 84
+        assert {c.topic for c in summary.channels.values()} == {"/joint_states", "/cam/image_raw", "/status"}
+        assert sum(1 for _ in reader.iter_messages(topics=["/cam/image_raw"])) == 84
     with Reader(bag) as reader:  # messages deserialize with the stored definitions
         conn = next(c for c in reader.connections if c.topic == "/joint_states")
         first = next(reader.messages([conn]))
