@@ -163,7 +163,10 @@ class SimBridgeNode(Node):
     def _reset_on_start(self, seed: int) -> None:
         self.destroy_timer(self._startup_timer)
         if self.runner.episode.episode_index < 0:
-            self.reset(seed if seed >= 0 else None)
+            try:
+                self.reset(seed if seed >= 0 else None)
+            except SimStartupError as exc:  # e.g. assets that only the simulator's build finds missing
+                self.get_logger().error(f"first reset failed: {exc}")
 
     def reset(self, seed: int | None, options: dict | None = None) -> Frame:
         t0 = time.monotonic()
@@ -182,8 +185,8 @@ class SimBridgeNode(Node):
             if options is not None and not isinstance(options, dict):
                 raise ValueError("options must be a JSON object")
             frame = self.reset(int(request.seed) if request.seed >= 0 else None, options)
-        except (ValueError, SimStartupError) as exc:
-            response.success, response.message = False, f"reset failed: {exc}"
+        except Exception as exc:  # noqa: BLE001 - a failed reset is answered, the bridge keeps serving
+            response.success, response.message = False, f"reset failed: {type(exc).__name__}: {exc}"
             self.get_logger().error(response.message)
             return response
         response.success = True
