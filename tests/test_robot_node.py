@@ -72,7 +72,7 @@ def near(a: dict, b: dict, tol: float, names=MOTOR_NAMES) -> bool:
     return all(abs(a[n] - b[n]) < tol for n in names)
 
 
-@pytest.mark.parametrize("kind", ["so101", "koch"])
+@pytest.mark.parametrize("kind", ["so101", "koch", "omx"])  # omx: through LeRobot's registry, not a preset class
 def test_follower_follows_virtual_leader(ros, tmp_path, kind):
     leader, leader_cal = start_arm(kind, "leader", tmp_path)
     follower, follower_cal = start_arm(kind, "follower", tmp_path)
@@ -242,7 +242,7 @@ def test_unknown_robot_type_rejected(ros, tmp_path):
     from lerobot_ros.nodes.robot_node import RobotNode
     from lerobot_ros.ros.entry import NodeStartupError
 
-    with pytest.raises(NodeStartupError, match="robot_type 'ur5' is not supported; use one of so100_follower"):
+    with pytest.raises(NodeStartupError, match=r"robot_type 'ur5' is not supported: no LeRobot module lerobot\.robots\.ur5; use one of so100_follower"):
         RobotNode(context=ros.context, parameter_overrides=_params(robot_type="ur5", port="/dev/null"))
 
 

@@ -1,7 +1,7 @@
 """Start emulated leader and follower arms on pseudo-terminals (no hardware needed).
 
 Each arm is a chain of emulated servos speaking the real protocol (Feetech STS3215 for so100/so101,
-Dynamixel XL330/XL430 for koch), already calibrated: a matching LeRobot calibration file is written
+Dynamixel XL330/XL430 for koch and omx), already calibrated: a matching LeRobot calibration file is written
 for each, so robot_node / teleop_node (or LeRobot itself) connect without calibrating. Prints the port
 paths and calibration files, then serves until Ctrl-C (or --duration seconds).
 """

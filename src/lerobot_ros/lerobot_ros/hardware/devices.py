@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-ROBOT_TYPES = ("so100_follower", "so101_follower", "koch_follower")
+ROBOT_TYPES = ("so100_follower", "so101_follower", "koch_follower")  # built here; other single-bus arms via the registry
 TELEOP_TYPES = ("so100_leader", "so101_leader", "koch_leader")
+KEY_TELEOPS = ("keyboard", "gamepad", "keyboard_ee", "phone")
 
 
 class DeviceConfigError(ValueError):
@@ -49,8 +50,6 @@ def make_follower(
     disable_torque_on_disconnect: bool = True,
 ):
     """A LeRobot follower robot (not connected yet) whose calibration file exists."""
-    if robot_type not in ROBOT_TYPES:
-        raise DeviceConfigError(f"robot_type {robot_type!r} is not supported; use one of {', '.join(ROBOT_TYPES)}")
     if not port:
         raise DeviceConfigError("parameter 'port' is empty: set it to the arm's serial port (e.g. /dev/ttyACM0)")
     cal_dir, dev_id = _calibration_location(calibration_file, calibration_dir, robot_id)
@@ -66,22 +65,22 @@ def make_follower(
         from lerobot.robots.koch_follower import KochFollower, KochFollowerConfig
 
         robot = KochFollower(KochFollowerConfig(**common))
-    else:  # SO-100 and SO-101 share one LeRobot class
+    elif robot_type in ROBOT_TYPES:  # SO-100 and SO-101 share one LeRobot class
         from lerobot.robots.so_follower import SOFollower, SOFollowerRobotConfig
 
         robot = SOFollower(SOFollowerRobotConfig(**common))
+    else:
+        robot = _registered_device("robots", robot_type, common, ROBOT_TYPES)
     _check_calibration(robot, "robot", robot_type, port)
     return robot
 
 
 def make_leader(teleop_type: str, port: str, teleop_id: str = "leader", calibration_file: str = "", calibration_dir: str = ""):
     """A LeRobot leader-arm teleoperator (not connected yet) whose calibration file exists."""
-    if teleop_type not in TELEOP_TYPES:
-        hint = ""
-        if teleop_type in ("keyboard", "gamepad", "keyboard_ee"):
-            hint = " (keyboard/gamepad teleoperators emit key or stick events, not joint positions)"
+    if teleop_type in KEY_TELEOPS:
         raise DeviceConfigError(
-            f"teleop_type {teleop_type!r} is not supported{hint}; use one of {', '.join(TELEOP_TYPES)}"
+            f"teleop_type {teleop_type!r} is not supported (keyboard/gamepad teleoperators emit key or stick "
+            f"events, not joint positions); use a leader arm: {', '.join(TELEOP_TYPES)}"
         )
     if not port:
         raise DeviceConfigError("parameter 'port' is empty: set it to the leader arm's serial port")
@@ -90,10 +89,41 @@ def make_leader(teleop_type: str, port: str, teleop_id: str = "leader", calibrat
         from lerobot.teleoperators.koch_leader import KochLeader, KochLeaderConfig
 
         teleop = KochLeader(KochLeaderConfig(port=port, id=dev_id, calibration_dir=cal_dir))
-    else:
+    elif teleop_type in TELEOP_TYPES:
         from lerobot.teleoperators.so_leader import SOLeader, SOLeaderTeleopConfig
 
         teleop = SOLeader(SOLeaderTeleopConfig(port=port, id=dev_id, calibration_dir=cal_dir))
+    else:
+        teleop = _registered_device("teleoperators", teleop_type, dict(port=port, id=dev_id, calibration_dir=cal_dir), TELEOP_TYPES)
     _check_calibration(teleop, "teleop", teleop_type, port)
     return teleop
 
+
+
+def _registered_device(kind: str, type_name: str, kwargs: dict, known: tuple[str, ...]):
+    """Any other LeRobot robot/teleoperator registered under `type_name`, if it drives one motor bus."""
+    import dataclasses
+    import importlib
+
+    try:
+        importlib.import_module(f"lerobot.{kind}.{type_name}")
+    except ImportError:
+        raise DeviceConfigError(
+            f"{'robot' if kind == 'robots' else 'teleop'}_type {type_name!r} is not supported: no LeRobot module "
+            f"lerobot.{kind}.{type_name}; use one of {', '.join(known)} or another single-bus LeRobot arm"
+        ) from None
+    if kind == "robots":
+        from lerobot.robots import RobotConfig as Base, make_robot_from_config as make
+    else:
+        from lerobot.teleoperators import TeleoperatorConfig as Base, make_teleoperator_from_config as make
+    try:
+        config_cls = Base.get_choice_class(type_name)
+    except Exception:  # noqa: BLE001 - draccus raises its own error types
+        raise DeviceConfigError(f"LeRobot has no {kind[:-1]} type {type_name!r}; use one of {', '.join(known)}") from None
+    fields = {f.name for f in dataclasses.fields(config_cls)}
+    device = make(config_cls(**{k: v for k, v in kwargs.items() if k in fields}))
+    if not hasattr(getattr(device, "bus", None), "motors"):
+        raise DeviceConfigError(
+            f"{type_name!r} has no single motor bus; the hardware nodes drive arms read as joint positions on one bus"
+        )
+    return device

@@ -1,4 +1,4 @@
-"""robot_node: a LeRobot follower arm (so100/so101/koch) on ROS topics.
+"""robot_node: a LeRobot follower arm (so100/so101/koch, or any single-bus LeRobot arm such as omx) on ROS topics.
 
 Publishes `joint_states` (sensor_msgs/JointState, radians, 0 = middle of each joint's calibrated range;
 the gripper too) at `rate_hz`. Takes goals from `commands` (std_msgs/Float64MultiArray in joint-name

@@ -33,6 +33,11 @@ class ArmPreset:
     lerobot_types: dict[str, str]  # role -> LeRobot robot/teleoperator type
     ranges: list[tuple[int, int]]
     offsets: dict[str, tuple[int, ...]]
+    ids: dict[str, tuple[int, ...]] | None = None  # role -> bus id per joint (default 1..6)
+    drive_modes: dict[str, tuple[int, ...]] | None = None  # role -> Dynamixel Drive_Mode per joint (default 0)
+
+    def id_of(self, role: str, joint: int) -> int:
+        return self.ids[role][joint] if self.ids else joint + 1
 
 
 ARM_PRESETS: dict[str, ArmPreset] = {
@@ -57,6 +62,18 @@ ARM_PRESETS: dict[str, ArmPreset] = {
         ranges=_KOCH_RANGES,
         offsets={"follower": (1024, -512, 300, -200, 0, 150), "leader": (-700, 250, -90, 400, 0, -60)},
     ),
+    "omx": ArmPreset(  # ROBOTIS OpenMANIPULATOR-X as LeRobot's omx_follower / omx_leader drive it
+        models={
+            "follower": ("xl430-w250",) * 3 + ("xl330-m288",) * 3,
+            "leader": ("xl330-m288",) * 5 + ("xl330-m077",),
+        },
+        lerobot_types={"follower": "omx_follower", "leader": "omx_leader"},
+        # LeRobot's OMX classes use factory calibration (full turn, no offset; inverted leader gripper, offset 100).
+        ranges=[(0, 4095)] * 6,
+        offsets={"follower": (0,) * 6, "leader": (0, 0, 0, 0, 0, 100)},
+        ids={"follower": (11, 12, 13, 14, 15, 16), "leader": (1, 2, 3, 4, 5, 6)},
+        drive_modes={"follower": (0,) * 6, "leader": (0, 0, 0, 0, 0, 1)},
+    ),
 }
 
 TICKS_PER_RAD = 4095 / (2 * math.pi)  # LeRobot's degree conversion uses max_res = resolution - 1
@@ -67,8 +84,8 @@ def calibration_dict(kind: str, role: str) -> dict[str, dict[str, int]]:
     preset = _preset(kind, role)
     return {
         name: {
-            "id": i + 1,
-            "drive_mode": 0,
+            "id": preset.id_of(role, i),
+            "drive_mode": preset.drive_modes[role][i] if preset.drive_modes else 0,
             "homing_offset": preset.offsets[role][i],
             "range_min": preset.ranges[i][0],
             "range_max": preset.ranges[i][1],
@@ -105,10 +122,12 @@ class VirtualArm:
         servos = []
         for i, name in enumerate(MOTOR_NAMES):
             cal = self.calibration[name]
-            servo = VirtualServo(i + 1, preset.models[role][i], tau_s=tau_s)
+            servo = VirtualServo(cal["id"], preset.models[role][i], tau_s=tau_s)
             servo.set_register("Homing_Offset", cal["homing_offset"])
             servo.set_register("Min_Position_Limit", cal["range_min"])
             servo.set_register("Max_Position_Limit", cal["range_max"])
+            if cal["drive_mode"]:
+                servo.set_register("Drive_Mode", cal["drive_mode"])
             servo.move_by_hand(self._mid(name))
             servos.append(servo)
         self.bus = VirtualBus(servos, port=port, name=f"{kind}_{role}")
