@@ -233,7 +233,8 @@ def test_what_survives_a_killed_recorder(ros, ros_env, tmp_path, sig):
 def test_keyboard_next_rerecord_stop_through_a_pty(ros_env, tmp_path):
     ns = "/kb"
     out = tmp_path / "out"
-    rec = recorder(ros_env, tmp_path, ns, "all_topics:=true", f"output_dir:={out}")  # like `ros2 bag record -a`
+    rec = recorder(ros_env, tmp_path, ns, "all_topics:=true", f"output_dir:={out}",  # like `ros2 bag record -a`
+                   "episode_time_s:=0", "num_episodes:=0")  # integers where doubles are declared: accepted
     pub = publisher(ros_env, tmp_path, ns, "--cams", "0", "--phase-s", "60")
     master, slave = pty.openpty()
     keyboard = Proc([sys.executable, "-m", "lerobot_ros.nodes.episode_keyboard_node", "--ros-args", "-r",
@@ -336,6 +337,10 @@ def test_bad_settings_fail_in_one_line(ros_env, tmp_path):
                           timeout=60)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "missing.yaml does not exist" in proc.stderr
+    proc = subprocess.run([sys.executable, "-m", "lerobot_ros.nodes.episode_recorder_node", "--ros-args", "-p",
+                           "topics:=[/a]", "-p", "episode_time_s:=soon"], env=ros_env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 1 and "parameter episode_time_s must be a number, not 'soon'" in proc.stderr
     proc = subprocess.run([sys.executable, "-m", "lerobot_ros.cli.main", "record", "--out", str(tmp_path)],
                           env=ros_env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "give --contract, --topics or --all-topics" in proc.stderr

@@ -27,6 +27,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
 from rclpy.clock import Clock, ClockType
+from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
@@ -87,16 +88,16 @@ class EpisodeRecorder(Node):
         output_dir = p("output_dir", "recordings").value
         task = p("task", "").value
         compression = p("compression", "none").value
-        flush_interval_s = p("flush_interval_s", 0.5).value
-        episode_time_s = p("episode_time_s", 0.0).value
-        reset_time_s = p("reset_time_s", 0.0).value
-        num_episodes = p("num_episodes", 0).value
+        flush_interval_s = self._number("flush_interval_s", 0.5)
+        episode_time_s = self._number("episode_time_s", 0.0)
+        reset_time_s = self._number("reset_time_s", 0.0)
+        num_episodes = int(self._number("num_episodes", 0))
         self.exit_when_done = p("exit_when_done", True).value
-        stall_timeout_s = p("stall_timeout_s", 1.0).value
-        min_free_mb = p("min_free_mb", 64.0).value
-        self.progress_period_s = p("progress_period_s", 1.0).value
-        discovery_period_s = p("discovery_period_s", 0.5).value
-        self.wait_for_topics_s = p("wait_for_topics_s", 10.0).value
+        stall_timeout_s = self._number("stall_timeout_s", 1.0)
+        min_free_mb = self._number("min_free_mb", 64.0)
+        self.progress_period_s = self._number("progress_period_s", 1.0)
+        discovery_period_s = self._number("discovery_period_s", 0.5)
+        self.wait_for_topics_s = self._number("wait_for_topics_s", 10.0)
 
         try:
             plan = plan_from_contract(contract) if contract else RecordingPlan([])
@@ -124,7 +125,7 @@ class EpisodeRecorder(Node):
         self._born = time.monotonic()
         self._last_message = 0.0
         self._stop_requested: float | None = None
-        self.drain_s = p("drain_s", 2.0).value
+        self.drain_s = self._number("drain_s", 2.0)
         if threading.current_thread() is threading.main_thread():
             # our own Ctrl-C / SIGTERM handling: first drain what DDS already delivered, then close the bag
             signal.signal(signal.SIGINT, self._on_signal)
@@ -145,6 +146,14 @@ class EpisodeRecorder(Node):
                 f"{num_episodes or 'unlimited'} episodes" if self.control.automatic else "manual (services / keyboard)")
         self.get_logger().info(f"recording {len(self.wanted) or 'all'} topic(s) into {output_dir}; {mode}; "
                                f"next episode index {self.session.index}")
+
+    def _number(self, name: str, default: float) -> float:
+        """A numeric parameter that takes `5` as well as `5.0` (launch files and `-p` spell them both ways)."""
+        value = self.declare_parameter(name, default, ParameterDescriptor(dynamic_typing=True)).value
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            raise NodeStartupError(f"parameter {name} must be a number, not {value!r}") from None
 
     # ---- subscriptions --------------------------------------------------------------------------
     def discover(self) -> None:
