@@ -28,7 +28,7 @@ from lerobot_ros.bag import open_bag
 from lerobot_ros.record.repair import repair_bag
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.ros]
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "recorder.py"
 TS = get_typestore(Stores.ROS2_KILTED)
 

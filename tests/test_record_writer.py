@@ -177,6 +177,7 @@ DISK_FULL_CHILD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_disk_full_stops_the_episode_and_keeps_a_readable_bag(tmp_path):
     bag = tmp_path / "ep"
     code = DISK_FULL_CHILD.format(tests=str(Path(__file__).parent), bag=str(bag))
