@@ -67,7 +67,7 @@ def print_summary(summary: dict, out: Path) -> None:
                   f"eval_info.json   {rec['eval_info']}",
                   f"eval video       {rec['eval_video'] or '-'}"]
     else:
-        lines.append(f"eval             {rec['eval_note']}")
+        lines.append(f"eval             {rec['eval_note'].splitlines()[0]}")
     timings = ", ".join(f"{k[:-2]} {v:g} s" for k, v in rec["timings_s"].items())
     lines += [f"time             {timings}", f"summary.json     {out / 'summary.json'}", "", next_steps(out)]
     print("\n".join(lines), flush=True)
@@ -95,4 +95,4 @@ def run(args: argparse.Namespace) -> int:
         print(f"lerobot-ros demo: {exc}", file=sys.stderr)
         return 1
     print_summary(summary_dict(cfg, res), cfg.out)
-    return 0
+    return 1 if res.failed else 0

@@ -39,13 +39,21 @@ class EpisodeDriver:
         self.node = node
         self.sim_ns, self.recorder_ns = sim_ns.rstrip("/"), recorder_ns.rstrip("/")
         self.latest: EpisodeStatus | None = None
+        self._changed = time.monotonic()
         node.create_subscription(EpisodeStatus, f"{self.sim_ns}/episode_status", self._on_status, STATUS_QOS)
         self.reset_client = node.create_client(ResetEpisode, f"{self.sim_ns}/reset_episode")
         self.start_client = node.create_client(StartEpisode, f"{self.recorder_ns}/start_episode")
         self.stop_client = node.create_client(StopEpisode, f"{self.recorder_ns}/stop_episode")
 
     def _on_status(self, msg: EpisodeStatus) -> None:
+        if self.latest is None or (msg.episode_index, msg.step) != (self.latest.episode_index, self.latest.step):
+            self._changed = time.monotonic()
         self.latest = msg
+
+    def idle(self, quiet_s: float = 1.5) -> bool:
+        """The bridge is not stepping: its episode is done, or no step for quiet_s (a recording must not
+        start in the middle of an episode the policy source is still running)."""
+        return self.latest is None or self.latest.done or time.monotonic() - self._changed > quiet_s
 
     def _call(self, client, request, timeout: float):
         future = client.call_async(request)
@@ -57,15 +65,26 @@ class EpisodeDriver:
             time.sleep(0.01)
         return future.result()
 
-    def wait_ready(self, topics: list[str], timeout: float, alive=lambda: None) -> None:
-        """Services up and the recorder subscribed to every topic it must record (else it would miss the start)."""
+    def wait_ready(self, topics: list[str], timeout: float, alive=lambda: None, warm_up: bool = True) -> None:
+        """Services up and the recorder subscribed to every topic it must record (else it would miss the start).
+
+        warm_up: reset the bridge once as soon as it answers, so the simulator is built (tens of seconds for
+        Meta-World on a small CPU) while the other nodes are still starting; that episode is not recorded.
+        """
         deadline = time.monotonic() + timeout
         missing: list[str] = []
+        warm = None if warm_up else True
         while time.monotonic() < deadline:
             alive()
+            if warm is None and self.reset_client.service_is_ready():
+                warm = self.reset_client.call_async(ResetEpisode.Request(seed=-1, options=""))
             missing = [c.srv_name for c in (self.reset_client, self.start_client, self.stop_client) if not c.service_is_ready()]
             missing += [t for t in topics if not any(
                 i.node_name == "episode_recorder" for i in self.node.get_subscriptions_info_by_topic(t))]
+            if warm is not True and (warm is None or not warm.done()):
+                missing.append("the simulator's first reset")
+            elif not self.idle():
+                missing.append("the warm-up episode to stop stepping")
             if not missing:
                 return
             time.sleep(0.2)

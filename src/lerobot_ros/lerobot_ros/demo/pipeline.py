@@ -2,8 +2,10 @@
 
 1. `lerobot-ros launch sim_metaworld` (or sim_so101): sim bridge (lockstep) + scripted expert + recorder;
 2. this process drives N seeded episodes (EpisodeDriver): one rosbag2 MCAP per episode;
-3. `lerobot-ros convert`: the bags -> a LeRobotDataset v3 (reloaded with LeRobotDataset as a check);
-4. `lerobot-ros eval`: the scripted expert (or --policy-path) scored like lerobot-eval, with a video;
+3. `lerobot-ros eval`: the scripted expert scored like lerobot-eval, with a video, attached to the bridge
+   and expert the launch already runs (no second start-up); with --policy-path, eval starts its own
+   bridge and policy node;
+4. `lerobot-ros convert`: the bags -> a LeRobotDataset v3 (reloaded with LeRobotDataset as a check);
 5. a summary of what was made and where.
 """
 
@@ -67,6 +69,10 @@ class DemoResult:
     eval_success: float | None = None
     eval_video: Path | None = None
     eval_note: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.eval_note.startswith("FAILED")
     timings: dict = field(default_factory=dict)
 
 
@@ -112,14 +118,21 @@ class LaunchProcess:
             return ""
         return "\n".join("    " + line for line in text[-lines:])
 
-    def stop(self, timeout: float = 30.0) -> int:
+    def stop(self, timeout: float = 40.0) -> int | None:
+        """Ctrl-C for the runner (it stops its nodes, escalating itself); None when already stopped."""
+        if self._log.closed:
+            return None
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGINT)
             try:
                 self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+            except subprocess.TimeoutExpired:  # the runner is stuck: a second SIGINT makes it skip ahead
+                os.killpg(self.proc.pid, signal.SIGINT)
+                try:
+                    self.proc.wait(15)
+                except subprocess.TimeoutExpired:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                    self.proc.wait()
         self._log.close()
         return self.proc.returncode
 
@@ -150,7 +163,8 @@ def child_env() -> dict:
     return env
 
 
-def record(cfg: DemoConfig, res: DemoResult, printer=print) -> None:
+def record(cfg: DemoConfig, res: DemoResult, printer=print) -> "LaunchProcess":
+    """Start the launch and record the episodes; returns the launch still running (eval may attach to it)."""
     from lerobot_ros.contract import load_contract
     from lerobot_ros.demo.driver import EpisodeDriver
     from lerobot_ros.ros.runtime import RosRuntime
@@ -181,15 +195,21 @@ def record(cfg: DemoConfig, res: DemoResult, printer=print) -> None:
                 printer(f"[demo]      episode {i} (seed {ep.seed}): {ep.steps} steps, "
                         f"{'success' if ep.success else 'failure'}, {ep.wall_s:.1f} s -> {ep.bag}")
             res.timings["record_s"] = time.monotonic() - t0
-    finally:
-        code = launch.stop()
+    except BaseException:
+        launch.stop()
+        raise
+    return launch
+
+
+def stop_launch(launch: "LaunchProcess", printer=print) -> None:
+    code = launch.stop()
     if code not in (0, None):
         printer(f"[demo]      note: the launch ended with status {code} (log: {launch.log_path})")
 
 
 def convert(cfg: DemoConfig, res: DemoResult, printer=print) -> None:
     res.dataset_dir = cfg.out / "dataset"
-    printer(f"[demo] 3/4 convert {len(res.episodes)} bag(s) -> LeRobotDataset {res.dataset_dir}")
+    printer(f"[demo] 4/4 convert {len(res.episodes)} bag(s) -> LeRobotDataset {res.dataset_dir}")
     t0 = time.monotonic()
     _run_step(_cli("convert", str(res.bags_dir), "--contract", str(cfg.out / "contract.yaml"), "--out",
                    str(res.dataset_dir), "--repo-id", "local/lerobot_ros_demo", "--vcodec", cfg.vcodec, "--no-progress"),
@@ -201,22 +221,32 @@ def convert(cfg: DemoConfig, res: DemoResult, printer=print) -> None:
     res.video = videos[0] if videos else None
 
 
-def evaluate(cfg: DemoConfig, res: DemoResult, printer=print) -> None:
+def evaluate(cfg: DemoConfig, res: DemoResult, printer=print, attach: str | None = None) -> None:
+    """`lerobot-ros eval`; `attach`: the namespace of a running bridge + policy source to use."""
     if not cfg.eval:
         res.eval_note = "skipped (--no-eval)"
         return
     if not eval_available():
         res.eval_note = "pending: `lerobot-ros eval` is not in this install yet"
-        printer(f"[demo] 4/4 eval {res.eval_note}")
+        printer(f"[demo] 3/4 eval {res.eval_note}")
         return
     eval_dir = cfg.out / "eval"
-    source = ["--policy.path", cfg.policy_path] if cfg.policy_path else ["--expert"]
+    if cfg.policy_path:
+        source = ["--policy.path", cfg.policy_path]
+    else:
+        source = ["--expert"] + (["--attach", attach] if attach else [])
     args = ["eval", "--env", cfg.env, "--task", cfg.sim_task, *source, "--n-episodes", str(cfg.eval_episodes),
             "--render", f"{cfg.height}x{cfg.width}", "--videos", "1", "--output-dir", str(eval_dir)]
-    printer(f"[demo] 4/4 lerobot-ros {' '.join(args)}")
+    printer(f"[demo] 3/4 lerobot-ros {' '.join(args)}")
     t0 = time.monotonic()
-    _run_step(_cli(*args), cfg.out / "logs" / "eval.log", child_env(), 1200, "lerobot-ros eval")
-    res.timings["eval_s"] = time.monotonic() - t0
+    try:
+        _run_step(_cli(*args), cfg.out / "logs" / "eval.log", child_env(), 1200, "lerobot-ros eval")
+    except DemoError as exc:  # the recorded data is still worth converting: report, go on, exit non-zero
+        res.eval_note = f"FAILED: {exc}"
+        printer(f"[demo]      {res.eval_note}")
+        return
+    finally:
+        res.timings["eval_s"] = time.monotonic() - t0
     res.eval_info = eval_dir / "eval_info.json"
     info = json.loads(res.eval_info.read_text())
     res.eval_success = float(info["overall"]["pc_success"])
@@ -232,9 +262,14 @@ def run_demo(cfg: DemoConfig, printer=print) -> DemoResult:
     prepare_output(cfg.out)
     res = DemoResult()
     t0 = time.monotonic()
-    record(cfg, res, printer)
+    launch = record(cfg, res, printer)
+    try:
+        if cfg.policy_path:  # the user's policy gets its own bridge + policy node from eval
+            stop_launch(launch, printer)
+        evaluate(cfg, res, printer, attach=None if cfg.policy_path else "/sim")
+    finally:
+        stop_launch(launch, printer)
     convert(cfg, res, printer)
-    evaluate(cfg, res, printer)
     res.timings["total_s"] = time.monotonic() - t0
     (cfg.out / "summary.json").write_text(json.dumps(summary_dict(cfg, res), indent=2))
     return res

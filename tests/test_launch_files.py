@@ -1,0 +1,303 @@
+"""The shipped launch files: what each starts (evaluated, no process), the sim/real swap, and the
+SO-101 files run for real with the launch runner (nodes, topics, data flowing, actions reaching the
+driver, Ctrl-C leaving no process). sim_metaworld runs end to end in tests/test_demo.py."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from lerobot_ros.launch_runner import evaluate_file
+
+REPO = Path(__file__).resolve().parents[1]
+LAUNCH = REPO / "launch"
+TOP_LEVEL = ["sim_metaworld", "sim_libero", "sim_so101", "so101_real", "koch_real", "so101_virtual"]
+PIECES = ["policy", "record", "cameras", "teleop", "rviz"]
+VISUAL = {"rviz2", "robot_state_publisher"}
+
+
+@pytest.fixture(autouse=True)
+def _params_in_tmp(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+
+def plan(name: str, **args):
+    return evaluate_file(str(LAUNCH / f"{name}.launch.yaml"), {k: str(v) for k, v in args.items()}, environ=dict(os.environ))
+
+
+def labels(p) -> list[str]:
+    return [proc.label for proc in p.processes]
+
+
+def params(proc) -> dict:
+    """The node's parameters, from the parameter file the runner wrote for it."""
+    path = proc.cmd[proc.cmd.index("--params-file") + 1]
+    data = yaml.safe_load(Path(path).read_text())
+    (only,) = data.values()
+    return only["ros__parameters"]
+
+
+def by_label(p, label):
+    return next(proc for proc in p.processes if proc.label == label)
+
+
+def test_every_file_exists_and_evaluates_with_its_defaults():
+    for name in TOP_LEVEL + PIECES:
+        p = plan(name)
+        assert p.processes or all("skipping node" in w for w in p.warnings), name
+
+
+@pytest.mark.parametrize("name,expected", [
+    ("sim_metaworld", ["sim_bridge"]),
+    ("sim_libero", ["sim_bridge"]),
+    ("sim_so101", ["sim_bridge"]),
+    ("so101_real", ["robot", "front_camera"]),
+    ("koch_real", ["robot", "front_camera"]),
+    ("so101_virtual", ["virtual_arm", "robot", "teleop"]),
+])
+def test_defaults_start_the_driver_nodes_and_skip_missing_visualisation(name, expected):
+    p = plan(name)
+    assert [label for label in labels(p) if label not in VISUAL] == expected
+    skipped = [w for w in p.warnings if "skipping node" in w]
+    for w in skipped:
+        assert re.search(r"package '(rviz2|robot_state_publisher)' is not installed", w)
+
+
+def test_common_arguments_are_declared_with_defaults():
+    for name in ["sim_metaworld", "sim_libero", "sim_so101", "so101_real", "koch_real"]:
+        declared = {a.name: a for a in plan(name).declared}
+        for arg in ("namespace", "contract", "policy_path", "task", "use_sim_time", "record"):
+            assert arg in declared and declared[arg].default is not None, (name, arg)
+    assert plan("sim_so101").configs["use_sim_time"] == "true"
+    assert plan("so101_real").configs["use_sim_time"] == "false"
+
+
+def test_sim_bridge_parameters_follow_the_arguments():
+    p = plan("sim_metaworld", task="reach-v3", render_width=64, render_height=48, expert="true", namespace="mw")
+    bridge, expert = by_label(p, "sim_bridge"), by_label(p, "scripted_expert")
+    assert bridge.namespace == "/mw" and expert.namespace == "/mw"
+    expected = {"env": "metaworld", "task": "reach-v3", "render_width": 64, "render_height": 48, "mode": "lockstep",
+                "shadows": False}
+    assert {k: params(bridge)[k] for k in expected} == expected
+    assert params(expert) == {"expert": "metaworld", "task": "reach-v3", "use_sim_time": True}
+    twin = params(by_label(plan("sim_so101", mode="lockstep"), "sim_bridge"))
+    assert twin["env"] == "so101" and twin["task"] == "pick" and twin["cameras"] == ["front"] and twin["mode"] == "lockstep"
+    libero = params(by_label(plan("sim_libero", suite="libero_object", task_id=3), "sim_bridge"))
+    assert libero["env"] == "libero" and libero["task"] == "libero_object" and libero["task_id"] == 3
+
+
+def test_sim_and_real_differ_only_in_the_driver_nodes():
+    """Policy and recorder come from the same includes: same executables, names and parameters except
+    the contract and the clock; only the driver processes differ."""
+    common = dict(policy_path="/models/act", record="true", output_dir="/data/bags", rviz="false")
+    sim = plan("sim_so101", task="pick", **common)
+    real = plan("so101_real", task="pick the cube", **common)
+    shared = ["policy", "episode_recorder"]
+    assert [label for label in labels(sim) if label not in shared] == ["sim_bridge"]
+    assert [label for label in labels(real) if label not in shared] == ["robot", "front_camera"]
+    for label in shared:
+        s, r = by_label(sim, label), by_label(real, label)
+        assert os.path.basename(s.cmd[0]) == os.path.basename(r.cmd[0]) and s.node_name == r.node_name
+        ps, pr = params(s), params(r)
+        assert ps.pop("contract") == "so101_sim" and pr.pop("contract") == "so101"
+        assert ps.pop("use_sim_time") is True and pr.pop("use_sim_time") is False
+        ps.pop("task"), pr.pop("task")
+        assert ps == pr
+    assert params(by_label(real, "policy"))["pretrained_path"] == "/models/act"
+    assert params(by_label(real, "episode_recorder"))["output_dir"] == "/data/bags"
+    # policy task: the task string of a real robot; in simulation the bridge's task topic provides it
+    assert params(by_label(real, "policy"))["task"] == "pick the cube"
+
+
+def test_recorder_has_its_own_namespace_and_optional_pieces_follow_their_switches():
+    p = plan("sim_metaworld", record="true")
+    rec = by_label(p, "episode_recorder")
+    assert rec.namespace == "/recorder"  # its episode_status must not collide with the bridge's /sim/episode_status
+    assert params(rec)["task"] == ""  # the simulator's task name is not the recorded task description
+    assert "policy" not in labels(plan("sim_metaworld", policy_path=""))
+    assert "episode_recorder" not in labels(plan("so101_real"))
+    real = plan("so101_real", teleop="true", leader_port="/dev/ttyUSB1", cameras="false", namespace="arm")
+    teleop = by_label(real, "teleop")
+    assert "front_camera" not in labels(real)
+    assert teleop.namespace == "/leader" and params(teleop)["port"] == "/dev/ttyUSB1"
+    assert params(teleop)["commands_topic"] == "/arm/commands" and by_label(real, "robot").namespace == "/arm"
+    assert "wrist_camera" in labels(plan("so101_real", use_wrist="true"))
+    koch = params(by_label(plan("koch_real", teleop="true"), "robot"))
+    assert koch["robot_type"] == "koch_follower" and params(by_label(plan("koch_real", teleop="true"), "teleop"))["teleop_type"] == "koch_leader"
+
+
+def test_virtual_arm_runs_the_real_robot_file_on_emulated_ports(tmp_path):
+    p = plan("so101_virtual", virtual_dir=str(tmp_path / "v"))
+    arm, robot, teleop = (by_label(p, x) for x in ("virtual_arm", "robot", "teleop"))
+    assert arm.cmd[1:] == ["virtual-arm", "so101", "--dir", str(tmp_path / "v")]
+    assert os.path.basename(arm.cmd[0]) == "lerobot-ros" and os.access(arm.cmd[0], os.X_OK)
+    assert params(robot)["port"] == str(tmp_path / "v" / "so101_follower")
+    assert params(robot)["calibration_file"] == str(tmp_path / "v" / "calibration" / "virtual_follower.json")
+    assert robot.respawn is True and robot.respawn_delay == 2.0
+    assert params(teleop)["port"] == str(tmp_path / "v" / "so101_leader") and teleop.respawn is True
+
+
+def test_rviz_robot_description_is_the_so101_urdf_with_resolvable_meshes():
+    from lerobot_ros.demo.urdf import absolute_mesh_urdf, so101_urdf
+
+    text = so101_urdf()
+    meshes = re.findall(r'filename="file://([^"]+)"', text)
+    assert len(meshes) > 5 and all(Path(m).is_file() for m in meshes)
+    assert {"shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"} <= set(
+        re.findall(r'<joint name="([^"]+)" type="revolute"', text))
+    assert absolute_mesh_urdf('<mesh filename="package://x/a.stl"/>', Path("/b")) == '<mesh filename="package://x/a.stl"/>'
+    for name in ("so101.rviz", "so101_sim.rviz", "camera.rviz"):
+        cfg = yaml.safe_load((REPO / "config" / "rviz" / name).read_text())
+        classes = [d["Class"] for d in cfg["Visualization Manager"]["Displays"]]
+        assert "rviz_default_plugins/Image" in classes
+        assert ("rviz_default_plugins/RobotModel" in classes) == name.startswith("so101")
+
+
+# -- running the files with the launch runner -----------------------------------------------------------------
+class Launch:
+    """`lerobot-ros launch FILE args...` in a child process, its output collected line by line."""
+
+    def __init__(self, name: str, args: list[str], env: dict):
+        self.proc = subprocess.Popen([sys.executable, "-m", "lerobot_ros.cli.main", "launch", name, *args], env=env,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stdout:
+            self.lines.append(line.rstrip("\n"))
+
+    def pids(self) -> dict[str, int]:
+        return {m.group(1): int(m.group(2)) for line in list(self.lines)
+                if (m := re.match(r"\[launch\] (\S+) started \(pid (\d+)\)", line))}
+
+    def interrupt(self, timeout: float = 60.0) -> int:
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def alive_in_group(pgid: int) -> bool:
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[2]) == pgid and fields[0] != "Z":
+                return True
+    return False
+
+
+def wait_for(predicate, timeout: float, what: str, launch: Launch):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        if launch.proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}; launch output:\n{launch.text()[-4000:]}")
+
+
+def assert_clean_exit(launch: Launch) -> None:
+    pids = launch.pids()
+    code = launch.interrupt()
+    assert code == 0, launch.text()[-3000:]
+    time.sleep(0.5)
+    left = [label for label, pid in pids.items() if alive_in_group(pid)]
+    assert not left, f"processes left behind after Ctrl-C: {left}"
+
+
+def stamps_s(msgs) -> np.ndarray:
+    return np.array([m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 for m in msgs])
+
+
+@pytest.mark.slow
+def test_so101_virtual_launch_teleoperates_the_emulated_follower(ros, ros_env, tmp_path):
+    """Emulated servos: the leader drives the follower through teleop_node -> /follower/commands -> robot_node."""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
+    from lerobot_ros.ros.runtime import MessageCollector
+
+    node = ros.create_node("launch_file_probe")
+    follower = MessageCollector(node, JointState, "/follower/joint_states", SENSOR_QOS)
+    leader = MessageCollector(node, JointState, "/leader/joint_states", SENSOR_QOS)
+    commands = MessageCollector(node, Float64MultiArray, "/follower/commands", SENSOR_QOS)
+    launch = Launch("so101_virtual", [f"virtual_dir:={tmp_path / 'v'}"], ros_env)
+    try:
+        wait_for(lambda: len(follower.messages) > 60 and len(commands.messages) > 10, 150, "follower joint states and teleop commands", launch)
+        names = {ns.rstrip("/") + "/" + n for n, ns in node.get_node_names_and_namespaces()}
+        assert {"/follower/robot", "/leader/teleop"} <= names
+        msgs = follower.messages[-60:]
+        assert list(msgs[-1].name) == ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
+        period = np.median(np.diff(stamps_s(msgs)))
+        assert 0.5 / 30 < period < 2.0 / 30, f"joint_states period {period:.4f} s, expected ~1/30 s"
+
+        def follows() -> bool:  # the follower reaches the leader's pose (the action reached the driver)
+            a, b = np.array(follower.messages[-1].position), np.array(leader.messages[-1].position)
+            return bool(np.max(np.abs(a - b)) < 0.05)
+
+        wait_for(follows, 30, "the follower to reach the leader's pose", launch)
+    finally:
+        if launch.proc.poll() is None:
+            assert_clean_exit(launch)
+
+
+@pytest.mark.slow
+def test_sim_so101_launch_publishes_like_the_real_arm_and_takes_commands(ros, ros_env):
+    """The twin in realtime mode: joint_states + front camera + /clock, commands move the joints."""
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import Image, JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from lerobot_ros.codecs import numpy_to_float64_multi_array
+    from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
+    from lerobot_ros.ros.runtime import MessageCollector
+
+    node = ros.create_node("launch_file_probe")
+    joints = MessageCollector(node, JointState, "/sim/joint_states", SENSOR_QOS)
+    images = MessageCollector(node, Image, "/sim/front/image_raw", SENSOR_QOS)
+    clock = MessageCollector(node, Clock, "/clock", SENSOR_QOS)
+    pub = node.create_publisher(Float64MultiArray, "/sim/commands", RELIABLE_QOS)
+    launch = Launch("sim_so101", ["render_width:=64", "render_height:=48", "rviz:=false"], ros_env)
+    try:
+        wait_for(lambda: len(joints.messages) > 20 and images.messages, 180, "twin joint states and images", launch)
+        assert images.messages[-1].width == 64 and images.messages[-1].height == 48 and clock.messages
+        period = np.diff(stamps_s(joints.messages[-20:]))
+        np.testing.assert_allclose(period, 1 / 30, atol=1e-6)  # sim-time stamps: one per 1/30 s step
+        target = np.array(joints.messages[-1].position)
+        target[0] += 0.3
+        deadline = time.monotonic() + 60
+
+        def reached() -> bool:
+            if time.monotonic() < deadline:
+                pub.publish(numpy_to_float64_multi_array(target))
+            return abs(joints.messages[-1].position[0] - target[0]) < 0.03
+
+        wait_for(reached, 60, "shoulder_pan to reach the commanded target", launch)
+    finally:
+        if launch.proc.poll() is None:
+            assert_clean_exit(launch)
