@@ -45,7 +45,7 @@ class EvalConfig:
     policy_seed: int | None = None  # torch seed of the policy node (default: start_seed, as lerobot-eval)
     attach: list[str] = field(default_factory=list)  # namespaces of running bridges (+ sources): start nothing
     startup_timeout_s: float = 180.0
-    stall_timeout_s: float = 60.0
+    stall_timeout_s: float = 120.0
     quiet: bool = False
 
 
@@ -171,6 +171,22 @@ class Evaluation:
             log = logs / f"{ns.strip('/')}_expert.log"
         self.procs.append(NodeProcess(source, log, env))
 
+    def _worker(self, node, ns: str, cls):
+        cfg = self.cfg
+        camera = self.cameras[0] if self.cameras else None
+        if cfg.attach:
+            names = {f"{n_.rstrip('/')}/{x}" for x, n_ in node.get_node_names_and_namespaces()}
+            policy_reset = f"{ns}/policy_node/reset" if f"{ns}/policy_node" in names else None
+            return cls(node, ns, camera, policy_reset, self._failure, stall_timeout_s=cfg.stall_timeout_s, answers_final=None)
+        if cfg.policy_path:
+            inputs = ["joint_states"] + [f"{c}/image_raw" for c in self.cameras]
+            return cls(node, ns, camera, f"{ns}/policy_node/reset", self._failure, stall_timeout_s=cfg.stall_timeout_s,
+                       answers_final=True, source_inputs=tuple(inputs))
+        # the scripted expert is stateless: an episode that never started (a lost first observation) is
+        # safely reset again with the same seed
+        return cls(node, ns, camera, None, self._failure, stall_timeout_s=cfg.stall_timeout_s, kick_after_s=15.0,
+                   answers_final=False, source_inputs=("environment_state", "episode_status"))
+
     def _failure(self) -> str | None:
         for p in self.procs:
             reason = p.failure()
@@ -186,29 +202,24 @@ class Evaluation:
 
         cfg = self.cfg
         self.out.mkdir(parents=True, exist_ok=True)
-        namespaces = [("/" + a.strip("/")) for a in cfg.attach] or [f"/sim_{i}" for i in range(cfg.workers)]
         t_setup = time.monotonic()
         try:
-            if not cfg.attach:
-                for ns in namespaces:
-                    self._start(ns)
             with RosRuntime() as ros:
                 node = ros.create_node("lerobot_ros_eval")
+                if cfg.attach:
+                    namespaces = ["/" + a.strip("/") for a in cfg.attach]
+                    time.sleep(1.5)  # discovery, before looking for policy nodes in those namespaces
+                else:
+                    namespaces = free_namespaces(node, cfg.workers)
+                    for ns in namespaces:
+                        self._start(ns)
                 workers = []
                 for ns in namespaces:
-                    policy_reset = f"{ns}/policy_node/reset" if (cfg.policy_path or cfg.attach) else None
-                    if cfg.attach:
-                        names = {f"{n_}/{x}" if n_ != "/" else f"/{x}" for x, n_ in node.get_node_names_and_namespaces()}
-                        policy_reset = f"{ns}/policy_node/reset" if f"{ns}/policy_node" in names else None
-                    workers.append(BridgeWorker(
-                        node, ns, self.cameras[0] if self.cameras else None, policy_reset, self._failure,
-                        stall_timeout_s=cfg.stall_timeout_s,
-                        answers_final=None if cfg.attach else bool(cfg.policy_path),
-                    ))
+                    workers.append(self._worker(node, ns, BridgeWorker))
                 self.print(f"waiting for {len(namespaces)} bridge(s) and policy source(s) ({', '.join(namespaces)}) ...")
                 for w in workers:
                     w.wait_ready(cfg.startup_timeout_s)
-                time.sleep(0.3)  # let the last discovery round settle on the bridge's side too
+                time.sleep(1.0)  # let the last discovery round settle on the bridges' side too
                 setup_s = time.monotonic() - t_setup
                 self.print(f"ready in {setup_s:.1f} s; {cfg.n_episodes} episode(s) of {self.sim.task!r}, seeds {cfg.start_seed}..")
                 results, writer, eval_s = self._episodes(workers, VideoWriter(self.sim.fps))
@@ -283,6 +294,20 @@ class Evaluation:
         for w in workers:
             w.enable_video(False)
         return results, writer, eval_s
+
+
+def free_namespaces(node, count: int, prefix: str = "/sim_", settle_s: float = 1.5) -> list[str]:
+    """The first `count` namespaces /sim_<i> with no node in them (after a short discovery wait), so an
+    evaluation never talks to someone else's bridge in the same ROS domain."""
+    time.sleep(settle_s)
+    taken = {n_.rstrip("/") for _, n_ in node.get_node_names_and_namespaces()}
+    out, i = [], 0
+    while len(out) < count:
+        ns = f"{prefix}{i}"
+        if ns not in taken:
+            out.append(ns)
+        i += 1
+    return out
 
 
 def run_eval(cfg: EvalConfig, printer=print) -> dict:

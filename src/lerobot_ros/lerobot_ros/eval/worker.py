@@ -40,9 +40,10 @@ class BridgeWorker:
         camera: str | None = None,
         policy_reset: str | None = None,
         check_alive: Callable[[], str | None] = lambda: None,
-        stall_timeout_s: float = 60.0,
-        kick_after_s: float = 15.0,
+        stall_timeout_s: float = 120.0,
+        kick_after_s: float = float("inf"),
         answers_final: bool | None = None,
+        source_inputs: tuple[str, ...] = (),
     ):
         self.node = node
         self.ns = "/" + ns.strip("/")
@@ -53,6 +54,7 @@ class BridgeWorker:
         #: does the source answer the final observation of an episode? The policy node does (it does not
         #: read episode_status), the scripted expert does not; None: unknown (attached), wait briefly.
         self.answers_final = answers_final
+        self.source_inputs = tuple(f"{self.ns}/{t.lstrip('/')}" if not t.startswith("/") else t for t in source_inputs)
         self._cond = threading.Condition()
         self._finished = -1  # statuses of episodes up to this index are stale
         self._statuses: dict[int, dict[int, EpisodeStatus]] = {}
@@ -102,7 +104,8 @@ class BridgeWorker:
         node = self.node
         if node.count_publishers(f"{self.ns}/commands") < 1 or node.count_subscribers(f"{self.ns}/commands") < 2:
             return False  # the source's publisher; the bridge and this evaluator subscribe
-        return node.count_subscribers(f"{self.ns}/episode_status") >= 1
+        # the source subscribes to what it acts on (observations, or the expert's env state)
+        return all(node.count_subscribers(t) >= 1 for t in self.source_inputs)
 
     def wait_ready(self, timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s

@@ -1,0 +1,118 @@
+"""lerobot-ros eval without simulators: scoring like lerobot-eval, eval_info.json, contracts per namespace,
+node command lines, and one-line errors for bad options."""
+
+from __future__ import annotations
+
+import json
+
+import einops
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from lerobot_ros.cli.main import main as cli_main
+from lerobot_ros.contract import load_contract
+from lerobot_ros.contract.loader import resolve
+from lerobot_ros.eval import EpisodeResult, build_eval_info, reduce_rewards, write_json_atomic
+from lerobot_ros.eval.processes import NodeSpec, namespaced_contract
+
+
+def lerobot_batch_reductions(episodes: list[list[float]]):
+    """eval_policy's reductions on a padded batch (rollout of several envs, masked after the first done)."""
+    n = max(len(e) for e in episodes)
+    reward = torch.zeros(len(episodes), n, dtype=torch.float64)
+    done = torch.zeros(len(episodes), n, dtype=torch.bool)
+    for i, e in enumerate(episodes):
+        reward[i, : len(e)] = torch.tensor(e, dtype=torch.float64)
+        done[i, len(e) - 1 :] = True
+    done_indices = torch.argmax(done.to(int), dim=1)
+    mask = (torch.arange(n) <= einops.repeat(done_indices + 1, "b -> b s", s=n)).int()
+    return (einops.reduce(reward * mask, "b n -> b", "sum").tolist(), einops.reduce(reward * mask, "b n -> b", "max").tolist())
+
+
+def test_rewards_reduce_bit_for_bit_like_lerobot_eval():
+    rng = np.random.default_rng(0)
+    episodes = [list(rng.random(n) * 10) for n in (7, 500, 133)]
+    sums, maxes = lerobot_batch_reductions([episodes[1]])
+    assert reduce_rewards(episodes[1]) == (sums[0], maxes[0])
+    # a torch sum is not a sequential Python sum; matching LeRobot means using its reduction
+    assert any(reduce_rewards(e)[0] != sum(e) for e in episodes)
+    # single-env batches (what lerobot-ros compares against) equal ours for every length
+    for e in episodes:
+        assert reduce_rewards(e) == tuple(x[0] for x in lerobot_batch_reductions([e]))
+
+
+def test_eval_info_has_lerobot_eval_schema_and_values(tmp_path):
+    eps = [
+        EpisodeResult(index=1, seed=1001, rewards=[0.5, 2.0], successes=[False, True], worker="/sim_1"),
+        EpisodeResult(index=0, seed=1000, rewards=[1.0, 1.0, 1.0], successes=[False, False, False], worker="/sim_0",
+                      video_path="v/eval_episode_0.mp4"),
+    ]
+    info = build_eval_info(eps, "push-v3", 0, eval_s=4.0)
+    assert set(info) == {"per_episode", "per_task", "per_group", "overall", "lerobot_ros"}
+    assert info["per_episode"] == [
+        {"episode_ix": 0, "sum_reward": 3.0, "max_reward": 1.0, "success": False, "seed": 1000},
+        {"episode_ix": 1, "sum_reward": 2.5, "max_reward": 2.0, "success": True, "seed": 1001},
+    ]
+    task = info["per_task"][0]
+    assert (task["task_group"], task["task_id"]) == ("push-v3", 0)
+    assert task["metrics"] == {"sum_rewards": [3.0, 2.5], "max_rewards": [1.0, 2.0], "successes": [False, True],
+                               "video_paths": ["v/eval_episode_0.mp4"], "predicted_video_paths": []}
+    group = info["per_group"]["push-v3"]
+    assert list(group) == ["avg_sum_reward", "avg_max_reward", "pc_success", "n_episodes", "video_paths", "predicted_video_paths"]
+    assert (group["avg_sum_reward"], group["avg_max_reward"], group["pc_success"], group["n_episodes"]) == (2.75, 1.5, 50.0, 2)
+    overall = info["overall"]
+    assert list(overall) == ["avg_sum_reward", "avg_max_reward", "pc_success", "n_episodes", "eval_s", "eval_ep_s",
+                             "video_paths", "predicted_video_paths"]
+    assert (overall["eval_s"], overall["eval_ep_s"]) == (4.0, 2.0)
+    assert [e["n_steps"] for e in info["lerobot_ros"]["episodes"]] == [3, 2]
+    path = write_json_atomic(tmp_path / "out" / "eval_info.json", info)
+    assert json.loads(path.read_text()) == json.loads(json.dumps(info))
+    assert [p.name for p in path.parent.iterdir()] == ["eval_info.json"]  # no temporary file left
+
+
+def test_contract_moves_to_the_namespace_reliable_and_render_sized(tmp_path):
+    source = yaml.safe_load(resolve("metaworld").read_text())
+    data = namespaced_contract(source, "/sim_3", (64, 96))
+    feats = data["features"]
+    assert feats["action"]["topic"] == "/sim_3/commands"
+    assert feats["observation.state"]["topic"] == "/sim_3/joint_states"
+    assert feats["observation.state"]["qos"] == "reliable" and "qos" in feats["observation.image"]
+    assert feats["observation.image"]["shape"] == [64, 96, 3]
+    assert data["task"]["topic"] == "/sim_3/task" and data["episode_boundary"]["topic"] == "/sim_3/episode_status"
+    assert source["features"]["action"]["topic"] == "/sim/commands"  # the source is not modified
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(data))
+    contract = load_contract(str(path))  # still a valid contract
+    assert contract.features["observation.image"].topic == "/sim_3/top/image_raw"
+
+
+def test_node_command_line():
+    spec = NodeSpec("lerobot_ros.nodes.sim_bridge_node", "/sim_0", "sim_bridge",
+                    params={"task": "push-v3", "shadows": False, "render_width": 64, "cameras": ["front", "wrist"],
+                            "contract": "/tmp/a b.yaml"},
+                    remaps={"/clock": "/sim_0/clock"})
+    argv = spec.argv()
+    assert argv[1:3] == ["-m", "lerobot_ros.nodes.sim_bridge_node"]
+    assert argv[3:8] == ["--ros-args", "-r", "__node:=sim_bridge", "-r", "__ns:=/sim_0"]
+    assert "task:=push-v3" in argv and "shadows:=false" in argv and "render_width:=64" in argv
+    assert "cameras:=[front,wrist]" in argv and "contract:='/tmp/a b.yaml'" in argv
+    assert argv[-2:] == ["-r", "/clock:=/sim_0/clock"]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--task", "push-v3"], "give exactly one policy source: --policy.path FOLDER or --expert"),
+        (["--expert", "--task", "push-v9"], "unknown Meta-World task 'push-v9': did you mean push-v3"),
+        (["--policy.path", "{tmp}/nothing"], "has no config.json; pass a LeRobot pretrained_model folder"),
+        (["--expert", "--n-episodes", "0"], "--n-episodes must be at least 1, got 0"),
+    ],
+)
+def test_bad_options_fail_with_one_line(argv, message, tmp_path, capsys):
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert cli_main(["eval", *argv, "-o", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out" / "eval_info.json").exists()
