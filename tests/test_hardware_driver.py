@@ -16,6 +16,15 @@ from lerobot_ros.hardware.virtual.arms import VirtualArm
 pytestmark = pytest.mark.slow  # imports LeRobot's robot classes (torch)
 
 
+def retried(fn, attempts: int = 3):
+    """One SDK transaction can time out on a starved machine (the driver counts it and goes on); retry."""
+    for _ in range(attempts):
+        result = fn()
+        if result is not None and result is not False:
+            return result
+    return result
+
+
 @pytest.fixture
 def arm(tmp_path):
     a = VirtualArm("so101", "follower", port=tmp_path / "port")
@@ -26,9 +35,9 @@ def arm(tmp_path):
 
 def test_max_relative_target_caps_each_step(arm):
     driver = ArmDriver(lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal, max_relative_target=5.0))
-    assert driver.connect()
+    assert retried(driver.connect)
     try:
-        sent = driver.write(np.array([1.0, 0, 0, 0, 0, 0]))  # 57 degrees away: LeRobot sends 5 degrees
+        sent = retried(lambda: driver.write(np.array([1.0, 0, 0, 0, 0, 0])))  # 57 degrees away: LeRobot sends 5 degrees
         assert sent[0] == pytest.approx(math.radians(5.0), abs=1e-3)
     finally:
         driver.close()
@@ -40,7 +49,7 @@ def test_calibration_file_is_written_to_uncalibrated_motors(arm):
         servo.set_register("Min_Position_Limit", 0)
         servo.set_register("Max_Position_Limit", 4095)
     driver = ArmDriver(lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal))
-    assert driver.connect()
+    assert retried(driver.connect)
     try:
         elbow = arm.calibration["elbow_flex"]
         servo = arm.servo("elbow_flex")
@@ -56,7 +65,7 @@ def test_reconnects_with_backoff_after_unplug(arm):
         lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal),
         backoff=Backoff(initial_s=0.05, max_s=0.2),
     )
-    assert driver.connect() and driver.read() is not None
+    assert retried(driver.connect) and retried(driver.read) is not None
     arm.bus.unplug()
     for _ in range(3):
         assert driver.read() is None
@@ -68,7 +77,7 @@ def test_reconnects_with_backoff_after_unplug(arm):
     while not driver.maybe_reconnect():
         assert time.monotonic() < deadline, driver.health.last_error
         time.sleep(0.05)
-    assert driver.read() is not None and driver.health.reconnects == 1
+    assert retried(driver.read) is not None and driver.health.reconnects == 1
     driver.close()
 
 
@@ -83,7 +92,7 @@ def test_device_errors_say_what_to_do(tmp_path):
 
 def test_torque_goes_off_on_close_even_after_the_port_was_dropped(arm):
     driver = ArmDriver(lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal), backoff=Backoff(initial_s=60))
-    assert driver.connect()
+    assert retried(driver.connect)
     assert all(s.register("Torque_Enable") == 1 for s in arm.bus.servos.values())
     arm.bus.faults.no_reply.add(1)
     while driver.connected:

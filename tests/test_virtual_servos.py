@@ -32,14 +32,24 @@ def settle(predicate, timeout=2.0):
 
 
 class RetryingConnect:
-    """LeRobot's handshake pings each motor once, within the SDK's ~35 ms timeout; on a starved CI machine
-    a reply can miss that window. These tests are about the protocol, so the connect is retried."""
+    """LeRobot's handshake pings each motor once, and the Dynamixel SDK waits ~35 ms for a reply; on a
+    starved CI machine a reply can miss that window. These tests are about the protocol, so the connect
+    is retried and reads/writes get LeRobot's own `num_retry` (faults are injected with retries exhausted)."""
+
+    RETRIED = {"read", "sync_read", "write", "sync_write", "ping"}
 
     def __init__(self, bus):
         self.bus = bus
 
     def __getattr__(self, name):
-        return getattr(self.bus, name)
+        attr = getattr(self.bus, name)
+        if name in self.RETRIED:
+            def call(*args, **kwargs):
+                kwargs.setdefault("num_retry", 3)
+                return attr(*args, **kwargs)
+
+            return call
+        return attr
 
     def connect(self, attempts: int = 3):
         for attempt in range(attempts):
@@ -51,10 +61,31 @@ class RetryingConnect:
                 self.bus.port_handler.closePort()
 
 
+def _with_retries(fn):
+    def call(*args, num_retry=0, **kwargs):
+        return fn(*args, num_retry=max(num_retry, 3), **kwargs)
+
+    return call
+
+
 def lerobot_bus(arm: VirtualArm, norm=MotorNormMode.DEGREES):
     cal = {n: MotorCalibration(**c) for n, c in arm.calibration.items()}
     motors = {n: Motor(c["id"], arm.servo(n).model.name, norm) for n, c in arm.calibration.items()}
-    return RetryingConnect(BUSES[arm.kind](arm.port, motors, cal))
+    bus = BUSES[arm.kind](arm.port, motors, cal)
+    for name in ("_read", "_write", "_sync_read"):  # also the calls LeRobot makes internally
+        setattr(bus, name, _with_retries(getattr(bus, name)))
+    return RetryingConnect(bus)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def quick_gil_handoff():
+    """The SDK busy-polls the port in this process; hand the GIL to the emulator thread sooner."""
+    import sys
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)
+    yield
+    sys.setswitchinterval(previous)
 
 
 @pytest.fixture(params=["so101", "koch"])
