@@ -150,7 +150,7 @@ def run_sync(ros, policy_dir, contract, ticks, joints, images, env):
             js = numpy_to_joint_state(JOINTS, position=joints[i], stamp_ns=stamp)
             pubs["front"].publish(front)
             pubs["wrist"].publish(wrist)
-            time.sleep(0.005)  # images first (as cameras would have delivered them), then the tick's joint state
+            time.sleep(0.02)  # images first and processed (as cameras would have delivered them), then the tick's joint state
             ticked.clear()
             n_actions = len(received)
             t0 = time.perf_counter()
