@@ -13,7 +13,7 @@ from pathlib import Path
 from lerobot_ros.bag import BagError, BagReader
 from lerobot_ros.bag.episodes import iter_frames, plan_bag
 from lerobot_ros.contract import ContractError, load_contract
-from lerobot_ros.dataset.writer import create_dataset
+from lerobot_ros.dataset.writer import add_frame, create_dataset, save_episode
 
 
 @dataclass
@@ -66,14 +66,14 @@ def convert_bag(job: BagJob, stop=None, progress=None, dataset=None) -> dict:
                 if stop is not None and stop.is_set():
                     raise Stopped()
                 if current is not None and e != current:
-                    dataset.save_episode()
+                    save_episode(dataset)
                     entry["episodes"][current]["written"] = True
                 current = e
-                dataset.add_frame(frame)
+                add_frame(dataset, frame)
                 written += 1
                 if progress is not None and written % 30 == 0:
                     progress(30)
-            dataset.save_episode()
+            save_episode(dataset)
             entry["episodes"][current]["written"] = True
             if progress is not None:
                 progress(written % 30)

@@ -73,3 +73,40 @@ def verify_dataset(root: Path, repo_id: str, episode_frames: list[int]) -> None:
     if len(ds):
         ds[0]
         ds[len(ds) - 1]
+
+
+def wait_for_encoder(dataset, poll_s: float = 0.002) -> None:
+    """Block until every camera's streaming-encoder queue has room for one more frame.
+
+    LeRobot's streaming encoder is built for live recording: when its queue is full it DROPS the frame
+    (after 0.1 s). Offline, the producer is faster than the encoder, so we apply back-pressure here
+    instead; the queues stay bounded, so memory stays flat. (Reads LeRobot 0.6.1 internals; a no-op if
+    they change.)
+    """
+    import time
+
+    encoder = getattr(getattr(dataset, "writer", None), "_streaming_encoder", None)
+    queues = getattr(encoder, "_frame_queues", None) or {}
+    for q in list(queues.values()):
+        while q.maxsize > 0 and q.qsize() >= q.maxsize:
+            time.sleep(poll_s)
+
+
+def dropped_frames(dataset) -> dict[str, int]:
+    """Frames the streaming encoder dropped in the current episode (must be empty for a valid episode)."""
+    encoder = getattr(getattr(dataset, "writer", None), "_streaming_encoder", None)
+    return {k: v for k, v in (getattr(encoder, "_dropped_frames", None) or {}).items() if v}
+
+
+def add_frame(dataset, frame: dict) -> None:
+    """`dataset.add_frame` with encoder back-pressure (never a dropped video frame)."""
+    wait_for_encoder(dataset)
+    dataset.add_frame(frame)
+
+
+def save_episode(dataset) -> None:
+    """`dataset.save_episode`, refusing an episode whose video lost frames (it would not match its data)."""
+    dropped = dropped_frames(dataset)
+    if dropped:
+        raise RuntimeError(f"the video encoder dropped frames {dropped}; the episode is discarded")
+    dataset.save_episode()
