@@ -29,7 +29,7 @@ from lerobot_ros_msgs.msg import EpisodeStatus  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 from lerobot_ros.codecs import numpy_to_float64_multi_array  # noqa: E402
-from lerobot_ros.ros.qos import RELIABLE_QOS  # noqa: E402
+from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS  # noqa: E402
 from lerobot_ros.ros.runtime import RosRuntime, wait_until  # noqa: E402
 from lerobot_ros.sim import RenderSettings  # noqa: E402
 
@@ -78,7 +78,8 @@ class BridgeDriver:
         self.done = threading.Event()
         self.node.create_subscription(EpisodeStatus, f"{ns}/episode_status", self.on_status, 10)
         if images:
-            self.node.create_subscription(Image, f"{ns}/corner2/image_raw", self.on_image, 10)
+            # as a policy node subscribes camera streams: sensor-data QoS (best effort, keep last 5)
+            self.node.create_subscription(Image, f"{ns}/corner2/image_raw", self.on_image, SENSOR_QOS)
         wait_until(lambda: self.pub.get_subscription_count() > 0, 300, what="the bridge to start")
         wait_until(lambda: self.step == 0, 300, what="the bridge's first episode")
 
@@ -106,14 +107,17 @@ class BridgeDriver:
         return time.perf_counter() - t0
 
 
-def start_bridge(ns: str, task: str, render: RenderSettings) -> subprocess.Popen:
+def start_bridge(ns: str, task: str, render: RenderSettings, dds_default: bool = False) -> subprocess.Popen:
     cmd = [
         os.path.join(os.path.dirname(sys.executable), "sim_bridge_node"), "--ros-args", "-r", f"__ns:={ns}",
         "-p", "env:=metaworld", "-p", f"task:={task}", "-p", f"render_width:={render.width}",
         "-p", f"render_height:={render.height}", "-p", f"shadows:={str(render.shadows).lower()}",
         "-p", "publish_clock:=false", "-p", "reset_on_start:=true", "-p", "seed:=0",
     ]
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    env = dict(os.environ)
+    if dds_default:
+        env["LEROBOT_ROS_DDS_PROFILE"] = "default"  # the bridge keeps Fast DDS's built-in transports
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, env=env)
 
 
 def main() -> int:
@@ -125,6 +129,8 @@ def main() -> int:
     ap.add_argument("--shadows", action="store_true")
     ap.add_argument("--block", type=int, default=20, help="steps per alternating block")
     ap.add_argument("--images", action="store_true", help="the policy side also subscribes to the camera")
+    ap.add_argument("--dds-default", action="store_true",
+                    help="run the bridge with Fast DDS's default transports instead of its large-data profile")
     args = ap.parse_args()
     steps = min(args.steps, 480)  # Meta-World truncates at 500 steps
     render = RenderSettings(args.width, args.height, args.shadows)
@@ -132,7 +138,7 @@ def main() -> int:
     block = steps // blocks
 
     # Bare and bridged blocks alternate, so both see the same machine load (it is shared and noisy).
-    bridge_proc = start_bridge("/bench", args.task, render)
+    bridge_proc = start_bridge("/bench", args.task, render, args.dds_default)
     runtime = RosRuntime().start()
     bare = BareEnv(args.task, render)
     try:
@@ -162,11 +168,12 @@ def main() -> int:
     print(f"{'bridge / bare':<44}{ratio:>10.3f}   (goal >= {GOAL})")
     if args.images:
         print(f"images received by the policy side: {images}")
+    print(f"bridge DDS transports: {'Fast DDS defaults' if args.dds_default else 'large-data profile (lerobot_ros.sim.dds)'}")
     print("eval episodes/min (lerobot-ros eval vs LeRobot's loop): not measured here; eval is a separate item")
     print(json.dumps({
         "bench": "sim_bridge", "figure": round(ratio, 3), "goal": GOAL, "goal_op": ">=", "meets_goal": ratio >= GOAL,
         "bare_steps_per_s": round(bare_rate, 2), "bridge_steps_per_s": round(bridge_rate, 2), "steps": n,
-        "policy_subscribes_images": args.images,
+        "policy_subscribes_images": args.images, "bridge_dds_profile": "default" if args.dds_default else "large_data",
         "render": f"{render.width}x{render.height}", "shadows": render.shadows, "task": args.task,
     }))
     return 0

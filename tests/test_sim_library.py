@@ -238,3 +238,15 @@ def test_libero_axis_angle_matches_lerobots_conversion():
     s = np.sin(np.pi / 4)
     np.testing.assert_allclose(_axis_angle([0.0, 0.0, s, s]), [0.0, 0.0, np.pi / 2], atol=1e-12)
     np.testing.assert_allclose(_axis_angle([0.0, 0.0, 0.0, 1.0]), [0.0, 0.0, 0.0])
+
+
+def test_bridge_large_data_dds_profile_is_applied_only_when_nothing_else_is_chosen(tmp_path, monkeypatch):
+    from lerobot_ros.sim.dds import use_large_data_profile
+
+    monkeypatch.setenv("LEROBOT_ROS_CACHE", str(tmp_path))
+    env: dict[str, str] = {}
+    path = use_large_data_profile(env)
+    assert env["FASTDDS_DEFAULT_PROFILES_FILE"] == path and "<segment_size>33554432</segment_size>" in open(path).read()
+    assert use_large_data_profile({"FASTDDS_DEFAULT_PROFILES_FILE": "/mine.xml"}) is None
+    assert use_large_data_profile({"RMW_IMPLEMENTATION": "rmw_cyclonedds_cpp"}) is None
+    assert use_large_data_profile({"LEROBOT_ROS_DDS_PROFILE": "default"}) is None
