@@ -200,9 +200,11 @@ class SimBridgeNode(Node):
     def _rejected(self, exc: ActionRejected) -> None:
         # an action racing the end of an episode is expected in closed loop (the policy acted on the
         # last observation before it saw episode_status.done): counted, logged quietly
-        log = self.get_logger().info if exc.reason == "episode_done" else self.get_logger().warning
-        log(f"rejected action: {exc} (rejected so far: {rejected_summary(self.runner.validator)})",
-            throttle_duration_sec=1.0)
+        text = f"rejected action: {exc} (rejected so far: {rejected_summary(self.runner.validator)})"
+        if exc.reason == "episode_done":  # one call site per severity: rclpy refuses to mix them
+            self.get_logger().info(text, throttle_duration_sec=1.0)
+        else:
+            self.get_logger().warning(text, throttle_duration_sec=1.0)
 
     def _apply(self, action) -> None:
         try:
