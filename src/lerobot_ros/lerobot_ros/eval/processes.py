@@ -8,6 +8,7 @@ policy node listens there.
 
 from __future__ import annotations
 
+import copy
 import os
 import signal
 import subprocess
@@ -111,7 +112,7 @@ def namespaced_contract(source: dict, namespace: str, image_shape: tuple[int, in
     """A copy of a sim contract whose topics live under `namespace` instead of `base_ns`, every
     observation reliable (lockstep waits on each message: a dropped one would stall the episode), and
     image shapes set to the bridge's render size."""
-    data = yaml.safe_load(yaml.safe_dump(source))
+    data = copy.deepcopy(source)  # keeps the feature order: the policy node subscribes in that order
     ns = "/" + namespace.strip("/")
     base = "/" + base_ns.strip("/")
 

@@ -8,6 +8,7 @@ rejected by the bridge as "episode done") so that no stale action can reach the 
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from typing import Callable
@@ -17,7 +18,7 @@ from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import ResetEpisode
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from lerobot_ros.codecs import image_to_rgb
@@ -66,6 +67,10 @@ class BridgeWorker:
         self._image_sub = None
         self.reset_client = node.create_client(ResetEpisode, f"{self.ns}/reset_episode")
         self.policy_client = node.create_client(Trigger, policy_reset) if policy_reset else None
+        self._last_tick: tuple[int, bool] | None = None  # (t_ns, published) of the policy node's last tick
+        if policy_reset:
+            tick_topic = policy_reset.rsplit("/", 1)[0] + "/tick_info"
+            node.create_subscription(String, tick_topic, self._on_tick, DEEP_QOS)
 
     # -- callbacks ---------------------------------------------------------------------------------
     def _on_status(self, msg: EpisodeStatus) -> None:
@@ -78,6 +83,21 @@ class BridgeWorker:
         with self._cond:
             self._actions += 1
             self._cond.notify_all()
+
+    def _on_tick(self, msg: String) -> None:
+        try:
+            info = json.loads(msg.data)
+            tick = (int(info["t_ns"]), bool(info["published"]))
+        except (ValueError, KeyError, TypeError):
+            return
+        with self._cond:
+            self._last_tick = tick
+            self._cond.notify_all()
+
+    def _policy_skipped(self, stamp_ns: int) -> bool:
+        """The policy node ticked on this observation and published nothing (e.g. a stream it needs had not
+        arrived yet): no action is in flight, so resetting the episode again is safe."""
+        return self._last_tick is not None and self._last_tick[0] >= stamp_ns and not self._last_tick[1]
 
     def _on_image(self, msg: Image) -> None:
         with self._cond:
@@ -179,9 +199,12 @@ class BridgeWorker:
                 if step != last_step:
                     last_step, last_change = step, now
                 stalled = now - last_change
-                if step <= 0 and stalled > self.kick_after_s and kicks < 2:
-                    # nothing moved since the reset: the first observation or action was lost while
-                    # the graph was still connecting. A seeded reset is reproducible, so reset again.
+                start = current.get(0)
+                skipped = start is not None and self._policy_skipped(_stamp(start))
+                if step <= 0 and kicks < 3 and (stalled > self.kick_after_s or (skipped and stalled > 1.0)):
+                    # nothing moved since the reset and no action is in flight (the policy node skipped the
+                    # first observation, or the stateless expert never got it): a seeded reset is
+                    # reproducible, so reset again.
                     self.kicks += 1
                     kicks += 1
                     notes.append(f"restarted after {stalled:.0f} s without a step")
@@ -227,7 +250,7 @@ class BridgeWorker:
             rewards.append(float(msg.reward))
             successes.append(bool(msg.success))
         start = statuses.get(0)
-        start_ns = 0 if start is None else start.header.stamp.sec * 1_000_000_000 + start.header.stamp.nanosec
+        start_ns = 0 if start is None else _stamp(start)
         images = [f for t, f in sorted(frames, key=lambda x: x[0]) if t >= start_ns]
         result = EpisodeResult(
             index=index, seed=seed, rewards=rewards, successes=successes, task=done.task, worker=self.ns,
@@ -235,3 +258,7 @@ class BridgeWorker:
         )
         return result, images
 
+
+
+def _stamp(msg) -> int:
+    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec

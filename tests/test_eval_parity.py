@@ -1,0 +1,108 @@
+"""Parity: `lerobot-ros eval` through ROS (sim bridges in lockstep + policy node / scripted expert) against
+LeRobot's own loop (`lerobot.scripts.lerobot_eval.eval_policy_all`) on the same Meta-World task, seeds and
+render settings, episode by episode: success, sum_reward and max_reward must be identical.
+
+Both sides step LeRobot's `MetaworldEnv`; the policy is a small random ACT saved to disk, loaded by the
+policy node on one side and the way lerobot-eval loads it on the other. Episodes are cut short
+(`max_episode_steps`) and rendered small so the test stays within a few minutes on two cores.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import av
+import pytest
+import torch
+
+from lerobot_ros.eval.reference import run_lerobot_eval
+from lerobot_ros.eval.runner import EvalConfig, Evaluation
+from lerobot_ros.sim import RenderSettings
+
+pytestmark = pytest.mark.slow
+
+TASK = "push-v3"
+
+
+def metaworld_act(out: Path, size: int) -> Path:
+    """A random ACT for Meta-World's layout (observation.image + 4-D state -> 4-D action), saved to `out`."""
+    from lerobot.configs.types import FeatureType, PolicyFeature
+    from lerobot.policies.factory import get_policy_class, make_policy_config, make_pre_post_processors
+
+    inputs = {
+        "observation.state": PolicyFeature(type=FeatureType.STATE, shape=(4,)),
+        "observation.image": PolicyFeature(type=FeatureType.VISUAL, shape=(3, size, size)),
+    }
+    cfg = make_policy_config(
+        "act", chunk_size=10, n_action_steps=5, dim_model=32, n_heads=2, dim_feedforward=64, n_encoder_layers=1,
+        n_decoder_layers=1, use_vae=False, latent_dim=8, input_features=inputs,
+        output_features={"action": PolicyFeature(type=FeatureType.ACTION, shape=(4,))}, device="cpu",
+        pretrained_backbone_weights=None,
+    )
+    torch.manual_seed(0)
+    policy = get_policy_class("act")(cfg)
+    stats = {
+        "observation.state": {"mean": torch.tensor([0.0, 0.6, 0.2, 0.5]), "std": torch.tensor([0.1, 0.1, 0.1, 0.3])},
+        "action": {"mean": torch.zeros(4), "std": torch.full((4,), 0.7)},
+        "observation.image": {"mean": torch.full((3, 1, 1), 0.45), "std": torch.full((3, 1, 1), 0.25)},
+    }
+    for v in stats.values():
+        v["min"], v["max"] = v["mean"] - 3 * v["std"], v["mean"] + 3 * v["std"]
+    pre, post = make_pre_post_processors(cfg, dataset_stats=stats)
+    out.mkdir(parents=True, exist_ok=True)
+    for thing in (policy, pre, post):
+        thing.save_pretrained(out)
+    return out
+
+
+def assert_same_episodes(ros_info: dict, ref_info: dict, n: int) -> None:
+    ours, theirs = ros_info["per_task"][0]["metrics"], ref_info["per_task"][0]["metrics"]
+    assert len(ours["sum_rewards"]) == len(theirs["sum_rewards"]) == n
+    assert ours["successes"] == theirs["successes"]
+    assert ours["sum_rewards"] == theirs["sum_rewards"]  # bit for bit
+    assert ours["max_rewards"] == theirs["max_rewards"]
+    # the same schema as lerobot-eval's eval_info.json (plus per_episode, and lerobot_ros extras)
+    for key in ("per_group", "overall"):
+        sub = ros_info[key][TASK] if key == "per_group" else ros_info[key]
+        ref = ref_info[key][TASK] if key == "per_group" else ref_info[key]
+        assert list(sub) == list(ref)
+    assert set(ros_info["per_task"][0]) == set(ref_info["per_task"][0])
+    assert list(ours) == list(theirs)
+    for key in ("avg_sum_reward", "avg_max_reward", "pc_success", "n_episodes"):
+        assert ros_info["overall"][key] == ref_info["overall"][key]
+    assert [e["seed"] for e in ros_info["per_episode"]] == list(range(1000, 1000 + n))
+
+
+def frames_in(path: str) -> int:
+    with av.open(path) as container:
+        return sum(1 for _ in container.decode(video=0))
+
+
+def test_scripted_expert_parity_over_two_bridges(tmp_path):
+    """The Meta-World expert node on two bridges in parallel (/sim_i) vs the expert inside LeRobot's loop."""
+    render = RenderSettings(48, 48, shadows=False, antialias=False)
+    cfg = EvalConfig(task=TASK, expert=True, n_episodes=3, start_seed=1000, workers=2, render=(48, 48),
+                     antialias=False, max_episode_steps=120, videos=1, output_dir=tmp_path / "ros", quiet=True)
+    ros_info = Evaluation(cfg).run()
+    ref_info = run_lerobot_eval(TASK, 3, 1000, render, max_episode_steps=120)
+    assert_same_episodes(ros_info, ref_info, 3)
+    assert all(ros_info["per_task"][0]["metrics"]["successes"])  # the expert solves push-v3
+    assert sorted({e["worker"] for e in ros_info["lerobot_ros"]["episodes"]}) == ["/sim_0", "/sim_1"]
+    video = ros_info["overall"]["video_paths"]
+    assert len(video) == 1 and Path(video[0]).name == "eval_episode_0.mp4"
+    assert frames_in(video[0]) == ros_info["lerobot_ros"]["episodes"][0]["n_steps"] + 1  # reset frame + each step
+    assert (tmp_path / "ros" / "eval_info.json").is_file()
+
+
+def test_random_act_policy_parity(tmp_path):
+    """A random ACT in the policy node (ticking on each lockstep observation) vs lerobot-eval's loop."""
+    policy = metaworld_act(tmp_path / "act", 32)
+    cfg = EvalConfig(task=TASK, policy_path=str(policy), n_episodes=2, start_seed=1000, workers=1,
+                     max_episode_steps=15, videos=0, output_dir=tmp_path / "ros", quiet=True)
+    ros_info = Evaluation(cfg).run()
+    assert cfg.render == (32, 32)  # taken from the policy's image feature
+    ref_info = run_lerobot_eval(TASK, 2, 1000, RenderSettings(32, 32, shadows=False), policy_path=str(policy),
+                                max_episode_steps=15)
+    assert_same_episodes(ros_info, ref_info, 2)
+    assert [e["n_steps"] for e in ros_info["lerobot_ros"]["episodes"]] == [15, 15]
+    assert len(set(ros_info["per_task"][0]["metrics"]["sum_rewards"])) == 2  # the seeds gave different episodes
