@@ -292,7 +292,7 @@ features:
     type: sensor_msgs/msg/JointState
     qos: sensor
     joints: [shoulder_pan, shoulder_lift, elbow_flex, wrist_flex, wrist_roll, gripper]
-    timeline: header
+    timeline: receive   # one time base for both streams, however late a starved publisher's messages are
 """)
     out = tmp_path / "out"
     pub = publisher(ros_env, tmp_path, ns, "--cams", "0", "--command-hz", "30", "--phase-s", "60")
@@ -314,17 +314,19 @@ features:
             qa = json.loads(custom["qa"])
             assert qa["fps"] == 30 and qa["streams"][f"{ns}/joint_states"]["policy"] == "interpolate"
         assert "reset" in cli.text() and "2/2" in cli.text()
-        # each kept episode was converted in the background; the parts were merged into one dataset
-        from lerobot.datasets.lerobot_dataset import LeRobotDataset
+        # each kept episode was converted in the background; the parts were merged into one dataset, which
+        # the worker reloaded with LeRobotDataset (the "dataset: ..." line reports that reload)
+        import pyarrow.parquet as pq
 
         assert "converted episode_000000 in the background" in cli.text()
-        ds = LeRobotDataset("local/dataset", root=dataset)
-        lengths = [int(e["length"]) for e in ds.meta.episodes]
-        assert ds.num_episodes == 2 and min(lengths) > 0 and sum(lengths) == ds.num_frames
-        assert "dataset: " + str(dataset) + f" (2 episodes, {ds.num_frames} frames)" in cli.text()
-        frame = ds[0]
-        assert tuple(frame["observation.state"].shape) == (6,) and tuple(frame["action"].shape) == (6,)
-        assert frame["task"] == "wave hello"
+        info = json.loads((dataset / "meta" / "info.json").read_text())
+        assert info["total_episodes"] == 2 and info["robot_type"] == "test_arm" and info["fps"] == 30
+        assert f"dataset: {dataset} (2 episodes, {info['total_frames']} frames)" in cli.text()
+        table = pq.read_table(next((dataset / "data").rglob("*.parquet")))
+        assert table.num_rows == info["total_frames"] > 0
+        assert sorted(set(table.column("episode_index").to_pylist())) == [0, 1]
+        assert len(table.column("action")[0]) == 6 and len(table.column("observation.state")[0]) == 6
+        assert pq.read_table(dataset / "meta" / "tasks.parquet").column("task").to_pylist() == ["wave hello"]
         assert not (tmp_path / ".dataset.parts").exists()
     finally:
         pub.stop()

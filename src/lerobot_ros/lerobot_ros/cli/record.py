@@ -128,8 +128,9 @@ class BackgroundConverter:
                 returncode, output = 1, f"{type(exc).__name__}: {exc}"
             if returncode != 0 or not part.is_dir():
                 lines = output.strip().splitlines() or ["no output"]
-                self.failures.append(f"{bag.name}: {lines[-1]}")
-                print(f"conversion of {bag.name} failed: {lines[-1]}", file=sys.stderr, flush=True)
+                reason = next((ln.strip() for ln in lines if ln.strip().startswith("error:")), lines[-1])
+                self.failures.append(f"{bag.name}: {reason}")
+                print(f"conversion of {bag.name} failed: {reason}", file=sys.stderr, flush=True)
             else:
                 self.parts.append((f"local/{bag.name}", part))
                 print(f"converted {bag.name} in the background ({len(self.parts)} so far)", file=sys.stderr, flush=True)
