@@ -39,7 +39,8 @@ import time
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from rclpy.clock import Clock, ClockType
+from rclpy.clock import Clock, ClockType, JumpThreshold
+from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
@@ -221,6 +222,11 @@ class PolicyNode(Node):
         self.timer = None
         if self.tick_on == "timer":
             self.timer = self.create_timer(1.0 / self.contract.fps, self.on_timer)
+            # a simulator restarting its clock: without this the timer would wait for the old time to come back
+            self._jump = self.get_clock().create_jump_callback(
+                JumpThreshold(min_forward=None, min_backward=Duration(nanoseconds=-1), on_clock_change=True),
+                post_callback=lambda _jump: self.timer.reset(),
+            )
         # diagnostics on the steady clock: a paused simulation still reports why nothing moves
         self.diag_timer = self.create_timer(p["diagnostics_period_s"], self.publish_diagnostics, clock=Clock(clock_type=ClockType.STEADY_TIME))
 
@@ -250,8 +256,11 @@ class PolicyNode(Node):
     def run_tick(self, t_ns: int) -> None:
         start = time.perf_counter()
         with self._tick_lock:
-            if self.last_tick_ns is not None and t_ns <= self.last_tick_ns:
+            if self.last_tick_ns is not None and t_ns == self.last_tick_ns:
                 return  # the clock did not advance (paused simulation): nothing new to do
+            if self.last_tick_ns is not None and t_ns < self.last_tick_ns:  # time jumped back (simulator restarted)
+                self.get_logger().warning("ROS time jumped back; observation buffers cleared")
+                self.resampler.clear()
             self.last_tick_ns = t_ns
             if not self.running:
                 result = self.controller.stopped()
@@ -309,6 +318,7 @@ class PolicyNode(Node):
         with self._tick_lock:
             self.controller.reset()
             self.resampler.clear()
+            self.last_tick_ns = None  # a new episode may restart simulated time
         response.success, response.message = True, "policy state, action queue and observation buffers cleared"
         return response
 
