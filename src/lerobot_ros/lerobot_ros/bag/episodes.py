@@ -22,6 +22,10 @@ from lerobot_ros.contract import messages as M
 from lerobot_ros.resample import ResampleReport, Resampled, Stream, resample
 
 
+IMAGE_DECODE_THREADS = 2
+LOOKAHEAD = 4  # frames whose images are queued for decoding before a frame is emitted
+
+
 @dataclass
 class _Samples:
     times: list = field(default_factory=list)
@@ -205,7 +209,7 @@ def iter_frames(reader: BagReader, contract: Contract, plan: BagPlan, episodes: 
         ep = plan.episodes[e]
         frame = {n: ep.numeric[n][k] for n in ep.numeric}
         for n in image_names:
-            frame[n] = decoded[n][int(ep.image_ordinals[n][k])]
+            frame[n] = decoded[n][int(ep.image_ordinals[n][k])].result()
         frame["task"] = ep.task
         return frame
 
@@ -220,7 +224,26 @@ def iter_frames(reader: BagReader, contract: Contract, plan: BagPlan, episodes: 
             for o in [o for o in decoded[n] if o < floor]:
                 del decoded[n][o]
 
-    if image_names:
+    if not image_names:
+        for e, k in order:
+            yield e, k, emit(e, k)
+        return
+    # Images decode on a small thread pool (OpenCV releases the GIL) while earlier frames are written:
+    # a frame is emitted once the images of the next LOOKAHEAD frames are queued, which bounds memory.
+    from concurrent.futures import ThreadPoolExecutor
+
+    def decode(feature, msg, topic, n_ord):
+        try:
+            img = feature.raw_image(msg)
+            first = raw_size.setdefault(feature.name, img.shape[:2])
+            if img.shape[:2] != first:
+                raise BagError(reader.path, f"images on {topic} change size mid-bag ({first[1]}x{first[0]} -> {img.shape[1]}x{img.shape[0]})")
+            return feature.finish_image(img)
+        except ContractError as exc:
+            raise BagError(reader.path, f"image {n_ord} on {topic}: {exc}") from None
+
+    pool = ThreadPoolExecutor(max_workers=IMAGE_DECODE_THREADS, thread_name_prefix="decode")
+    try:
         for topic, msgtype, _log_t, raw in reader.messages(by_topic):
             n_ord = ordinal.get(topic, 0)
             ordinal[topic] = n_ord + 1
@@ -230,20 +253,16 @@ def iter_frames(reader: BagReader, contract: Contract, plan: BagPlan, episodes: 
                     continue
                 if msg is None:
                     msg = reader.deserialize(raw, msgtype, topic)
-                try:
-                    img = feature.raw_image(msg)
-                    first = raw_size.setdefault(feature.name, img.shape[:2])
-                    if img.shape[:2] != first:
-                        raise BagError(reader.path, f"images on {topic} change size mid-bag ({first[1]}x{first[0]} -> {img.shape[1]}x{img.shape[0]})")
-                    decoded[feature.name][n_ord] = feature.finish_image(img)
-                except ContractError as exc:
-                    raise BagError(reader.path, f"image {n_ord} on {topic}: {exc}") from None
-            while pos < len(order) and ready(*order[pos]):
+                decoded[feature.name][n_ord] = pool.submit(decode, feature, msg, topic, n_ord)
+            while pos < len(order) and ready(*order[min(pos + LOOKAHEAD, len(order) - 1)]):
                 yield (*order[pos], emit(*order[pos]))
                 pos += 1
                 drop_unneeded(pos)
-    while pos < len(order):
-        if not ready(*order[pos]):
-            raise BagError(reader.path, f"image messages ended before frame {order[pos][1]} of episode {order[pos][0]}")
-        yield (*order[pos], emit(*order[pos]))
-        pos += 1
+        while pos < len(order):
+            if not ready(*order[pos]):
+                raise BagError(reader.path, f"image messages ended before frame {order[pos][1]} of episode {order[pos][0]}")
+            yield (*order[pos], emit(*order[pos]))
+            pos += 1
+            drop_unneeded(pos)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
