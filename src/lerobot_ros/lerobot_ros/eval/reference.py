@@ -115,25 +115,38 @@ def run_lerobot_eval(
     max_episodes_rendered: int = 0,
     device: str = "cpu",
 ) -> dict:
-    """eval_policy_all's info dict for `policy_path` (or the scripted expert when None), plus `wall_s`."""
+    """eval_policy_all's info dict for `policy_path` (or the scripted expert when None), plus `wall_s`
+    (env construction + all episodes, the policy's loading excluded) and `episode_wall_s` per episode."""
     import torch
     from lerobot.envs.configs import MetaworldEnv as MetaworldEnvConfig
     from lerobot.scripts.lerobot_eval import eval_policy_all
     from lerobot.utils.random_utils import set_seed
 
     set_seed(start_seed)
-    envs, env = make_reference_env(task, render, max_episode_steps)
-    env_pre, env_post = MetaworldEnvConfig(task=task).get_env_processors()
     if policy_path:
         policy, pre, post = load_reference_policy(policy_path, device)
-    else:
-        policy, pre, post = expert_policy(env, task), (lambda x: x), (lambda x: x)
+    # the simulator is built inside the timed part, as lerobot-eval builds it lazily on the first reset
+    # (and as the bridge does): `wall_s` compares with a ROS evaluation's eval_s
     t0 = time.monotonic()
+    envs, env = make_reference_env(task, render, max_episode_steps)
+    env_pre, env_post = MetaworldEnvConfig(task=task).get_env_processors()
+    if not policy_path:
+        policy, pre, post = expert_policy(env, task), (lambda x: x), (lambda x: x)
+    starts: list[float] = []  # rollout() calls policy.reset() once at the start of each episode
+    reset = policy.reset
+
+    def timed_reset():
+        starts.append(time.monotonic())
+        reset()
+
+    policy.reset = timed_reset
     with torch.no_grad():
         info = eval_policy_all(
             envs=envs, policy=policy, env_preprocessor=env_pre, env_postprocessor=env_post, preprocessor=pre,
             postprocessor=post, n_episodes=n_episodes, max_episodes_rendered=max_episodes_rendered,
             videos_dir=videos_dir, start_seed=start_seed,
         )
-    info["wall_s"] = time.monotonic() - t0
+    end = time.monotonic()
+    info["wall_s"] = end - t0
+    info["episode_wall_s"] = [b - a for a, b in zip(starts, starts[1:] + [end])]
     return info
