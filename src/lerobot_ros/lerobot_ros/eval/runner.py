@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -312,7 +311,3 @@ def free_namespaces(node, count: int, prefix: str = "/sim_", settle_s: float = 1
 
 def run_eval(cfg: EvalConfig, printer=print) -> dict:
     return Evaluation(cfg, printer).run()
-
-
-def _stderr(*a, **k):
-    print(*a, file=sys.stderr, **k)
