@@ -85,7 +85,7 @@ def test_contract_moves_to_the_namespace_reliable_and_render_sized(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(data))
     contract = load_contract(str(path))  # still a valid contract
-    assert contract.features["observation.image"].topic == "/sim_3/top/image_raw"
+    assert contract.features["observation.image"].topic == "/sim_3/corner2/image_raw"
 
 
 def test_node_command_line():

@@ -1,7 +1,7 @@
 """The demo's contract: the shipped one for the simulator, pointed at the camera the bridge renders.
 
-The shipped Meta-World contract names a 480x480 `top` image; the bridge renders LeRobot's `corner2`
-camera at the size the demo asks for (small, so a 2-core machine records and encodes quickly).
+The shipped Meta-World contract names the 480x480 `corner2` image LeRobot uses; the bridge renders it
+at the size the demo asks for (small, so a 2-core machine records and encodes quickly).
 """
 
 from __future__ import annotations
