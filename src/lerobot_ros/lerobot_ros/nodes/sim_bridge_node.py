@@ -22,7 +22,6 @@ from lerobot_ros_msgs.srv import ResetEpisode
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy._rclpy_pybind11 import RCLError
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -39,20 +38,15 @@ from lerobot_ros.codecs import (
     numpy_to_joint_state,
 )
 from lerobot_ros.ros.entry import NodeStartupError, run_node
-from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS
+from lerobot_ros.ros.qos import LATCHED_HISTORY_QOS, LATCHED_QOS, RELIABLE_QOS
 from lerobot_ros.sim import ActionRejected, ActionSchedule, RenderSettings, SimRunner, SimStartupError, make_sim
 from lerobot_ros.sim.dds import use_large_data_profile
 from lerobot_ros.sim.gl import ensure_offscreen_gl
 from lerobot_ros.sim.runner import Frame, rejected_summary
 
 #: reliable keep-last publishers: a lockstep consumer gets every step, a slow best-effort one never stalls us
-OBS_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
-STATUS_QOS = QoSProfile(
-    depth=10,
-    reliability=ReliabilityPolicy.RELIABLE,
-    durability=DurabilityPolicy.TRANSIENT_LOCAL,
-    history=HistoryPolicy.KEEP_LAST,
-)
+OBS_QOS = RELIABLE_QOS
+STATUS_QOS = LATCHED_HISTORY_QOS
 MODES = ("lockstep", "realtime")
 
 

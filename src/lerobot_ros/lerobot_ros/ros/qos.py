@@ -23,6 +23,14 @@ LATCHED_QOS = QoSProfile(
     history=HistoryPolicy.KEEP_LAST,
 )
 
+#: Latched with a short history (episode status): late joiners get the last few messages.
+LATCHED_HISTORY_QOS = QoSProfile(
+    depth=10,
+    reliability=ReliabilityPolicy.RELIABLE,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+    history=HistoryPolicy.KEEP_LAST,
+)
+
 #: Recording: reliable and deep, so bursts are queued rather than dropped.
 RECORDING_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
 
