@@ -168,7 +168,7 @@ def main() -> int:
     print(f"{'bridge / bare':<44}{ratio:>10.3f}   (goal >= {GOAL})")
     if args.images:
         print(f"images received by the policy side: {images}")
-    print(f"bridge DDS transports: {'Fast DDS defaults' if args.dds_default else 'large-data profile (lerobot_ros.sim.dds)'}")
+    print(f"bridge DDS transports: {'Fast DDS defaults' if args.dds_default else 'large-data profile (lerobot_ros.ros.dds)'}")
     print("eval episodes/min (lerobot-ros eval vs LeRobot's loop): not measured here; eval is a separate item")
     print(json.dumps({
         "bench": "sim_bridge", "figure": round(ratio, 3), "goal": GOAL, "goal_op": ">=", "meets_goal": ratio >= GOAL,

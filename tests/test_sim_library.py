@@ -241,7 +241,7 @@ def test_libero_axis_angle_matches_lerobots_conversion():
 
 
 def test_bridge_large_data_dds_profile_is_applied_only_when_nothing_else_is_chosen(tmp_path, monkeypatch):
-    from lerobot_ros.sim.dds import use_large_data_profile
+    from lerobot_ros.ros.dds import use_large_data_profile
 
     monkeypatch.setenv("LEROBOT_ROS_CACHE", str(tmp_path))
     env: dict[str, str] = {}

@@ -22,6 +22,7 @@ from lerobot_ros.hardware.camera import CameraSourceError, open_camera_source
 from lerobot_ros.hardware.diagnostics import diagnostic_array, health_status
 from lerobot_ros.hardware.health import Backoff, Health
 from lerobot_ros.hardware.ros_params import param_getter
+from lerobot_ros.ros.dds import use_large_data_profile
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.qos import RELIABLE_QOS, qos_by_name
 
@@ -137,6 +138,8 @@ class CameraNode(Node):
 
 
 def main(args=None) -> None:
+    # 640x480 rgb8 frames exceed Fast DDS's default shared-memory segment: see lerobot_ros.ros.dds
+    use_large_data_profile()
     run_node(CameraNode, args)
 
 

@@ -40,7 +40,7 @@ from lerobot_ros.codecs import (
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.qos import LATCHED_HISTORY_QOS, LATCHED_QOS, RELIABLE_QOS
 from lerobot_ros.sim import ActionRejected, ActionSchedule, RenderSettings, SimRunner, SimStartupError, make_sim
-from lerobot_ros.sim.dds import use_large_data_profile
+from lerobot_ros.ros.dds import use_large_data_profile
 from lerobot_ros.sim.gl import ensure_offscreen_gl
 from lerobot_ros.sim.runner import Frame, rejected_summary
 
@@ -275,7 +275,7 @@ class SimBridgeNode(Node):
 
 
 def main(args=None) -> None:
-    # camera frames exceed Fast DDS's default shared-memory segment: see lerobot_ros.sim.dds
+    # camera frames exceed Fast DDS's default shared-memory segment: see lerobot_ros.ros.dds
     use_large_data_profile()
     run_node(SimBridgeNode, args)
 

@@ -3,8 +3,9 @@
 Fast DDS's default shared-memory segment (512 KiB) is smaller than one 480x480 RGB frame (675 KiB),
 so such frames go over UDP loopback in fragments: on a busy 2-core machine a lockstep bridge whose
 policy side receives the images ran at ~0.35 of the bare env; with this profile (32 MiB segments) at
-~1.0 (bench/sim_bridge.py). The bridge applies it to itself unless FASTDDS_DEFAULT_PROFILES_FILE is
-already set or another RMW is selected; the receiving side needs no change (it maps our segment).
+~1.0 (bench/sim_bridge.py). The sim bridge and camera_node apply it to themselves unless
+FASTDDS_DEFAULT_PROFILES_FILE is already set or another RMW is selected; the receiving side needs no
+change (it maps our segment).
 """
 
 from __future__ import annotations
