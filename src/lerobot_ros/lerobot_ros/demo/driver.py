@@ -11,10 +11,8 @@ from dataclasses import dataclass
 
 from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import ResetEpisode, StartEpisode, StopEpisode
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
-STATUS_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                        history=HistoryPolicy.KEEP_LAST)
+from lerobot_ros.ros.qos import LATCHED_HISTORY_QOS as STATUS_QOS  # as the bridge publishes episode_status
 
 
 class DemoError(RuntimeError):

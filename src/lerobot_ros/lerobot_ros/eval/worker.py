@@ -16,15 +16,16 @@ from typing import Callable
 import numpy as np
 from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import ResetEpisode
-from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from lerobot_ros.codecs import image_to_rgb
 from lerobot_ros.eval.results import EpisodeResult
+from lerobot_ros.ros.qos import RECORDING_QOS
 
-DEEP_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
+#: reliable and deep (the recorder's profile): a lockstep episode must not lose a status, action or frame
+DEEP_QOS = RECORDING_QOS
 
 
 class EvalError(RuntimeError):

@@ -135,6 +135,15 @@ class ArmDriver:
         self._maybe_read_status()
         return positions
 
+    def poll(self) -> np.ndarray | None:
+        """One control-loop read: reconnect when due, read, count the tick. None when nothing was read."""
+        if not self.maybe_reconnect():
+            return None
+        positions = self.read()
+        if positions is not None:
+            self.health.tick()
+        return positions
+
     def write(self, radians) -> np.ndarray | None:
         """Send goal positions (radians, joint order) clipped to the calibrated range; returns what was sent."""
         if not self.connected or not self.is_robot:

@@ -175,13 +175,10 @@ class RobotNode(Node):
 
     # ----- control loop -------------------------------------------------------------------------------
     def on_tick(self) -> None:
-        if not self.driver.maybe_reconnect():
-            return
-        positions = self.driver.read()
+        positions = self.driver.poll()
         if positions is None:
             return
         now = self._now()
-        self.driver.health.tick()
         self.state_pub.publish(self.joint_state(positions, now))
         if not self.driver.torque_enabled:
             return

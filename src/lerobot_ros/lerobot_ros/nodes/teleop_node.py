@@ -59,13 +59,10 @@ class TeleopNode(Node):
         self.create_timer(float(p("diagnostics_period_s", 1.0)), self.on_diagnostics)
 
     def on_tick(self) -> None:
-        if not self.driver.maybe_reconnect():
-            return
-        positions = self.driver.read()
+        positions = self.driver.poll()
         if positions is None:
             return
         now = self.get_clock().now().nanoseconds
-        self.driver.health.tick()
         self.command_pub.publish(numpy_to_float64_multi_array(positions, labels=["joint"]))
         self.state_pub.publish(numpy_to_joint_state(self.names, positions, stamp_ns=now))
 

@@ -31,7 +31,7 @@ LATCHED_HISTORY_QOS = QoSProfile(
     history=HistoryPolicy.KEEP_LAST,
 )
 
-#: Recording: reliable and deep, so bursts are queued rather than dropped.
+#: Recording and lockstep evaluation: reliable and deep, so bursts are queued rather than dropped.
 RECORDING_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
 
 PROFILES = {"sensor": SENSOR_QOS, "reliable": RELIABLE_QOS, "latched": LATCHED_QOS, "recording": RECORDING_QOS}
