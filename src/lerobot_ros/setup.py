@@ -37,6 +37,7 @@ NODES = {
     "policy_node": "lerobot_ros.nodes.policy_node:main",
     "sim_bridge_node": "lerobot_ros.nodes.sim_bridge_node:main",
     "scripted_expert_node": "lerobot_ros.nodes.scripted_expert_node:main",
+    "chunk_markers_node": "lerobot_ros.nodes.chunk_markers_node:main",
 }
 
 setup(
