@@ -62,10 +62,10 @@ def test_every_file_exists_and_evaluates_with_its_defaults():
 @pytest.mark.parametrize("name,expected", [
     ("sim_metaworld", ["sim_bridge"]),
     ("sim_libero", ["sim_bridge"]),
-    ("sim_so101", ["sim_bridge"]),
-    ("so101_real", ["robot", "front_camera"]),
+    ("sim_so101", ["sim_bridge", "chunk_markers"]),  # chunk_markers: rviz's predicted-chunk markers (SO-101 model)
+    ("so101_real", ["robot", "front_camera", "chunk_markers"]),
     ("koch_real", ["robot", "front_camera"]),
-    ("so101_virtual", ["virtual_arm", "robot", "teleop"]),
+    ("so101_virtual", ["virtual_arm", "robot", "teleop", "chunk_markers"]),
 ])
 def test_defaults_start_the_driver_nodes_and_skip_missing_visualisation(name, expected):
     p = plan(name)
@@ -163,6 +163,22 @@ def test_rviz_robot_description_is_the_so101_urdf_with_resolvable_meshes():
         classes = [d["Class"] for d in cfg["Visualization Manager"]["Displays"]]
         assert "rviz_default_plugins/Image" in classes
         assert ("rviz_default_plugins/RobotModel" in classes) == name.startswith("so101")
+        topics = [d["Topic"]["Value"] for d in cfg["Visualization Manager"]["Displays"] if d["Class"].endswith("/MarkerArray")]
+        assert topics == (["/chunk_markers/markers"] if name.startswith("so101") else []), name
+
+
+def test_rviz_piece_draws_the_policy_chunk_with_the_model():
+    """chunk_markers_node (output ~/markers = /chunk_markers/markers, the rviz configs' MarkerArray topic) reads
+    the policy's ~/predicted_chunk and the joint_states that move the model; off with the model or by switch."""
+    p = plan("sim_so101")
+    markers = by_label(p, "chunk_markers")
+    assert os.path.basename(markers.cmd[0]) == "chunk_markers_node" and markers.node_name == "chunk_markers"
+    remaps = [markers.cmd[i + 1] for i, a in enumerate(markers.cmd) if a == "-r"]
+    assert "predicted_chunk:=/policy/predicted_chunk" in remaps and "joint_states:=/sim/joint_states" in remaps
+    assert params(markers)["use_sim_time"] is True
+    assert "chunk_markers" not in labels(plan("rviz", chunk_markers="false"))
+    assert "chunk_markers" not in labels(plan("rviz", robot_model="false"))
+    assert "chunk_markers" not in labels(plan("sim_metaworld", rviz="true"))  # camera view only, no SO-101 model
 
 
 # -- running the files with the launch runner -----------------------------------------------------------------
