@@ -105,5 +105,6 @@ def test_health_levels_in_diagnostics():
     assert status.level == DiagnosticStatus.WARN and "no status packet" in status.message
     values = {kv.key: kv.value for kv in status.values}
     assert values["errors"] == "1" and values["last_error"].startswith("ConnectionError") and values["torque_enabled"] == "true"
+    assert values["loops"] == "10"  # cumulative, unlike the windowed rate
     h.ok()
     assert health_status("arm", "/dev/x", h).level == DiagnosticStatus.OK

@@ -20,6 +20,7 @@ def health_status(name: str, hardware_id: str, health: Health, extra: dict | Non
     values = {
         "connected": str(health.connected).lower(),
         "rate_hz": f"{health.rate_hz():.1f}",
+        "loops": str(health.loops),
         "errors": str(health.errors),
         "consecutive_errors": str(health.consecutive_errors),
         "reconnects": str(health.reconnects),

@@ -148,9 +148,9 @@ class ArmDriver:
         """Send goal positions (radians, joint order) clipped to the calibrated range; returns what was sent."""
         if not self.connected or not self.is_robot:
             return None
-        clipped = self.units.clip(radians)
+        goal = self.units.from_radians(radians, suffix=".pos")  # clipped to the calibrated range
         try:
-            sent = self.device.send_action(self.units.from_radians(clipped, suffix=".pos"))
+            sent = self.device.send_action(goal)
             result = self.units.to_radians(sent, suffix=".pos")
         except Exception as exc:  # noqa: BLE001
             self._failed(exc, "write")

@@ -41,9 +41,11 @@ class Health:
         self.connected = False
         self.reconnects = 0
         self.values: dict[str, str] = {}
+        self.loops = 0  # completed loops since start: rates over any span from two diagnostics samples
 
     def tick(self, now: float | None = None) -> None:
         now = time.monotonic() if now is None else now
+        self.loops += 1
         self._ticks.append(now)
         while self._ticks and now - self._ticks[0] > self.window_s:
             self._ticks.popleft()

@@ -51,6 +51,10 @@ class JointUnits:
         self.names = [s.name for s in specs]
         half = np.array([s.half_range_ticks * s.rad_per_tick for s in specs])
         self.lower, self.upper = -half, half
+        # radians = (value - offset) * scale, per joint: one vector operation per conversion (hot loop).
+        self._scale = np.array([_scale(s) for s in specs])
+        self._offset = np.array([50.0 if s.mode == RANGE_0_100 else 0.0 for s in specs])
+        self._keys: dict[str, list[str]] = {}
 
     @classmethod
     def from_bus(cls, bus) -> "JointUnits":
@@ -71,37 +75,35 @@ class JointUnits:
             )
         return cls(specs)
 
+    def _keys_for(self, suffix: str) -> list[str]:
+        keys = self._keys.get(suffix)
+        if keys is None:
+            keys = self._keys[suffix] = [n + suffix for n in self.names]
+        return keys
+
     def to_radians(self, values: Mapping[str, float], suffix: str = "") -> np.ndarray:
         """Radians in joint order from LeRobot values (keys `name + suffix`, e.g. suffix=".pos")."""
-        out = np.empty(len(self.specs))
-        for i, s in enumerate(self.specs):
-            v = float(values[s.name + suffix])
-            if s.mode == DEGREES:
-                out[i] = math.radians(v)
-            elif s.mode == RANGE_M100_100:
-                out[i] = v / 100.0 * s.half_range_ticks * s.rad_per_tick
-            else:
-                out[i] = (v - 50.0) / 100.0 * 2 * s.half_range_ticks * s.rad_per_tick
-        return out
+        raw = np.fromiter((values[k] for k in self._keys_for(suffix)), dtype=np.float64, count=len(self.names))
+        return (raw - self._offset) * self._scale
 
     def from_radians(self, radians, suffix: str = "") -> dict[str, float]:
         """LeRobot values (keys `name + suffix`) from radians in joint order, clipped to the calibrated range."""
-        radians = self.clip(radians)
-        out = {}
-        for s, r in zip(self.specs, radians):
-            if s.mode == DEGREES:
-                v = math.degrees(r)
-            elif s.mode == RANGE_M100_100:
-                v = r / (s.half_range_ticks * s.rad_per_tick) * 100.0
-            else:
-                v = r / (2 * s.half_range_ticks * s.rad_per_tick) * 100.0 + 50.0
-            out[s.name + suffix] = float(v)
-        return out
+        values = self.clip(radians) / self._scale + self._offset
+        return dict(zip(self._keys_for(suffix), values.tolist()))
 
     def clip(self, radians) -> np.ndarray:
         radians = np.asarray(radians, dtype=np.float64)
         if radians.shape != (len(self.specs),):
             raise ValueError(f"expected {len(self.specs)} joint values ({', '.join(self.names)}), got shape {radians.shape}")
-        if not np.all(np.isfinite(radians)):
+        if not np.isfinite(radians).all():
             raise ValueError("joint command contains NaN or infinite values")
-        return np.clip(radians, self.lower, self.upper)
+        return np.minimum(np.maximum(radians, self.lower), self.upper)
+
+
+def _scale(spec: JointSpec) -> float:
+    """Radians per LeRobot unit for one joint."""
+    if spec.mode == DEGREES:
+        return math.pi / 180.0
+    if spec.mode == RANGE_M100_100:
+        return spec.half_range_ticks * spec.rad_per_tick / 100.0
+    return 2 * spec.half_range_ticks * spec.rad_per_tick / 100.0

@@ -35,6 +35,11 @@ def run_node(factory: Callable[..., Node], args=None, multi_threaded: bool = Fal
     except NodeStartupError as exc:
         print(f"[{getattr(factory, '__name__', 'node')}] error: {exc}", file=sys.stderr)
         code = 1
+    except Exception:
+        if rclpy.ok():
+            raise
+        # SIGINT/SIGTERM shut the context down while the constructor or a callback was still using it
+        # ("context is invalid"): that is a normal stop, not an error to show with a traceback.
     finally:
         if node is not None:
             close = getattr(node, "close", None)
