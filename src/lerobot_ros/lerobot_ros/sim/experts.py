@@ -44,17 +44,35 @@ class Phase(enum.Enum):
 
 
 class SO101PickExpert:
-    """A pick on joint targets for the SO-101 twin (or a real arm with a known cube position)."""
+    """A pick on joint targets for the SO-101 twin (or a real arm with a known cube position).
+
+    Position servos sag under gravity (kp * error must hold the arm up: ~0.03 rad at the shoulder, ~1 cm at
+    the gripper), so stepping a Cartesian waypoint from the *measured* pose stalls wherever the step is
+    smaller than the sag, and holding the measured joints lets the arm sink. The expert therefore steps a
+    reference pose of its own toward each phase's target (IK from the reference, not the measurement) and
+    commands the reference plus the servo error that gravity will cause there (gravity torque / kp, from
+    the model). Phase changes look at the measured grasp point.
+    """
 
     HOVER = 0.07  # m above the cube centre
     GRASP = 0.005  # grasp point height above the cube centre
     LIFT = 0.12  # m above the table
     OPEN, CLOSED = 1.0, -0.17  # gripper joint targets in the MJCF's radians
-    TOLERANCE = 0.015
+    TOLERANCE = 0.01
     GRASP_JAW_ANGLE = 0.46  # rad: the pads are parallel, 40 mm apart
+    #: the fixed pad's inner face sits this far outside the cube's face when the jaw comes down (at the grasp
+    #: angle both faces would touch a 40 mm cube exactly, so a millimetre of error put the fixed pad on top of
+    #: the cube); closing pushes the cube onto the fixed pad
+    PAD_CLEARANCE = 0.006
     CLOSE_STEPS = 12
     PHASE_TIMEOUT = 45
-    MAX_STEP = 0.015  # m per step toward a waypoint, so the IK stays on its branch
+    MAX_STEP = 0.015  # m per step of the reference toward a waypoint, so the IK stays on its branch
+    DESCEND_STEP = 0.005  # m per step going down onto the cube: slow enough that the arm follows its reference
+    SETTLED = 0.001  # m the grasp point may move in one step for the hover to count as reached
+    #: metres of position error one radian of tilt from vertical costs the IK: low enough that cubes at the
+    #: far edge of the workspace (x ~ 0.4 m, out of reach with the jaws vertical) are taken with a tilted
+    #: gripper (~30 degrees) instead of being missed by 3-5 cm
+    ORIENTATION_WEIGHT = 0.02
 
     def __init__(self, scene: str = "pick"):
         import mujoco
@@ -65,6 +83,7 @@ class SO101PickExpert:
         self._site = self._model.site("gripperframe").id
         self._dofs = np.array([self._model.joint(n).dofadr[0] for n in JOINT_NAMES[:5]])
         self._qpos = np.array([self._model.joint(n).qposadr[0] for n in JOINT_NAMES])
+        self._kp = np.array([self._model.actuator(n).gainprm[0] for n in JOINT_NAMES[:5]])
         self._mid = joint_mid_range(self._model)  # joints on ROS are radians from mid-range
         self._offset = self._grasp_offset()
         self.reset()
@@ -75,13 +94,25 @@ class SO101PickExpert:
 
         self._data.qpos[self._qpos[5]] = self.GRASP_JAW_ANGLE
         mujoco.mj_forward(self._model, self._data)
-        mid = np.mean([self._data.geom_xpos[self._model.geom(n).id] for n in JAW_PADS], axis=0)
-        return self._data.site_xmat[self._site].reshape(3, 3).T @ (mid - self._data.site_xpos[self._site])
+        fixed, moving = (self._data.geom_xpos[self._model.geom(n).id] for n in JAW_PADS)
+        rot = self._data.site_xmat[self._site].reshape(3, 3)
+        self._jaw_axis = rot.T @ (moving - fixed) / np.linalg.norm(moving - fixed)  # site frame, fixed -> moving
+        return rot.T @ ((fixed + moving) / 2 - self._data.site_xpos[self._site])
+
+    def _jaw_direction(self) -> np.ndarray:
+        """Horizontal world direction from the fixed to the moving pad at the reference pose."""
+        self.grasp_point(self._ref)
+        axis = self._data.site_xmat[self._site].reshape(3, 3) @ self._jaw_axis
+        axis[2] = 0.0
+        return axis / max(np.linalg.norm(axis), 1e-9)
 
     def reset(self) -> None:
         self.phase = Phase.HOVER
         self._steps = 0
         self._cube0: np.ndarray | None = None
+        self._ref: np.ndarray | None = None  # reference arm pose (5 joints, the MJCF's radians)
+        self._grasp_xy: np.ndarray | None = None
+        self._last_grasp: np.ndarray | None = None
 
     @property
     def done(self) -> bool:
@@ -91,30 +122,42 @@ class SO101PickExpert:
         """World position of the point between the jaws for joint positions in the MJCF's radians."""
         import mujoco
 
-        self._data.qpos[self._qpos] = joints
+        self._data.qpos[self._qpos[: len(joints)]] = joints
         mujoco.mj_kinematics(self._model, self._data)
         return self._ikm.control_point(self._data, self._site, self._offset)
 
-    def _ik(self, joints: np.ndarray, target: np.ndarray) -> np.ndarray:
+    def gravity_sag(self, joints: np.ndarray) -> np.ndarray:
+        """Servo error (rad) that holds the arm still at `joints` against gravity: torque / kp."""
+        import mujoco
+
+        self._data.qpos[self._qpos[: len(joints)]] = joints
+        self._data.qvel[:] = 0.0
+        mujoco.mj_forward(self._model, self._data)
+        return self._data.qfrc_bias[self._dofs] / self._kp
+
+    def _ik(self, arm: np.ndarray, target: np.ndarray) -> np.ndarray:
         ik = self._ikm
-        self.grasp_point(joints)
-        seed = joints[:5].copy()
+        self.grasp_point(arm)
+        seed = arm.copy()
         roll = self._model.joint("wrist_roll")
         seed[4] = np.clip(
             seed[4] + ik.roll_to_align_axis(self._data, self._site, roll.id, 2, np.array([0.0, 1.0, 0.0])), *roll.range
         )
         return ik.solve_ik(
             self._model, self._data, self._site, self._dofs, target, ik_iterations=30, seed_q=seed,
-            point_offset=self._offset, approach_axis=0,
+            point_offset=self._offset, approach_axis=0, orientation_weight=self.ORIENTATION_WEIGHT,
         )
 
     def _target(self, cube: np.ndarray) -> np.ndarray:
         c = self._cube0
         if self.phase is Phase.HOVER:
             return np.array([cube[0], cube[1], c[2] + self.HOVER])
+        if self._grasp_xy is None:  # entering DESCEND: fix where the jaws go down
+            self._grasp_xy = c[:2] - self.PAD_CLEARANCE * self._jaw_direction()[:2]  # toward the fixed pad
+        x, y = self._grasp_xy
         if self.phase in (Phase.DESCEND, Phase.CLOSE):
-            return np.array([c[0], c[1], c[2] + self.GRASP])
-        return np.array([c[0], c[1], self.LIFT])
+            return np.array([x, y, c[2] + self.GRASP])
+        return np.array([x, y, self.LIFT])
 
     def act(self, joints: np.ndarray, cube: np.ndarray) -> np.ndarray:
         """Joint targets (6, radians from mid-range, as on ROS) for the next control step."""
@@ -122,9 +165,15 @@ class SO101PickExpert:
         cube = np.asarray(cube, dtype=np.float64)
         if self._cube0 is None:
             self._cube0 = cube.copy()
+        if self._ref is None:
+            self._ref = joints[:5].copy()
         grasp = self.grasp_point(joints)
+        moved = np.inf if self._last_grasp is None else np.linalg.norm(grasp - self._last_grasp)
+        self._last_grasp = grasp
         target = self._target(cube)
         reached = np.linalg.norm(target - grasp) < self.TOLERANCE
+        if self.phase is Phase.HOVER:  # go down only from a still arm above the cube
+            reached = reached and moved < self.SETTLED
         if self.phase is Phase.CLOSE:
             reached = self._steps >= self.CLOSE_STEPS
         if (reached or self._steps >= self.PHASE_TIMEOUT) and self.phase is not Phase.DONE:
@@ -132,9 +181,13 @@ class SO101PickExpert:
             self._steps = 0
             target = self._target(cube) if self.phase is not Phase.DONE else target
         self._steps += 1
-        error = target - grasp
-        dist = np.linalg.norm(error)
-        waypoint = grasp + (error if dist <= self.MAX_STEP else error * self.MAX_STEP / dist)
-        arm = self._ik(joints, waypoint) if self.phase is not Phase.CLOSE else joints[:5]
+        if self.phase is not Phase.CLOSE:
+            ref_point = self.grasp_point(self._ref)
+            error = target - ref_point
+            dist = np.linalg.norm(error)
+            limit = self.DESCEND_STEP if self.phase is Phase.DESCEND else self.MAX_STEP
+            waypoint = ref_point + (error if dist <= limit else error * limit / dist)
+            self._ref = self._ik(self._ref, waypoint)
         gripper = self.OPEN if self.phase in (Phase.HOVER, Phase.DESCEND) else self.CLOSED
+        arm = self._ref + self.gravity_sag(np.concatenate([self._ref, joints[5:]]))
         return np.concatenate([arm, [gripper]]) - self._mid
