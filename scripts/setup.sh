@@ -50,7 +50,7 @@ extra_fingerprint() { (cd "$ROOT" && cat requirements/lock.txt "requirements/$1.
 WANT_EXTRAS=()
 for e in ${EXTRAS//,/ }; do
   [[ " ${KNOWN_EXTRAS[*]} " == *" $e "* ]] || die "unknown extra '$e' in LEROBOT_ROS_EXTRAS (known: ${KNOWN_EXTRAS[*]})"
-  WANT_EXTRAS+=("$e")
+  [[ " ${WANT_EXTRAS[*]} " == *" $e "* ]] || WANT_EXTRAS+=("$e")
 done
 for e in "${KNOWN_EXTRAS[@]}"; do
   [ -f "$(extra_stamp "$e")" ] && [[ " ${WANT_EXTRAS[*]} " != *" $e "* ]] && WANT_EXTRAS+=("$e")
