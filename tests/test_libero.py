@@ -19,6 +19,8 @@ from sensor_msgs.msg import CameraInfo, Image
 from std_msgs.msg import String
 
 from lerobot_ros.codecs import image_to_numpy
+from lerobot_ros.contract import load_contract
+from lerobot_ros.contract.messages import message_class
 from lerobot_ros.ros.qos import LATCHED_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
 from lerobot_ros.sim import RenderSettings, SimStartupError, make_sim
@@ -148,41 +150,43 @@ def test_reset_options_are_checked(library_rollout):
 @needs_libero
 @pytest.mark.slow
 @pytest.mark.ros
-def test_sim_libero_launch_bridge_in_lockstep(ros, ros_env, library_rollout):
+def test_sim_libero_launch_bridge_in_lockstep_on_the_contracts_topics(ros, ros_env, library_rollout):
     """launch/sim_libero.launch.yaml through `lerobot-ros launch`: a seeded reset over the service, actions on
-    `commands`, and the state the bridge publishes is the library env's, step for step; Ctrl-C ends it all."""
+    `commands`; the state the bridge publishes is the library env's, step for step, on the topics of the
+    shipped `libero` contract, which decodes them into LeRobot's LIBERO features; Ctrl-C ends it all."""
     _, ref = library_rollout
-    ns = "/libero_t"
+    contract = load_contract("libero")
     probe = ros.create_node("libero_probe")
-    images = {cam: MessageCollector(probe, Image, f"{ns}/{cam}/image_raw", 10) for cam in ("agentview", "eye_in_hand")}
-    infos = MessageCollector(probe, CameraInfo, f"{ns}/agentview/camera_info", 10)
-    tasks = MessageCollector(probe, String, f"{ns}/task", LATCHED_QOS)
-    client = Client(ros, ns)
-    run = Launch([os.path.join(REPO, "launch", "sim_libero.launch.yaml"), f"namespace:={ns.strip('/')}",
-                  f"suite:={SUITE}", f"task_id:={TASK_ID}", f"render_width:={SIZE}", f"render_height:={SIZE}",
-                  "reset_on_start:=false"], ros_env)
+    observed = {name: MessageCollector(probe, message_class(f.msg_type), f.topic, 10)
+                for name, f in contract.observation_features.items()}
+    infos = MessageCollector(probe, CameraInfo, "/sim/agentview/camera_info", 10)
+    tasks = MessageCollector(probe, String, contract.task.topic, LATCHED_QOS)
+    client = Client(ros, "/sim")
+    assert client.commands.topic_name == contract.action_feature.topic
+    run = Launch([os.path.join(REPO, "launch", "sim_libero.launch.yaml"), f"suite:={SUITE}", f"task_id:={TASK_ID}",
+                  f"render_width:={SIZE}", f"render_height:={SIZE}", "reset_on_start:=false"], ros_env)
     try:
         assert client.reset_client.wait_for_service(timeout_sec=240), run.text
         response = client.reset(SEED, timeout=240)
-        assert response.success and response.episode_index == 0, response.message
-        assert response.task == TASK
+        assert response.success and response.episode_index == 0 and response.task == TASK, response.message
         client.wait_subscribed()
         statuses = [client.step(action) for action in ACTIONS]
-        wait_until(lambda: len(client.joints.messages) >= 5, 20, what="joint states of the reset and 4 steps")
-        states = client.joints.messages[-5:]
+        assert [s.step for s in statuses] == [1, 2, 3, 4] and not any(s.done or s.success for s in statuses)
+        assert statuses[-1].task == TASK and tasks.wait_for(1, timeout=20)[-1].data == TASK
+        # joint_states: the reset's and each step's state, exactly the library env's
+        states = observed["observation.state"].wait_for(5, timeout=20)[-5:]
         for i, (msg, (obs, _)) in enumerate(zip(states, ref, strict=True)):
             assert list(msg.name) == list(STATE_NAMES)
             np.testing.assert_allclose(msg.position, obs.state, rtol=0, atol=1e-9, err_msg=f"joint_states at step {i}")
-        assert [s.step for s in statuses] == [1, 2, 3, 4] and not any(s.done or s.success for s in statuses)
-        assert statuses[-1].task == response.task
+        np.testing.assert_allclose(contract.features["observation.state"].decode(states[-1]), ref[-1][0].state, atol=1e-6)
         env_state = client.env_state.wait_for(5, timeout=20)[-1]
         np.testing.assert_allclose(env_state.data, ref[-1][0].env_state, rtol=0, atol=1e-9)
-        for cam, collector in images.items():
-            img = collector.wait_for(5, timeout=20)[-1]
-            assert (img.height, img.width, img.encoding) == (SIZE, SIZE, "rgb8"), cam
-            assert img.header.frame_id == f"{cam}_optical_frame"
+        for name in ("observation.images.image", "observation.images.image2"):
+            img = observed[name].wait_for(5, timeout=20)[-1]
+            assert (img.height, img.width, img.encoding) == (SIZE, SIZE, "rgb8"), name
             assert image_to_numpy(img).std() > 5  # a rendered scene, not a blank frame
-        assert (infos.wait_for(1, timeout=20)[-1].width, tasks.wait_for(1, timeout=20)[-1].data) == (SIZE, response.task)
+            assert contract.features[name].decode(img).shape == (256, 256, 3)  # the dataset's size
+        assert infos.wait_for(1, timeout=20)[-1].width == SIZE
     finally:
         pids = run.pids()
         run.proc.send_signal(signal.SIGINT)
