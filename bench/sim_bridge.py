@@ -8,6 +8,7 @@ both see the same load on a shared, noisy machine.
 
     .venv/bin/python bench/sim_bridge.py                 # 480x480 (LeRobot's size), shadows off, 120 steps
     .venv/bin/python bench/sim_bridge.py --steps 480 --images --shadows
+    .venv/bin/python bench/sim_bridge.py --env libero    # LIBERO extra: libero_spatial task 0, 256x256, 30 steps
 """
 
 from __future__ import annotations
@@ -63,15 +64,35 @@ class BareEnv:
         self.env.close()
 
 
+class BareSim:
+    """A lerobot_ros.sim env in this process (LIBERO: LeRobot's LiberoEnv inside), stepping zero actions."""
+
+    def __init__(self, env: str, task: str, task_id: int, render: RenderSettings):
+        from lerobot_ros.sim import make_sim
+
+        self.env = make_sim(env, task, render, task_id=task_id)
+        self.env.reset(seed=0)
+        self.action = np.zeros(self.env.action_dim)
+
+    def run(self, n: int) -> float:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            self.env.step(self.action)
+        return time.perf_counter() - t0
+
+    def close(self):
+        self.env.close()
+
+
 class BridgeDriver:
     """A trivial policy node: answers each episode_status of the lockstep bridge with a zero action."""
 
-    def __init__(self, runtime: RosRuntime, ns: str, images: bool):
+    def __init__(self, runtime: RosRuntime, ns: str, images: bool, action_dim: int = 4, camera: str = "corner2"):
         from sensor_msgs.msg import Image
 
         self.node = runtime.create_node("bench_policy")
         self.pub = self.node.create_publisher(Float64MultiArray, f"{ns}/commands", RELIABLE_QOS)
-        self.zero = numpy_to_float64_multi_array(np.zeros(4))
+        self.zero = numpy_to_float64_multi_array(np.zeros(action_dim))
         self.images = 0
         self.step = -1
         self.remaining = 0
@@ -79,7 +100,7 @@ class BridgeDriver:
         self.node.create_subscription(EpisodeStatus, f"{ns}/episode_status", self.on_status, 10)
         if images:
             # as a policy node subscribes camera streams: sensor-data QoS (best effort, keep last 5)
-            self.node.create_subscription(Image, f"{ns}/corner2/image_raw", self.on_image, SENSOR_QOS)
+            self.node.create_subscription(Image, f"{ns}/{camera}/image_raw", self.on_image, SENSOR_QOS)
         wait_until(lambda: self.pub.get_subscription_count() > 0, 300, what="the bridge to start")
         wait_until(lambda: self.step == 0, 300, what="the bridge's first episode")
 
@@ -107,10 +128,11 @@ class BridgeDriver:
         return time.perf_counter() - t0
 
 
-def start_bridge(ns: str, task: str, render: RenderSettings, dds_default: bool = False) -> subprocess.Popen:
+def start_bridge(ns: str, task: str, render: RenderSettings, dds_default: bool = False, env_kind: str = "metaworld",
+                 task_id: int = 0) -> subprocess.Popen:
     cmd = [
         os.path.join(os.path.dirname(sys.executable), "sim_bridge_node"), "--ros-args", "-r", f"__ns:={ns}",
-        "-p", "env:=metaworld", "-p", f"task:={task}", "-p", f"render_width:={render.width}",
+        "-p", f"env:={env_kind}", "-p", f"task:={task}", "-p", f"task_id:={task_id}", "-p", f"render_width:={render.width}",
         "-p", f"render_height:={render.height}", "-p", f"shadows:={str(render.shadows).lower()}",
         "-p", "publish_clock:=false", "-p", "reset_on_start:=true", "-p", "seed:=0",
     ]
@@ -122,27 +144,34 @@ def start_bridge(ns: str, task: str, render: RenderSettings, dds_default: bool =
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--task", default="push-v3")
-    ap.add_argument("--steps", type=int, default=120, help="measured steps per side (<= 480)")
-    ap.add_argument("--width", type=int, default=480)
-    ap.add_argument("--height", type=int, default=480)
+    ap.add_argument("--env", default="metaworld", choices=("metaworld", "libero"), help="libero needs the LIBERO extra")
+    ap.add_argument("--task", default=None, help="Meta-World task (push-v3) or LIBERO suite (libero_spatial)")
+    ap.add_argument("--task-id", type=int, default=0, help="LIBERO task id")
+    ap.add_argument("--steps", type=int, default=None, help="measured steps per side (Meta-World 120, <= 480; LIBERO 30)")
+    ap.add_argument("--width", type=int, default=None, help="480 (LeRobot's Meta-World size); LIBERO 256")
+    ap.add_argument("--height", type=int, default=None)
     ap.add_argument("--shadows", action="store_true")
     ap.add_argument("--block", type=int, default=20, help="steps per alternating block")
     ap.add_argument("--images", action="store_true", help="the policy side also subscribes to the camera")
     ap.add_argument("--dds-default", action="store_true",
                     help="run the bridge with Fast DDS's default transports instead of its large-data profile")
     args = ap.parse_args()
-    steps = min(args.steps, 480)  # Meta-World truncates at 500 steps
-    render = RenderSettings(args.width, args.height, args.shadows)
+    libero = args.env == "libero"
+    args.task = args.task or ("libero_spatial" if libero else "push-v3")
+    size = 256 if libero else 480
+    # episodes truncate: Meta-World at 500 steps, LIBERO's shortest suites at 280
+    steps = min(args.steps or (30 if libero else 120), 270 if libero else 480)
+    render = RenderSettings(args.width or size, args.height or size, args.shadows)
     blocks = max(1, steps // args.block)
     block = steps // blocks
 
     # Bare and bridged blocks alternate, so both see the same machine load (it is shared and noisy).
-    bridge_proc = start_bridge("/bench", args.task, render, args.dds_default)
+    bridge_proc = start_bridge("/bench", args.task, render, args.dds_default, args.env, args.task_id)
     runtime = RosRuntime().start()
-    bare = BareEnv(args.task, render)
+    bare = BareSim("libero", args.task, args.task_id, render) if libero else BareEnv(args.task, render)
     try:
-        driver = BridgeDriver(runtime, "/bench", images=args.images)
+        driver = BridgeDriver(runtime, "/bench", images=args.images, action_dim=7 if libero else 4,
+                              camera="agentview" if libero else "corner2")
         bare.run(3), driver.run(3)  # warm-up
         t_bare = t_bridge = 0.0
         for _ in range(blocks):
@@ -160,10 +189,11 @@ def main() -> int:
     n = blocks * block
     bare_rate, bridge_rate = n / t_bare, n / t_bridge
     ratio = bridge_rate / bare_rate
-    print(f"Meta-World {args.task}, {render.width}x{render.height}, shadows {'on' if render.shadows else 'off'}, "
+    name = f"LIBERO {args.task} task {args.task_id}" if libero else f"Meta-World {args.task}"
+    print(f"{name}, {render.width}x{render.height}, shadows {'on' if render.shadows else 'off'}, "
           f"{n} steps each in {blocks} alternating blocks")
     print(f"{'run':<44}{'steps/s':>10}")
-    print(f"{'bare env (LeRobot MetaworldEnv)':<44}{bare_rate:>10.2f}")
+    print(f"{'bare env (LeRobot ' + ('LiberoEnv' if libero else 'MetaworldEnv') + ')':<44}{bare_rate:>10.2f}")
     print(f"{'through sim_bridge_node (lockstep)':<44}{bridge_rate:>10.2f}")
     print(f"{'bridge / bare':<44}{ratio:>10.3f}   (goal >= {GOAL})")
     if args.images:
@@ -175,6 +205,7 @@ def main() -> int:
         "bare_steps_per_s": round(bare_rate, 2), "bridge_steps_per_s": round(bridge_rate, 2), "steps": n,
         "policy_subscribes_images": args.images, "bridge_dds_profile": "default" if args.dds_default else "large_data",
         "render": f"{render.width}x{render.height}", "shadows": render.shadows, "task": args.task,
+        "env": args.env,
     }))
     return 0
 
