@@ -1,7 +1,9 @@
 """Evaluate a policy through ROS: seeded episodes on sim bridges in lockstep, scored like lerobot-eval.
 
 Starts one sim bridge and one policy source per namespace (/sim_0, /sim_1 ...; --workers), or attaches
-to running ones (--attach /sim_0 ...), runs --n-episodes episodes with seeds --seed, --seed + 1 ...,
+to running ones (--attach /sim ...: env, task and render size are the bridge's; with --expert or
+--policy.path eval starts that source beside the bridge, without them it uses the node that already
+publishes NS/commands), runs --n-episodes episodes with seeds --seed, --seed + 1 ...,
 stops each at success, done or the env's max steps, and writes OUTPUT/eval_info.json in lerobot-eval's
 schema (per_episode, per_task, per_group, overall) plus videos of the first --videos episodes.
 Node logs go to OUTPUT/logs/.
@@ -26,8 +28,8 @@ def _size(text: str) -> tuple[int, int]:
 
 
 def add_arguments(p) -> None:
-    p.add_argument("--env", default="metaworld", choices=("metaworld", "so101", "libero"), help="simulator (default metaworld)")
-    p.add_argument("--task", default="push-v3", help="Meta-World task, SO-101 scene or LIBERO suite (default push-v3)")
+    p.add_argument("--env", default=None, choices=("metaworld", "so101", "libero"), help="simulator (default metaworld; attached: the bridge's)")
+    p.add_argument("--task", default=None, help="Meta-World task, SO-101 scene or LIBERO suite (default push-v3, pick, libero_spatial; attached: the bridge's)")
     p.add_argument("--task-id", type=int, default=0, help="LIBERO task id (default 0)")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--policy.path", "--policy-path", dest="policy_path", help="LeRobot pretrained_model folder (runs policy_node)")
@@ -35,7 +37,9 @@ def add_arguments(p) -> None:
     p.add_argument("--n-episodes", type=int, default=10, help="episodes to run (default 10)")
     p.add_argument("--seed", type=int, default=1000, help="seed of the first episode; episode i uses seed + i (default 1000, as lerobot-eval)")
     p.add_argument("--workers", type=int, default=1, help="bridges run in parallel, in namespaces /sim_0 ... (default 1)")
-    p.add_argument("--attach", nargs="+", default=[], metavar="NS", help="use running bridges in these namespaces; start nothing")
+    p.add_argument("--attach", nargs="+", default=[], metavar="NS",
+                   help="use the sim bridges already running in these namespaces (e.g. /sim from `lerobot-ros launch sim_metaworld`); "
+                        "--expert / --policy.path start that source beside them, else the running one is used")
     p.add_argument("--render", type=_size, default=None, metavar="HxW", help="render size (default: the policy's image size, else 480x480)")
     p.add_argument("--shadows", action="store_true", help="render shadows (slow on a CPU; off by default)")
     p.add_argument("--max-episode-steps", type=int, default=0, help="cut episodes at this many steps (default: the env's own)")
@@ -43,7 +47,8 @@ def add_arguments(p) -> None:
     p.add_argument("--contract", default=None, help="contract for the policy node (default: the env's shipped one)")
     p.add_argument("--device", default="cpu", help="policy device: cpu, cuda, mps or auto (default cpu)")
     p.add_argument("--output-dir", "-o", type=Path, default=Path("outputs/eval"), help="where eval_info.json, videos and logs go")
-    p.add_argument("--startup-timeout", type=float, default=180.0, help="seconds to wait for the nodes to come up")
+    p.add_argument("--startup-timeout", type=float, default=None,
+                   help="seconds to wait for the nodes to come up (default 180; with --attach 30 to find the bridges)")
 
 
 def run(args) -> int:

@@ -117,7 +117,7 @@ def namespaced_contract(source: dict, namespace: str, image_shape: tuple[int, in
 
     def move(topic: str) -> str:
         if topic == base or topic.startswith(base + "/"):
-            return ns + topic[len(base):]
+            return (ns.rstrip("/") + topic[len(base):]) or "/"
         return topic
 
     for key in ("task", "episode_boundary"):

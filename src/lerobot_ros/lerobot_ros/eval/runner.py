@@ -3,6 +3,11 @@
 Starts (or attaches to) one sim bridge and one policy source (policy node or scripted expert) per
 namespace `/sim_0 ...`, hands out seeds start_seed + i to whichever bridge is free, records videos of
 the first episodes from the bridge's camera topic and writes `eval_info.json` atomically.
+
+Attached (`attach=[NS ...]`): the bridges already run (a launch file, or sim_bridge_node by hand). Eval
+finds each by its `NS/reset_episode` service, takes env, task and render size from the bridge's
+parameters, and either starts the policy source there (expert / policy_path given) or uses the one that
+already publishes `NS/commands` (resetting it before each episode when it is a policy node).
 """
 
 from __future__ import annotations
@@ -17,16 +22,18 @@ from pathlib import Path
 
 import yaml
 
+from lerobot_ros.eval.attach import AttachedBridge, AttachError, find_bridge, no_source_message, normalize_ns, ns_join, sources_of
 from lerobot_ros.eval.processes import NodeProcess, NodeSpec, namespaced_contract
 from lerobot_ros.eval.results import EpisodeResult, build_eval_info, write_json_atomic
 
 EXPERTS = {"metaworld": "metaworld", "so101": "so101_pick"}
+DEFAULT_TASKS = {"metaworld": "push-v3", "so101": "pick", "libero": "libero_spatial"}
 
 
 @dataclass
 class EvalConfig:
-    env: str = "metaworld"
-    task: str = "push-v3"
+    env: str | None = None  # None: metaworld, or the attached bridge's
+    task: str | None = None  # None: the env's default task (push-v3, pick, libero_spatial), or the attached bridge's
     task_id: int = 0
     policy_path: str | None = None  # a LeRobot pretrained folder (policy node), or None with expert=True
     expert: bool = False
@@ -43,7 +50,7 @@ class EvalConfig:
     device: str = "cpu"
     policy_seed: int | None = None  # torch seed of the policy node (default: start_seed, as lerobot-eval)
     attach: list[str] = field(default_factory=list)  # namespaces of running bridges (+ sources): start nothing
-    startup_timeout_s: float = 180.0
+    startup_timeout_s: float | None = None  # None: 180 s to start nodes, 30 s to find attached ones
     stall_timeout_s: float = 120.0
     quiet: bool = False
 
@@ -81,32 +88,92 @@ class Evaluation:
         cfg = self.cfg
         if cfg.n_episodes < 1:
             raise EvalSetupError(f"--n-episodes must be at least 1, got {cfg.n_episodes}")
-        if not cfg.attach:
-            if bool(cfg.policy_path) == bool(cfg.expert):
-                raise EvalSetupError("give exactly one policy source: --policy.path FOLDER or --expert")
-            if cfg.expert and cfg.env not in EXPERTS:
-                raise EvalSetupError(f"no scripted expert for env {cfg.env!r}; experts exist for {sorted(EXPERTS)}")
-            if cfg.workers < 1:
-                raise EvalSetupError(f"--workers must be at least 1, got {cfg.workers}")
-        from lerobot_ros.sim import SimStartupError, make_sim
-
-        shapes = policy_image_shapes(cfg.policy_path) if cfg.policy_path else {}
+        if cfg.policy_path and cfg.expert:
+            raise EvalSetupError("give one policy source: --policy.path FOLDER or --expert, not both")
+        if cfg.startup_timeout_s is None:
+            cfg.startup_timeout_s = 30.0 if cfg.attach else 180.0
+        self.shapes = policy_image_shapes(cfg.policy_path) if cfg.policy_path else {}
+        sizes = set(self.shapes.values())
+        if len(sizes) > 1 and cfg.render is None:
+            raise EvalSetupError(f"the policy's cameras differ in size {sorted(sizes)}; pass --render HxW")
+        self.sim, self.cameras = None, []
+        if cfg.attach:
+            return  # env, task and render size come from the bridges once they are found (_adopt)
+        if not cfg.policy_path and not cfg.expert:
+            raise EvalSetupError("give exactly one policy source: --policy.path FOLDER or --expert")
+        if cfg.workers < 1:
+            raise EvalSetupError(f"--workers must be at least 1, got {cfg.workers}")
+        cfg.env = cfg.env or "metaworld"
+        cfg.task = cfg.task or DEFAULT_TASKS.get(cfg.env, "")
+        if cfg.expert and cfg.env not in EXPERTS:
+            raise EvalSetupError(f"no scripted expert for env {cfg.env!r}; experts exist for {sorted(EXPERTS)}")
         if cfg.render is None:
-            sizes = set(shapes.values())
-            if len(sizes) > 1:
-                raise EvalSetupError(f"the policy's cameras differ in size {sorted(sizes)}; pass --render HxW")
             cfg.render = sizes.pop() if sizes else (480, 480)
-        from lerobot_ros.sim import RenderSettings
+        self._make_sim(preflight=True)
 
+    def _make_sim(self, preflight: bool, cameras: list[str] | None = None) -> None:
+        """The evaluator's own (never built) copy of the env: task text, cameras, fps."""
+        from lerobot_ros.sim import RenderSettings, SimStartupError, make_sim
+
+        cfg = self.cfg
         try:
             self.sim = make_sim(
                 cfg.env, cfg.task, RenderSettings(cfg.render[1], cfg.render[0], cfg.shadows, cfg.antialias),
-                task_id=cfg.task_id, max_episode_steps=cfg.max_episode_steps,
+                cameras=cameras, task_id=cfg.task_id, max_episode_steps=cfg.max_episode_steps,
             )
-            self.sim.preflight()
+            if preflight:
+                self.sim.preflight()
         except (SimStartupError, ValueError) as exc:
             raise EvalSetupError(str(exc)) from None
         self.cameras = list(self.sim.cameras)
+
+    def _adopt(self, bridges: list[AttachedBridge]) -> None:
+        """Take env, task and render size from the attached bridges (they must agree with each other and
+        with what was asked for)."""
+        cfg = self.cfg
+
+        def setup(b: AttachedBridge) -> dict:
+            p = b.params
+            env = str(p.get("env", "metaworld"))
+            return {
+                "env": env, "task": str(p.get("task") or DEFAULT_TASKS.get(env, "")), "task_id": int(p.get("task_id", 0)),
+                "render": (int(p.get("render_height", 480)), int(p.get("render_width", 480))),
+            }
+
+        first = setup(bridges[0])
+        for b in bridges[1:]:
+            if setup(b) != first:
+                raise EvalSetupError(f"the attached bridges differ: {bridges[0].node} runs {first}, {b.node} runs {setup(b)}")
+        node = bridges[0].node
+        for key, flag in (("env", "--env"), ("task", "--task")):
+            asked = getattr(cfg, key)
+            if asked and asked != first[key]:
+                raise EvalSetupError(
+                    f"{flag} {asked} but {node} runs {key} {first[key]!r}: drop {flag} or attach to a bridge that runs {asked}"
+                )
+        h, w = first["render"]
+        if cfg.render is not None and tuple(cfg.render) != (h, w):
+            raise EvalSetupError(
+                f"--render {cfg.render[0]}x{cfg.render[1]} but {node} renders {h}x{w}: drop --render or restart the bridge "
+                f"with render_height:={cfg.render[0]} render_width:={cfg.render[1]}"
+            )
+        wrong = {k: v for k, v in self.shapes.items() if v != (h, w)}
+        if wrong:
+            name, (ph, pw) = next(iter(wrong.items()))
+            raise EvalSetupError(
+                f"the policy's {name} is {ph}x{pw} but {node} renders {h}x{w}: restart the bridge with "
+                f"render_height:={ph} render_width:={pw}"
+            )
+        if cfg.expert and first["env"] not in EXPERTS:
+            raise EvalSetupError(f"no scripted expert for env {first['env']!r}; experts exist for {sorted(EXPERTS)}")
+        p = bridges[0].params
+        cfg.env, cfg.task, cfg.task_id, cfg.render = first["env"], first["task"], first["task_id"], (h, w)
+        cfg.shadows, cfg.antialias = bool(p.get("shadows", cfg.shadows)), bool(p.get("antialias", cfg.antialias))
+        cfg.max_episode_steps = int(p.get("max_episode_steps", 0))
+        cams = p.get("cameras")
+        cams = [str(c) for c in cams if str(c) and str(c).lower() != "none"] if isinstance(cams, list) else None
+        self._make_sim(preflight=False, cameras=cams)
+        self.modes = sorted({str(b.params.get("mode", "lockstep")) for b in bridges})
 
     def _contract_for(self, ns: str) -> Path:
         from lerobot_ros.contract.loader import resolve
@@ -119,8 +186,8 @@ class Evaluation:
         data = namespaced_contract(source, ns, self.cfg.render)
         images = [f for n, f in data["features"].items() if str(f.get("type", "")).endswith("/Image")]
         if len(images) == 1 and len(self.cameras) == 1:
-            images[0]["topic"] = f"/{ns.strip('/')}/{self.cameras[0]}/image_raw"
-        path = self.out / "contracts" / f"{ns.strip('/')}.yaml"
+            images[0]["topic"] = ns_join(ns, f"{self.cameras[0]}/image_raw")
+        path = self.out / "contracts" / f"{ns.strip('/') or 'root'}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump(data, sort_keys=False))
         return path
@@ -134,11 +201,16 @@ class Evaluation:
                 return name
         return "observation.state"
 
-    def _start(self, ns: str) -> None:
-        cfg = self.cfg
-        clock = f"{ns}/clock"
+    @staticmethod
+    def _child_env() -> dict:
         env = dict(os.environ)
         env.setdefault("MUJOCO_GL", "egl")
+        return env
+
+    def _start(self, ns: str) -> None:
+        """A bridge and a policy source in `ns`, on the bridge's own clock topic `ns/clock`."""
+        cfg = self.cfg
+        clock = ns_join(ns, "clock")
         bridge = NodeSpec(
             "lerobot_ros.nodes.sim_bridge_node", ns, "sim_bridge",
             params={
@@ -148,8 +220,15 @@ class Evaluation:
             },
             remaps={"/clock": clock},
         )
+        self.procs.append(NodeProcess(bridge, self.out / "logs" / f"{ns.strip('/')}_bridge.log", self._child_env()))
+        self._start_source(ns, clock)
+
+    def _start_source(self, ns: str, clock: str | None) -> None:
+        """The policy node or the scripted expert in `ns`, following the bridge's clock topic."""
+        cfg = self.cfg
         logs = self.out / "logs"
-        self.procs.append(NodeProcess(bridge, logs / f"{ns.strip('/')}_bridge.log", env))
+        label = ns.strip("/") or "root"
+        remaps = {"/clock": clock} if clock and clock != "/clock" else {}
         if cfg.policy_path:
             contract = self._contract_for(ns)
             seed = cfg.start_seed if cfg.policy_seed is None else cfg.policy_seed
@@ -159,32 +238,77 @@ class Evaluation:
                     "pretrained_path": str(Path(cfg.policy_path).expanduser().resolve()), "contract": str(contract),
                     "device": cfg.device, "tick_on": self._tick_stream(contract), "use_sim_time": True, "seed": seed,
                 },
-                remaps={"/clock": clock},
+                remaps=remaps,
             )
-            log = logs / f"{ns.strip('/')}_policy.log"
+            log = logs / f"{label}_policy.log"
         else:
             source = NodeSpec(
                 "lerobot_ros.nodes.scripted_expert_node", ns, "scripted_expert",
-                params={"expert": EXPERTS[cfg.env], "task": cfg.task}, remaps={"/clock": clock},
+                params={"expert": EXPERTS[cfg.env], "task": cfg.task}, remaps=remaps,
             )
-            log = logs / f"{ns.strip('/')}_expert.log"
-        self.procs.append(NodeProcess(source, log, env))
+            log = logs / f"{label}_expert.log"
+        self.procs.append(NodeProcess(source, log, self._child_env()))
 
     def _worker(self, node, ns: str, cls):
+        """The evaluator's handle of `ns`, where this evaluation started the policy source."""
         cfg = self.cfg
         camera = self.cameras[0] if self.cameras else None
-        if cfg.attach:
-            names = {f"{n_.rstrip('/')}/{x}" for x, n_ in node.get_node_names_and_namespaces()}
-            policy_reset = f"{ns}/policy_node/reset" if f"{ns}/policy_node" in names else None
-            return cls(node, ns, camera, policy_reset, self._failure, stall_timeout_s=cfg.stall_timeout_s, answers_final=None)
         if cfg.policy_path:
             inputs = ["joint_states"] + [f"{c}/image_raw" for c in self.cameras]
-            return cls(node, ns, camera, f"{ns}/policy_node/reset", self._failure, stall_timeout_s=cfg.stall_timeout_s,
+            return cls(node, ns, camera, ns_join(ns, "policy_node/reset"), self._failure, stall_timeout_s=cfg.stall_timeout_s,
                        answers_final=True, source_inputs=tuple(inputs))
         # the scripted expert is stateless: an episode that never started (a lost first observation) is
         # safely reset again with the same seed
         return cls(node, ns, camera, None, self._failure, stall_timeout_s=cfg.stall_timeout_s, kick_after_s=15.0,
                    answers_final=False, source_inputs=("environment_state", "episode_status"))
+
+    def _attach(self, node, cls) -> list:
+        """Find the running bridges, start or find their policy sources, wait until the bridges are idle."""
+        cfg = self.cfg
+        namespaces = list(dict.fromkeys(normalize_ns(a) for a in cfg.attach))
+        self.print(f"looking for sim bridge(s) in {', '.join(namespaces)} (up to {cfg.startup_timeout_s:.0f} s) ...")
+        try:
+            bridges = [find_bridge(node, ns, cfg.startup_timeout_s) for ns in namespaces]
+        except AttachError as exc:
+            raise EvalSetupError(str(exc)) from None
+        self._adopt(bridges)
+        for b in bridges:
+            self.print(
+                f"attached to {b.node}: {cfg.env} {cfg.task!r}, {b.params.get('mode', 'lockstep')}, "
+                f"{cfg.render[0]}x{cfg.render[1]}, policy source(s): {', '.join(b.sources) or 'none yet'}"
+            )
+        if self.modes != ["lockstep"]:
+            self.print("note: a realtime bridge steps on the wall clock; scores will not match lerobot-eval's step for step")
+        starting = bool(cfg.expert or cfg.policy_path)
+        workers = []
+        for b in bridges:
+            if starting:
+                if b.sources:
+                    raise EvalSetupError(
+                        f"{b.ns} already has a policy source ({', '.join(b.sources)} publishes {ns_join(b.ns, 'commands')}): "
+                        "drop --expert/--policy.path to evaluate that one, or stop it first"
+                    )
+                self._start_source(b.ns, b.clock_topic)
+                w = self._worker(node, b.ns, cls)
+                w.wait_ready(cfg.startup_timeout_s)
+            else:
+                w = cls(node, b.ns, self.cameras[0] if self.cameras else None, None, self._failure,
+                        stall_timeout_s=cfg.stall_timeout_s, answers_final=None)
+                w.wait_ready(cfg.startup_timeout_s, hint=no_source_message(b, cfg.startup_timeout_s))
+                sources, resets = sources_of(node, b.ns)
+                if len(sources) > 1:
+                    raise EvalSetupError(
+                        f"{ns_join(b.ns, 'commands')} has {len(sources)} publishers ({', '.join(sources)}); "
+                        "an evaluation needs exactly one policy source: stop the others"
+                    )
+                if resets:  # a policy node: reset it before each episode, wait for its answer to the last step
+                    w.use_policy_node(next(iter(resets.values())))
+                    w.answers_final = True
+                    w.wait_ready(cfg.startup_timeout_s)
+            workers.append(w)
+        for w in workers:
+            w.wait_idle(cfg.startup_timeout_s)
+        return workers
 
     def _failure(self) -> str | None:
         for p in self.procs:
@@ -206,18 +330,16 @@ class Evaluation:
             with RosRuntime() as ros:
                 node = ros.create_node("lerobot_ros_eval")
                 if cfg.attach:
-                    namespaces = ["/" + a.strip("/") for a in cfg.attach]
-                    time.sleep(1.5)  # discovery, before looking for policy nodes in those namespaces
+                    workers = self._attach(node, BridgeWorker)
+                    namespaces = [w.ns for w in workers]
                 else:
                     namespaces = free_namespaces(node, cfg.workers)
                     for ns in namespaces:
                         self._start(ns)
-                workers = []
-                for ns in namespaces:
-                    workers.append(self._worker(node, ns, BridgeWorker))
-                self.print(f"waiting for {len(namespaces)} bridge(s) and policy source(s) ({', '.join(namespaces)}) ...")
-                for w in workers:
-                    w.wait_ready(cfg.startup_timeout_s)
+                    workers = [self._worker(node, ns, BridgeWorker) for ns in namespaces]
+                    self.print(f"waiting for {len(namespaces)} bridge(s) and policy source(s) ({', '.join(namespaces)}) ...")
+                    for w in workers:
+                        w.wait_ready(cfg.startup_timeout_s)
                 time.sleep(1.0)  # let the last discovery round settle on the bridges' side too
                 setup_s = time.monotonic() - t_setup
                 self.print(f"ready in {setup_s:.1f} s; {cfg.n_episodes} episode(s) of {self.sim.task!r}, seeds {cfg.start_seed}..")
@@ -233,9 +355,12 @@ class Evaluation:
             "env": cfg.env, "task": cfg.task, "task_description": self.sim.task, "mode": "lockstep",
             "render": list(cfg.render), "shadows": cfg.shadows, "workers": len(namespaces),
             "policy_source": cfg.policy_path or ("scripted_expert" if cfg.expert else "attached"),
+            **({"attached": list(namespaces)} if cfg.attach else {}),
             "setup_s": round(setup_s, 3), "restarts": sum(w.kicks for w in workers),
             **({"video_errors": writer.errors} if writer.errors else {}),
         }
+        if cfg.attach and getattr(self, "modes", ["lockstep"]) != ["lockstep"]:
+            extra["mode"] = "/".join(self.modes)
         info = build_eval_info(results, group, cfg.task_id, eval_s, extra)
         write_json_atomic(self.out / "eval_info.json", info)
         o = info["overall"]

@@ -20,12 +20,21 @@ from sensor_msgs.msg import Image
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
+from rclpy.qos import DurabilityPolicy, QoSProfile
+
 from lerobot_ros.codecs import image_to_rgb
+from lerobot_ros.eval.attach import normalize_ns, ns_join
 from lerobot_ros.eval.results import EpisodeResult
 from lerobot_ros.ros.qos import RECORDING_QOS
 
 #: reliable and deep (the recorder's profile): a lockstep episode must not lose a status, action or frame
 DEEP_QOS = RECORDING_QOS
+#: the bridge latches its last statuses (transient local): an evaluator that attaches late still learns
+#: whether an episode is running before it resets
+STATUS_QOS = QoSProfile(
+    depth=RECORDING_QOS.depth, reliability=RECORDING_QOS.reliability, history=RECORDING_QOS.history,
+    durability=DurabilityPolicy.TRANSIENT_LOCAL,
+)
 
 
 class EvalError(RuntimeError):
@@ -48,7 +57,7 @@ class BridgeWorker:
         source_inputs: tuple[str, ...] = (),
     ):
         self.node = node
-        self.ns = "/" + ns.strip("/")
+        self.ns = normalize_ns(ns)
         self.camera = camera
         self.check_alive = check_alive
         self.stall_timeout_s = stall_timeout_s
@@ -56,26 +65,37 @@ class BridgeWorker:
         #: does the source answer the final observation of an episode? The policy node does (it does not
         #: read episode_status), the scripted expert does not; None: unknown (attached), wait briefly.
         self.answers_final = answers_final
-        self.source_inputs = tuple(f"{self.ns}/{t.lstrip('/')}" if not t.startswith("/") else t for t in source_inputs)
+        self.source_inputs = tuple(t if t.startswith("/") else ns_join(self.ns, t) for t in source_inputs)
         self._cond = threading.Condition()
         self._finished = -1  # statuses of episodes up to this index are stale
         self._statuses: dict[int, dict[int, EpisodeStatus]] = {}
         self._actions = 0
         self._frames: list[tuple[int, np.ndarray]] | None = None
         self.kicks = 0
-        node.create_subscription(EpisodeStatus, f"{self.ns}/episode_status", self._on_status, DEEP_QOS)
-        node.create_subscription(Float64MultiArray, f"{self.ns}/commands", self._on_action, DEEP_QOS)
+        self._latest: EpisodeStatus | None = None  # newest status seen, of any episode (latched ones too)
+        self._latest_at = 0.0
+        node.create_subscription(EpisodeStatus, ns_join(self.ns, "episode_status"), self._on_status, STATUS_QOS)
+        node.create_subscription(Float64MultiArray, ns_join(self.ns, "commands"), self._on_action, DEEP_QOS)
         self._image_sub = None
-        self.reset_client = node.create_client(ResetEpisode, f"{self.ns}/reset_episode")
-        self.policy_client = node.create_client(Trigger, policy_reset) if policy_reset else None
+        self.reset_client = node.create_client(ResetEpisode, ns_join(self.ns, "reset_episode"))
+        self.policy_client = None
         self._last_tick: tuple[int, bool] | None = None  # (t_ns, published) of the policy node's last tick
         if policy_reset:
-            tick_topic = policy_reset.rsplit("/", 1)[0] + "/tick_info"
-            node.create_subscription(String, tick_topic, self._on_tick, DEEP_QOS)
+            self.use_policy_node(policy_reset)
+
+    def use_policy_node(self, reset_service: str) -> None:
+        """Reset this policy node (its `~/reset` Trigger) before each episode and follow its `~/tick_info`."""
+        self.policy_client = self.node.create_client(Trigger, reset_service)
+        tick_topic = reset_service.rsplit("/", 1)[0] + "/tick_info"
+        self.node.create_subscription(String, tick_topic, self._on_tick, DEEP_QOS)
 
     # -- callbacks ---------------------------------------------------------------------------------
     def _on_status(self, msg: EpisodeStatus) -> None:
         with self._cond:
+            latest = self._latest
+            if latest is None or (msg.episode_index, msg.step) >= (latest.episode_index, latest.step):
+                self._latest = msg
+            self._latest_at = time.monotonic()
             if msg.episode_index > self._finished:
                 self._statuses.setdefault(int(msg.episode_index), {})[int(msg.step)] = msg
                 self._cond.notify_all()
@@ -114,7 +134,7 @@ class BridgeWorker:
     # -- readiness ---------------------------------------------------------------------------------
     @property
     def image_topic(self) -> str | None:
-        return f"{self.ns}/{self.camera}/image_raw" if self.camera else None
+        return ns_join(self.ns, f"{self.camera}/image_raw") if self.camera else None
 
     def ready(self) -> bool:
         """Services up and the policy source wired to the bridge (as far as the ROS graph shows)."""
@@ -123,24 +143,58 @@ class BridgeWorker:
         if self.policy_client is not None and not self.policy_client.service_is_ready():
             return False
         node = self.node
-        if node.count_publishers(f"{self.ns}/commands") < 1 or node.count_subscribers(f"{self.ns}/commands") < 2:
+        commands = ns_join(self.ns, "commands")
+        if node.count_publishers(commands) < 1 or node.count_subscribers(commands) < 2:
             return False  # the source's publisher; the bridge and this evaluator subscribe
         # the source subscribes to what it acts on (observations, or the expert's env state)
         return all(node.count_subscribers(t) >= 1 for t in self.source_inputs)
 
-    def wait_ready(self, timeout_s: float) -> None:
+    def wait_ready(self, timeout_s: float, hint: str = "") -> None:
         deadline = time.monotonic() + timeout_s
         while not self.ready():
             failure = self.check_alive()
             if failure:
                 raise EvalError(failure)
             if time.monotonic() > deadline:
+                commands = ns_join(self.ns, "commands")
+                missing = [t for t in self.source_inputs if self.node.count_subscribers(t) < 1]
                 raise EvalError(
                     f"{self.ns}: bridge or policy source not ready after {timeout_s:.0f} s "
-                    f"(reset service {'up' if self.reset_client.service_is_ready() else 'missing'}, "
-                    f"{self.node.count_publishers(f'{self.ns}/commands')} action publisher(s) on {self.ns}/commands)"
+                    f"(service {self.reset_client.srv_name} {'up' if self.reset_client.service_is_ready() else 'missing'}, "
+                    f"{self.node.count_publishers(commands)} action publisher(s) on {commands}"
+                    + (f", nothing subscribes {', '.join(missing)}" if missing else "") + ")" + (f"; {hint}" if hint else "")
                 )
             time.sleep(0.05)
+
+    def wait_idle(self, timeout_s: float, quiet_s: float = 1.0) -> None:
+        """Before the first reset of an attached bridge: let an episode that is being stepped (e.g. one the
+        launch started) run out, so that no action meant for it reaches ours (it would shift every later
+        step of our episode by one). Returns when the bridge's last status says done, or when no status has
+        come for `quiet_s` (nothing in flight); the bridge latches its last statuses, so "none yet" only
+        counts once the status topic has been matched for `quiet_s`."""
+        topic = ns_join(self.ns, "episode_status")
+        start = time.monotonic()
+        deadline = start + timeout_s
+        matched_at = None
+        with self._cond:
+            while True:
+                now = time.monotonic()
+                if matched_at is None and self.node.count_publishers(topic) >= 1:
+                    matched_at = now
+                latest = self._latest
+                if latest is not None and (latest.done or now - self._latest_at > quiet_s):
+                    return
+                if latest is None and matched_at is not None and now - matched_at > quiet_s:
+                    return
+                if now > deadline:
+                    what = "no status from it" if latest is None else (
+                        f"its episode {latest.episode_index} is still being stepped (step {latest.step})"
+                    )
+                    raise EvalError(f"{self.ns}: the bridge is not idle after {timeout_s:.0f} s: {what}; stop what drives it or wait")
+                failure = self.check_alive()
+                if failure:
+                    raise EvalError(failure)
+                self._cond.wait(0.1)
 
     def enable_video(self, on: bool) -> None:
         if on and self._image_sub is None and self.image_topic:

@@ -1,10 +1,13 @@
 """scripted_expert_node: a scripted policy publishing on a bridge's `commands`, like a teleoperator would.
 
 expert=metaworld: Meta-World's expert for `task`, acting on each `environment_state` (the 39-D state).
-expert=so101_pick: the SO-101 pick on joint targets, acting on each `joint_states` with the latest cube
-position from `environment_state`. Both act once per observation, so a lockstep bridge runs closed-loop
-at simulation speed and a realtime one at its fps. They pause once `episode_status` says done and start
-over on the next episode.
+expert=so101_pick: the SO-101 pick on joint targets, from `joint_states` and the cube position in
+`environment_state`. The bridge publishes `episode_status`, `joint_states` and `environment_state` once
+per step, but topics are not ordered with respect to each other: the node acts once it holds all of a
+step's messages (whatever order they came in), so it never mixes the previous step's cube with this
+step's joints, never keeps a finished episode's phase for the first step of the next one, and sends
+exactly one action per step (a lockstep bridge runs closed-loop at simulation speed). It pauses once
+`episode_status` says done and starts over on the next episode.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ class ScriptedExpertNode(Node):
         self.done = False
         self.actions_sent = 0
         self.env_state: np.ndarray | None = None
+        self._inputs: dict = {}  # this step's messages so far: status, env_state (, joints)
         self.pub = self.create_publisher(Float64MultiArray, "commands", RELIABLE_QOS)
         self.create_subscription(EpisodeStatus, "episode_status", self.on_status, 10)
         self.create_subscription(Float64MultiArray, "environment_state", self.on_env_state, RELIABLE_QOS)
@@ -55,11 +59,12 @@ class ScriptedExpertNode(Node):
             self.create_subscription(JointState, "joint_states", self.on_joints, RELIABLE_QOS)
         self.get_logger().info(f"{kind} expert ready (task {task!r})")
 
+    def _needs(self) -> tuple[str, ...]:
+        return ("status", "env_state", "joints") if self.kind == "so101_pick" else ("status", "env_state")
+
     def on_status(self, msg: EpisodeStatus) -> None:
-        if msg.episode_index != self.episode_index:
-            self.episode_index = msg.episode_index
-            self.expert.reset()
-        self.done = bool(msg.done)
+        self._inputs["status"] = msg
+        self._maybe_act()
 
     def _send(self, action: np.ndarray) -> None:
         self.pub.publish(numpy_to_float64_multi_array(action))
@@ -71,21 +76,38 @@ class ScriptedExpertNode(Node):
         except CodecError as exc:
             self.get_logger().warning(f"ignoring environment_state: {exc}", throttle_duration_sec=1.0)
             return
-        if self.kind == "metaworld" and not self.done:
-            try:
-                self._send(self.expert.act(self.env_state))
-            except ValueError as exc:
-                self.get_logger().warning(str(exc), throttle_duration_sec=1.0)
+        self._inputs["env_state"] = self.env_state
+        self._maybe_act()
 
     def on_joints(self, msg: JointState) -> None:
-        if self.done or self.env_state is None:
-            return
         try:
-            joints = joint_state_to_numpy(msg, JOINT_NAMES)
+            self._inputs["joints"] = joint_state_to_numpy(msg, JOINT_NAMES)
         except CodecError as exc:
             self.get_logger().warning(f"ignoring joint_states: {exc}", throttle_duration_sec=1.0)
             return
-        self._send(self.expert.act(joints, self.env_state[:3]))
+        self._maybe_act()
+
+    def _maybe_act(self) -> None:
+        """Act once per step, when the step's status and observations have all arrived."""
+        if any(k not in self._inputs for k in self._needs()):
+            return
+        inputs, self._inputs = self._inputs, {}
+        status = inputs["status"]
+        if status.episode_index != self.episode_index:
+            self.episode_index = status.episode_index
+            self.expert.reset()
+        self.done = bool(status.done)
+        if self.done:
+            return
+        try:
+            if self.kind == "metaworld":
+                action = self.expert.act(inputs["env_state"])
+            else:
+                action = self.expert.act(inputs["joints"], inputs["env_state"][:3])
+        except ValueError as exc:
+            self.get_logger().warning(str(exc), throttle_duration_sec=1.0)
+            return
+        self._send(action)
 
 
 def main(args=None) -> None:
