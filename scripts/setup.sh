@@ -119,9 +119,28 @@ if ! $BASE_OK; then
   rm -f "$STAMP"
 fi
 for e in "${STALE_EXTRAS[@]}"; do
-  # A compiled lock over lock.txt (see its header): --no-deps installs exactly it, nothing it excludes.
+  # requirements/$e.txt is a lock compiled over lock.txt (see its header). Install only its own packages,
+  # exactly (--no-deps: nothing it excludes); lock.txt's pins win for the shared ones.
   log "installing the $e extra (requirements/$e.txt)"
-  "$UV" pip install -q -p "$VENV/bin/python" --no-deps -r "$ROOT/requirements/$e.txt"
+  ONLY="$ROOT/build/extra-$e.txt"
+  mkdir -p "$ROOT/build"
+  "$VENV/bin/python" - "$ROOT/requirements/lock.txt" "$ROOT/requirements/$e.txt" > "$ONLY" <<'PY'
+import re, sys
+def pins(path):
+    out = {}
+    for line in open(path):
+        m = re.match(r"([A-Za-z0-9._-]+)==", line)
+        if m:
+            out[re.sub(r"[-_.]+", "-", m.group(1)).lower()] = line.split("#")[0].strip()
+    return out
+base, extra = pins(sys.argv[1]), pins(sys.argv[2])
+stale = [f"{extra[n]} (lock.txt: {base[n]})" for n in extra if n in base and extra[n] != base[n]]
+if stale:
+    print(f"[setup] warning: {sys.argv[2]} is out of date with lock.txt ({', '.join(stale[:3])}"
+          f"{' ...' if len(stale) > 3 else ''}); recompile it with the command in its header", file=sys.stderr)
+print("\n".join(v for n, v in extra.items() if n not in base))
+PY
+  "$UV" pip install -q -p "$VENV/bin/python" --no-deps -r "$ONLY"
   extra_fingerprint "$e" > "$(extra_stamp "$e")"
 done
 if $BASE_OK; then

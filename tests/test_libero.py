@@ -241,3 +241,20 @@ def test_a_users_libero_config_is_kept(monkeypatch, tmp_path):
     (tmp_path / "config.yaml").write_text(config.read_text())
     monkeypatch.setenv("LIBERO_CONFIG_PATH", str(tmp_path))
     assert libero_env.wire_libero() == tmp_path / "config.yaml"
+
+
+def test_libero_lock_agrees_with_the_base_lock():
+    """requirements/libero.txt is compiled over lock.txt: a shared package pinned differently means lock.txt
+    changed since (set-up then keeps lock.txt's pin and warns); recompile it."""
+    import re
+
+    def pins(name):
+        with open(os.path.join(REPO, "requirements", name)) as f:
+            return {m.group(1).lower(): m.group(2) for line in f if (m := re.match(r"([A-Za-z0-9._-]+)==(\S+)", line))}
+
+    base, extra = pins("lock.txt"), pins("libero.txt")
+    stale = {n: (v, base[n]) for n, v in extra.items() if n in base and v != base[n]}
+    assert not stale, (f"requirements/libero.txt is out of date with lock.txt {stale}: run uv pip compile "
+                       "requirements/libero.in -c requirements/lock.txt --excludes requirements/libero-excludes.txt "
+                       "--python-version 3.12 -o requirements/libero.txt")
+    assert "opencv-python" not in extra and "hf-libero" in extra
