@@ -258,3 +258,13 @@ def test_libero_lock_agrees_with_the_base_lock():
                        "requirements/libero.in -c requirements/lock.txt --excludes requirements/libero-excludes.txt "
                        "--python-version 3.12 -o requirements/libero.txt")
     assert "opencv-python" not in extra and "hf-libero" in extra
+
+
+def test_sim_libero_launch_arguments_reach_the_bridge():
+    from test_launch_files import by_label, params, plan
+
+    default = params(by_label(plan("sim_libero"), "sim_bridge"))
+    assert (default["env"], default["task"], default["task_id"], default["shadows"]) == ("libero", "libero_spatial", 0, False)
+    assert (default["render_width"], default["render_height"], default["mode"]) == (256, 256, "lockstep")
+    faithful = params(by_label(plan("sim_libero", shadows="true", seed="1003", render_width="128"), "sim_bridge"))
+    assert (faithful["shadows"], faithful["seed"], faithful["render_width"]) == (True, 1003, 128)
