@@ -268,3 +268,19 @@ def test_sim_libero_launch_arguments_reach_the_bridge():
     assert (default["render_width"], default["render_height"], default["mode"]) == (256, 256, "lockstep")
     faithful = params(by_label(plan("sim_libero", shadows="true", seed="1003", render_width="128"), "sim_bridge"))
     assert (faithful["shadows"], faithful["seed"], faithful["render_width"]) == (True, 1003, 128)
+
+
+def test_eval_contract_for_a_render_size_resizes_to_it():
+    """lerobot-ros eval sets the libero contract's image shapes to the policy's render size: its resize to
+    the dataset's 256x256 must follow, or the policy node rejects every frame."""
+    import yaml
+
+    from lerobot_ros.codecs import numpy_to_image
+    from lerobot_ros.contract.loader import parse_contract, resolve
+    from lerobot_ros.eval.processes import namespaced_contract
+
+    data = namespaced_contract(yaml.safe_load(resolve("libero").read_text()), "/sim_0", (128, 128))
+    assert data["features"]["observation.images.image2"]["transforms"] == [{"resize": [128, 128]}]
+    feature = parse_contract(data).features["observation.images.image"]
+    frame = numpy_to_image(np.zeros((128, 128, 3), np.uint8), "rgb8")
+    assert feature.topic == "/sim_0/agentview/image_raw" and feature.decode(frame).shape == (128, 128, 3)

@@ -129,6 +129,11 @@ def namespaced_contract(source: dict, namespace: str, image_shape: tuple[int, in
             feature["qos"] = "reliable"
         if image_shape is not None and str(feature.get("type", "")).endswith(("/Image", "/CompressedImage")):
             feature["shape"] = [int(image_shape[0]), int(image_shape[1]), 3]
+            # a resize to the dataset's size (libero, so101_sim) must now give the policy's size
+            feature["transforms"] = [
+                {**t, "resize": [int(image_shape[0]), int(image_shape[1])]} if isinstance(t, dict) and "resize" in t else t
+                for t in feature.get("transforms") or []
+            ]
     return data
 
 
