@@ -128,7 +128,7 @@ def test_eval_attaches_to_a_running_bridge(tmp_path, ros, ros_env, capsys):
         # 3. a task the bridge does not run; a namespace with no bridge (the error names what was looked for)
         err = one_line_error(["eval", "--attach", NS, "--expert", "--task", "kitchen", "-o", str(tmp_path / "y")], capsys)
         assert f"--task kitchen but {NS}/sim_bridge runs task 'pick'" in err
-        err = one_line_error(["eval", "--attach", "/nobody", "--expert", "--startup-timeout", "1", "-o", str(tmp_path / "z")],
+        err = one_line_error(["eval", "--attach", "/nobody", "--expert", "--startup-timeout", "5", "-o", str(tmp_path / "z")],
                              capsys)
         assert "no sim bridge in namespace /nobody" in err and "/nobody/reset_episode" in err
         assert f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']}" in err and f"bridges seen: {NS}" in err

@@ -184,5 +184,5 @@ def no_source_message(bridge: AttachedBridge, timeout_s: float) -> str:
     return (
         f"bridge {bridge.node} found, but nothing publishes {ns_join(bridge.ns, 'commands')} after {timeout_s:.0f} s: "
         "pass --expert or --policy.path to have eval start a policy source there, or start one beside the bridge "
-        "(e.g. the launch's expert:=true or policy_path:=FOLDER)"
+        "(e.g. the launch's expert:=true or policy_path:=FOLDER; raise --startup-timeout if one is still starting)"
     )

@@ -50,7 +50,7 @@ class EvalConfig:
     device: str = "cpu"
     policy_seed: int | None = None  # torch seed of the policy node (default: start_seed, as lerobot-eval)
     attach: list[str] = field(default_factory=list)  # namespaces of running bridges (+ sources): start nothing
-    startup_timeout_s: float | None = None  # None: 180 s to start nodes, 30 s to find attached ones
+    startup_timeout_s: float | None = None  # None: 180 s for started nodes to come up, 30 s to find attached ones
     stall_timeout_s: float = 120.0
     quiet: bool = False
 
@@ -90,8 +90,9 @@ class Evaluation:
             raise EvalSetupError(f"--n-episodes must be at least 1, got {cfg.n_episodes}")
         if cfg.policy_path and cfg.expert:
             raise EvalSetupError("give one policy source: --policy.path FOLDER or --expert, not both")
-        if cfg.startup_timeout_s is None:
-            cfg.startup_timeout_s = 30.0 if cfg.attach else 180.0
+        #: how long started nodes may take to come up, and how long attached ones may take to be found
+        self.start_timeout_s = cfg.startup_timeout_s or 180.0
+        self.find_timeout_s = cfg.startup_timeout_s or 30.0
         self.shapes = policy_image_shapes(cfg.policy_path) if cfg.policy_path else {}
         sizes = set(self.shapes.values())
         if len(sizes) > 1 and cfg.render is None:
@@ -266,9 +267,10 @@ class Evaluation:
         """Find the running bridges, start or find their policy sources, wait until the bridges are idle."""
         cfg = self.cfg
         namespaces = list(dict.fromkeys(normalize_ns(a) for a in cfg.attach))
-        self.print(f"looking for sim bridge(s) in {', '.join(namespaces)} (up to {cfg.startup_timeout_s:.0f} s) ...")
+        find_s = self.find_timeout_s
+        self.print(f"looking for sim bridge(s) in {', '.join(namespaces)} (up to {find_s:.0f} s) ...")
         try:
-            bridges = [find_bridge(node, ns, cfg.startup_timeout_s) for ns in namespaces]
+            bridges = [find_bridge(node, ns, find_s) for ns in namespaces]
         except AttachError as exc:
             raise EvalSetupError(str(exc)) from None
         self._adopt(bridges)
@@ -280,35 +282,42 @@ class Evaluation:
         if self.modes != ["lockstep"]:
             self.print("note: a realtime bridge steps on the wall clock; scores will not match lerobot-eval's step for step")
         starting = bool(cfg.expert or cfg.policy_path)
-        workers = []
-        for b in bridges:
-            if starting:
-                if b.sources:
-                    raise EvalSetupError(
-                        f"{b.ns} already has a policy source ({', '.join(b.sources)} publishes {ns_join(b.ns, 'commands')}): "
-                        "drop --expert/--policy.path to evaluate that one, or stop it first"
-                    )
+        if starting:
+            busy = [b for b in bridges if b.sources]
+            if busy:
+                b = busy[0]
+                raise EvalSetupError(
+                    f"{b.ns} already has a policy source ({', '.join(b.sources)} publishes {ns_join(b.ns, 'commands')}): "
+                    "drop --expert/--policy.path to evaluate that one, or stop it first"
+                )
+            for b in bridges:
                 self._start_source(b.ns, b.clock_topic)
-                w = self._worker(node, b.ns, cls)
-                w.wait_ready(cfg.startup_timeout_s)
-            else:
-                w = cls(node, b.ns, self.cameras[0] if self.cameras else None, None, self._failure,
-                        stall_timeout_s=cfg.stall_timeout_s, answers_final=None)
-                w.wait_ready(cfg.startup_timeout_s, hint=no_source_message(b, cfg.startup_timeout_s))
-                sources, resets = sources_of(node, b.ns)
-                if len(sources) > 1:
-                    raise EvalSetupError(
-                        f"{ns_join(b.ns, 'commands')} has {len(sources)} publishers ({', '.join(sources)}); "
-                        "an evaluation needs exactly one policy source: stop the others"
-                    )
-                if resets:  # a policy node: reset it before each episode, wait for its answer to the last step
-                    w.use_policy_node(next(iter(resets.values())))
-                    w.answers_final = True
-                    w.wait_ready(cfg.startup_timeout_s)
-            workers.append(w)
+            workers = [self._worker(node, b.ns, cls) for b in bridges]
+            for w in workers:
+                w.wait_ready(self.start_timeout_s)
+        else:
+            workers = [self._running_source(node, b, cls, find_s) for b in bridges]
         for w in workers:
-            w.wait_idle(cfg.startup_timeout_s)
+            w.wait_idle(max(find_s, 60.0))
         return workers
+
+    def _running_source(self, node, b: AttachedBridge, cls, timeout_s: float):
+        """The evaluator's handle of an attached bridge whose policy source already runs."""
+        cfg = self.cfg
+        w = cls(node, b.ns, self.cameras[0] if self.cameras else None, None, self._failure,
+                stall_timeout_s=cfg.stall_timeout_s, answers_final=None)
+        w.wait_ready(timeout_s, hint=no_source_message(b, timeout_s))
+        sources, resets = sources_of(node, b.ns)
+        if len(sources) > 1:
+            raise EvalSetupError(
+                f"{ns_join(b.ns, 'commands')} has {len(sources)} publishers ({', '.join(sources)}); "
+                "an evaluation needs exactly one policy source: stop the others"
+            )
+        if resets:  # a policy node: reset it before each episode, wait for its answer to the last step
+            w.use_policy_node(next(iter(resets.values())))
+            w.answers_final = True
+            w.wait_ready(timeout_s)
+        return w
 
     def _failure(self) -> str | None:
         for p in self.procs:
@@ -339,7 +348,7 @@ class Evaluation:
                     workers = [self._worker(node, ns, BridgeWorker) for ns in namespaces]
                     self.print(f"waiting for {len(namespaces)} bridge(s) and policy source(s) ({', '.join(namespaces)}) ...")
                     for w in workers:
-                        w.wait_ready(cfg.startup_timeout_s)
+                        w.wait_ready(self.start_timeout_s)
                 time.sleep(1.0)  # let the last discovery round settle on the bridges' side too
                 setup_s = time.monotonic() - t_setup
                 self.print(f"ready in {setup_s:.1f} s; {cfg.n_episodes} episode(s) of {self.sim.task!r}, seeds {cfg.start_seed}..")
