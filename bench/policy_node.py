@@ -236,6 +236,12 @@ def main() -> int:
     rng = np.random.default_rng(0)
     images = camera_like(rng, 16)
     joints = np.cumsum(rng.normal(scale=0.02, size=(16, 6)), axis=0)
+    # This process stands in for camera_node / the sim bridge, which publish frames with the large-data
+    # Fast DDS profile (shared memory big enough for a frame): do the same, or the frames crawl over
+    # fragmented UDP loopback and their reassembly competes with the tick being measured.
+    from lerobot_ros.ros.dds import use_large_data_profile
+
+    use_large_data_profile()
     env = dict(os.environ)
 
     with RosRuntime() as ros:

@@ -142,3 +142,40 @@ def test_live_readiness_reasons_and_out_of_order():
     assert f.ready and f.values["cam"] == "frame-a" and f.status["state"] == "held"
     f = live.frame_at(200 * MS)
     assert not f.ready and any(r.startswith("state: newest sample is 100.0 ms old") for r in f.reasons)
+
+
+@pytest.mark.parametrize("policy", ["hold", "asof", "nearest", "interpolate"])
+@pytest.mark.parametrize("tol_ms", [None, 40])
+def test_plan_one_equals_plan_stream(policy, tol_ms):
+    """The live single-frame planner follows the batch planner's rules exactly, frame by frame."""
+    from lerobot_ros.resample.core import plan_one
+
+    rng = np.random.default_rng(7)
+    tol = None if tol_ms is None else tol_ms * MS
+    for _ in range(40):
+        times = np.unique(rng.integers(0, 1000, size=rng.integers(0, 12))) * MS
+        grid = np.concatenate([rng.integers(-50, 1100, size=25) * MS, times[:3]])  # also exact hits
+        plan = plan_stream(times, grid, policy, tol)
+        for i, t in enumerate(grid):
+            a, b, w, status, staleness = plan_one(times.tolist(), int(t), policy, tol)
+            expected = (plan.a[i], plan.b[i], plan.w[i], plan.status[i], plan.staleness_ns[i])
+            assert (a, b, status, staleness) == tuple(int(x) for x in (expected[0], expected[1], expected[3], expected[4]))
+            assert w == expected[2]
+
+
+def test_live_report_counts_match_batch():
+    from lerobot_ros.resample import StreamReport
+
+    live = StreamingResampler({"s": StreamSpec("asof", 150 * MS)})
+    pushed = 0
+    batch = StreamReport("s", "asof", 150.0)
+    for t in GRID:
+        while pushed < len(T) and T[pushed] <= t:
+            live.push("s", int(T[pushed]), V[pushed])
+            pushed += 1
+        live.frame_at(int(t))
+        batch.add_frames(plan_stream(T[:pushed], np.array([t]), "asof", 150 * MS))
+    got = live.reports["s"]
+    for key in ("frames", "exact_frames", "held_frames", "stale_frames", "missing_frames"):
+        assert getattr(got, key) == getattr(batch, key), key
+    assert got.max_staleness_ms == pytest.approx(batch.max_staleness_ms)

@@ -6,7 +6,9 @@ Batch conversion and the live policy node both call `plan_stream`; only the samp
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -86,6 +88,43 @@ def plan_stream(times: np.ndarray, grid: np.ndarray, policy: str, tolerance_ns: 
         stale = (status != MISSING) & (status != INTERP) & (staleness > tolerance_ns)
         status = np.where(stale, STALE, status).astype(np.int8)
     return Plan(a=a.astype(np.int64), b=b.astype(np.int64), w=w, status=status, staleness_ns=staleness.astype(np.int64))
+
+
+def plan_one(times: Sequence[int], t_ns: int, policy: str, tolerance_ns: int | None = None) -> tuple[int, int, float, int, int]:
+    """`plan_stream` for a single frame time, in plain Python: (a, b, w, status, staleness_ns).
+
+    The live policy node plans one frame per stream per tick; numpy's per-call overhead made that
+    ~0.1 ms per stream. Same rules as `plan_stream` (tests compare the two on random inputs).
+    """
+    if policy not in POLICIES:
+        raise ValueError(f"unknown alignment policy {policy!r}; use one of {POLICIES}")
+    t_ns = int(t_ns)
+    left = bisect_right(times, t_ns) - 1
+    if left >= 0:
+        left_t = times[left]
+        staleness = t_ns - left_t
+        status = EXACT if staleness == 0 else HELD
+    else:
+        left_t, staleness, status = 0, 0, MISSING
+    a = b = left
+    w = 0.0
+    right = left + 1
+    has_right = right < len(times)
+    if policy == "nearest":
+        if has_right and status != EXACT:
+            dist = times[right] - t_ns
+            if left < 0 or dist < staleness:
+                a = b = right
+                staleness, status = dist, HELD
+    elif policy == "interpolate":
+        if left >= 0 and has_right and status == HELD:
+            span = times[right] - left_t
+            if tolerance_ns is None or span <= tolerance_ns:
+                b, w = right, (t_ns - left_t) / (span if span > 0 else 1)
+                status, staleness = INTERP, 0
+    if tolerance_ns is not None and status not in (MISSING, INTERP) and staleness > tolerance_ns:
+        status = STALE
+    return a, b, w, status, staleness
 
 
 def gather_numeric(values: np.ndarray, plan: Plan) -> np.ndarray:

@@ -1,7 +1,8 @@
 """Streaming resampling (the live policy node): push samples as they arrive, ask for a frame at a time.
 
-Uses the same `plan_stream` as the batch converter on a bounded buffer of recent samples, so a frame
-taken live equals the batch frame at the same time whenever the same samples had arrived.
+Plans with `plan_one`, the single-frame form of the batch converter's `plan_stream` (same rules, tested
+equal), on a bounded buffer of recent samples, so a frame taken live equals the batch frame at the same
+time whenever the same samples had arrived.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from lerobot_ros.resample.core import HELD, INTERP, MISSING, STALE, STATUS_NAMES, Plan, plan_stream
+from lerobot_ros.resample.core import HELD, INTERP, MISSING, STALE, STATUS_NAMES, plan_one
 from lerobot_ros.resample.report import StreamReport
 
 
@@ -87,27 +88,23 @@ class StreamingResampler:
     def frame_at(self, t_ns: int) -> Frame:
         """The frame at `t_ns` from the samples received so far."""
         values, status, staleness, reasons = {}, {}, {}, []
-        grid = np.array([int(t_ns)], dtype=np.int64)
         with self._lock:
             for name, spec in self.specs.items():
-                times = np.fromiter(self._times[name], dtype=np.int64, count=len(self._times[name]))
-                plan: Plan = plan_stream(times, grid, spec.policy, spec.tolerance_ns)
-                self.reports[name].add_frames(plan)
-                code = int(plan.status[0])
+                a, b, w, code, stale_ns = plan_one(self._times[name], t_ns, spec.policy, spec.tolerance_ns)
+                self.reports[name].add_frame(code, stale_ns)
                 status[name] = STATUS_NAMES[code]
-                staleness[name] = int(plan.staleness_ns[0])
+                staleness[name] = int(stale_ns)
                 if code == MISSING:
                     values[name] = None
                     reasons.append(f"{name}: no sample yet")
                     continue
                 buf = self._values[name]
-                a, b, w = int(plan.a[0]), int(plan.b[0]), float(plan.w[0])
                 if code == INTERP and w > 0.0:
                     values[name] = (np.asarray(buf[a], np.float64) * (1.0 - w) + np.asarray(buf[b], np.float64) * w).astype(np.float32)
                 else:
                     values[name] = buf[a]
                 if code == STALE and spec.policy != "hold":
-                    reasons.append(f"{name}: newest sample is {staleness[name] / 1e6:.1f} ms old (tolerance {spec.tolerance_ns / 1e6:g} ms)")
+                    reasons.append(f"{name}: newest sample is {stale_ns / 1e6:.1f} ms old (tolerance {spec.tolerance_ns / 1e6:g} ms)")
         return Frame(int(t_ns), values, status, staleness, ready=not reasons, reasons=reasons)
 
     def latest_time(self, stream: str) -> int | None:

@@ -46,6 +46,24 @@ class StreamReport:
             self.max_staleness_ms = max(self.max_staleness_ms, float(used.max()) / 1e6)
             self.mean_staleness_ms = float(used.mean()) / 1e6
 
+    def add_frame(self, status: int, staleness_ns: int) -> None:
+        """`add_frames` for one frame (the live path), with a running mean of the staleness."""
+        self.frames += 1
+        if status == MISSING:
+            self.missing_frames += 1
+            return
+        if status == EXACT:
+            self.exact_frames += 1
+        elif status == HELD:
+            self.held_frames += 1
+        elif status == INTERP:
+            self.interpolated_frames += 1
+        elif status == STALE:
+            self.stale_frames += 1
+        ms = staleness_ns / 1e6
+        self.max_staleness_ms = max(self.max_staleness_ms, ms)
+        self.mean_staleness_ms += (ms - self.mean_staleness_ms) / (self.frames - self.missing_frames)
+
     def add_sample_stats(self, times: np.ndarray) -> None:
         self.samples = int(times.size)
         if times.size < 2:
