@@ -108,13 +108,20 @@ def test_eval_attaches_to_a_running_bridge(tmp_path, ros, ros_env, capsys):
         video = info["overall"]["video_paths"]
         assert len(video) == 1 and Path(video[0]).is_file()
 
+        # --expert while a scripted source already acts there: that one is used, not doubled
+        out1b = tmp_path / "eval_expert_running"
+        assert cli_main(["eval", "--attach", NS, "--expert", "--n-episodes", "1", "--seed", "1000", "--videos", "0",
+                         "-o", str(out1b)]) == 0
+        assert ours(json.loads((out1b / "eval_info.json").read_text())) == [reference[1000]]
+        assert not (out1b / "logs").exists()  # eval started no node
+
         # 2. with the expert gone, eval without a source says what is missing ...
         stop(expert)
         node = ros.create_node("attach_probe")
         deadline = time.monotonic() + 20
         while node.count_publishers(f"{NS}/commands") and time.monotonic() < deadline:
             time.sleep(0.1)
-        err = one_line_error(["eval", "--attach", NS, "--startup-timeout", "2", "-o", str(tmp_path / "x")], capsys)
+        err = one_line_error(["eval", "--attach", NS, "--startup-timeout", "6", "-o", str(tmp_path / "x")], capsys)
         assert f"nothing publishes {NS}/commands" in err and "pass --expert or --policy.path" in err
         # ... and with --expert it starts one beside the bridge
         out2 = tmp_path / "eval_own_expert"

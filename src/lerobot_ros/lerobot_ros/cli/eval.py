@@ -39,7 +39,8 @@ def add_arguments(p) -> None:
     p.add_argument("--workers", type=int, default=1, help="bridges run in parallel, in namespaces /sim_0 ... (default 1)")
     p.add_argument("--attach", nargs="+", default=[], metavar="NS",
                    help="use the sim bridges already running in these namespaces (e.g. /sim from `lerobot-ros launch sim_metaworld`); "
-                        "--expert / --policy.path start that source beside them, else the running one is used")
+                        "--expert / --policy.path start that source beside them (--expert uses a scripted one already "
+                        "running there), else the running source is used")
     p.add_argument("--render", type=_size, default=None, metavar="HxW", help="render size (default: the policy's image size, else 480x480)")
     p.add_argument("--shadows", action="store_true", help="render shadows (slow on a CPU; off by default)")
     p.add_argument("--max-episode-steps", type=int, default=0, help="cut episodes at this many steps (default: the env's own)")

@@ -113,6 +113,21 @@ def sources_of(node, ns: str) -> tuple[list[str], dict[str, str]]:
     return sources, resets
 
 
+def settled_sources(node, ns: str, quiet_s: float = 1.5, max_s: float = 6.0) -> tuple[list[str], dict[str, str]]:
+    """`sources_of` once the graph has stopped changing for `quiet_s` (a fresh process discovers the other
+    nodes' endpoints over a few seconds: a source not seen yet must not be taken for no source)."""
+    start = last_change = time.monotonic()
+    last = None
+    while True:
+        now = time.monotonic()
+        seen = (sources_of(node, ns), sorted(node.get_node_names_and_namespaces()))
+        if seen != last:
+            last, last_change = seen, now
+        if now - last_change >= quiet_s or now - start >= max_s:
+            return last[0]
+        time.sleep(0.1)
+
+
 def read_parameters(node, target: str, names: tuple[str, ...], timeout_s: float = 10.0) -> dict:
     """Parameters of a running node through its `get_parameters` service; unknown names are left out."""
     from rcl_interfaces.srv import GetParameters

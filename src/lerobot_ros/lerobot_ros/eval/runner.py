@@ -7,7 +7,8 @@ the first episodes from the bridge's camera topic and writes `eval_info.json` at
 Attached (`attach=[NS ...]`): the bridges already run (a launch file, or sim_bridge_node by hand). Eval
 finds each by its `NS/reset_episode` service, takes env, task and render size from the bridge's
 parameters, and either starts the policy source there (expert / policy_path given) or uses the one that
-already publishes `NS/commands` (resetting it before each episode when it is a policy node).
+already publishes `NS/commands` (resetting it before each episode when it is a policy node; with expert,
+a scripted source already running there is used rather than doubled).
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from pathlib import Path
 
 import yaml
 
-from lerobot_ros.eval.attach import AttachedBridge, AttachError, find_bridge, no_source_message, normalize_ns, ns_join, sources_of
+from lerobot_ros.eval.attach import (
+    AttachedBridge, AttachError, find_bridge, no_source_message, normalize_ns, ns_join, settled_sources,
+)
 from lerobot_ros.eval.processes import NodeProcess, NodeSpec, namespaced_contract
 from lerobot_ros.eval.results import EpisodeResult, build_eval_info, write_json_atomic
 
@@ -196,11 +199,10 @@ class Evaluation:
     def _tick_stream(self, contract_path: Path) -> str:
         data = yaml.safe_load(contract_path.read_text())
         shapes = policy_image_shapes(self.cfg.policy_path)
-        # tick when the last stream of a step arrives: the bridge publishes state first, images last
-        for name in data["features"]:
-            if name in shapes:
-                return name
-        return "observation.state"
+        # tick when the last stream of a step arrives: the bridge publishes state first, then the images in
+        # the contract's order (LIBERO: image, image2), so the last image feature
+        images = [name for name in data["features"] if name in shapes]
+        return images[-1] if images else "observation.state"
 
     @staticmethod
     def _child_env() -> dict:
@@ -281,22 +283,27 @@ class Evaluation:
             )
         if self.modes != ["lockstep"]:
             self.print("note: a realtime bridge steps on the wall clock; scores will not match lerobot-eval's step for step")
-        starting = bool(cfg.expert or cfg.policy_path)
-        if starting:
-            busy = [b for b in bridges if b.sources]
-            if busy:
-                b = busy[0]
+        workers, started = [], []
+        for b in bridges:
+            b.sources, b.policy_resets = settled_sources(node, b.ns)  # once discovery has settled
+            if not (cfg.expert or cfg.policy_path):
+                workers.append(self._running_source(node, b, cls, find_s))
+            elif b.sources and cfg.expert and not b.policy_resets:
+                # --expert and a scripted source already acts there (e.g. the launch's expert:=true): use it
+                self.print(f"{b.ns}: using the source already running there ({', '.join(b.sources)})")
+                workers.append(self._running_source(node, b, cls, find_s))
+            elif b.sources:
                 raise EvalSetupError(
                     f"{b.ns} already has a policy source ({', '.join(b.sources)} publishes {ns_join(b.ns, 'commands')}): "
-                    "drop --expert/--policy.path to evaluate that one, or stop it first"
+                    "drop --policy.path to evaluate that one, or stop it first"
                 )
-            for b in bridges:
+            else:
                 self._start_source(b.ns, b.clock_topic)
-            workers = [self._worker(node, b.ns, cls) for b in bridges]
-            for w in workers:
-                w.wait_ready(self.start_timeout_s)
-        else:
-            workers = [self._running_source(node, b, cls, find_s) for b in bridges]
+                w = self._worker(node, b.ns, cls)
+                workers.append(w)
+                started.append(w)
+        for w in started:
+            w.wait_ready(self.start_timeout_s)
         for w in workers:
             w.wait_idle(max(find_s, 60.0))
         return workers
@@ -307,7 +314,7 @@ class Evaluation:
         w = cls(node, b.ns, self.cameras[0] if self.cameras else None, None, self._failure,
                 stall_timeout_s=cfg.stall_timeout_s, answers_final=None)
         w.wait_ready(timeout_s, hint=no_source_message(b, timeout_s))
-        sources, resets = sources_of(node, b.ns)
+        sources, resets = settled_sources(node, b.ns)  # a policy node's ~/reset may show up after its publisher
         if len(sources) > 1:
             raise EvalSetupError(
                 f"{ns_join(b.ns, 'commands')} has {len(sources)} publishers ({', '.join(sources)}); "
