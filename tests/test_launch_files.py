@@ -62,10 +62,11 @@ def test_every_file_exists_and_evaluates_with_its_defaults():
 @pytest.mark.parametrize("name,expected", [
     ("sim_metaworld", ["sim_bridge"]),
     ("sim_libero", ["sim_bridge"]),
-    ("sim_so101", ["sim_bridge", "chunk_markers"]),  # chunk_markers: rviz's predicted-chunk markers (SO-101 model)
-    ("so101_real", ["robot", "front_camera", "chunk_markers"]),
+    # urdf_joint_states: joint_states in URDF values for robot_state_publisher; chunk_markers: the predicted chunk
+    ("sim_so101", ["sim_bridge", "urdf_joint_states", "chunk_markers"]),
+    ("so101_real", ["robot", "front_camera", "urdf_joint_states", "chunk_markers"]),
     ("koch_real", ["robot", "front_camera"]),
-    ("so101_virtual", ["virtual_arm", "robot", "teleop", "chunk_markers"]),
+    ("so101_virtual", ["virtual_arm", "robot", "teleop", "urdf_joint_states", "chunk_markers"]),
 ])
 def test_defaults_start_the_driver_nodes_and_skip_missing_visualisation(name, expected):
     p = plan(name)
@@ -179,6 +180,25 @@ def test_rviz_piece_draws_the_policy_chunk_with_the_model():
     assert "chunk_markers" not in labels(plan("rviz", chunk_markers="false"))
     assert "chunk_markers" not in labels(plan("rviz", robot_model="false"))
     assert "chunk_markers" not in labels(plan("sim_metaworld", rviz="true"))  # camera view only, no SO-101 model
+
+
+def test_rviz_model_reads_joint_states_in_urdf_values():
+    """robot_state_publisher reads urdf_joint_states_node's ~/joint_states (positions shifted from the mid-range
+    zero to the URDF's), which reads the robot's joint_states; joint_zero reaches it and chunk_markers."""
+    p = plan("sim_so101")
+    states = by_label(p, "urdf_joint_states")
+    assert os.path.basename(states.cmd[0]) == "urdf_joint_states_node" and states.node_name == "urdf_joint_states"
+    remaps = [states.cmd[i + 1] for i, a in enumerate(states.cmd) if a == "-r"]
+    assert "joint_states:=/sim/joint_states" in remaps
+    assert params(states) == {"joint_zero": "mid_range", "use_sim_time": True}
+    rviz = yaml.safe_load((LAUNCH / "rviz.launch.yaml").read_text())["launch"]
+    (rsp,) = [e["node"] for e in rviz if "node" in e and e["node"]["exec"] == "robot_state_publisher"]
+    assert rsp["remap"] == [{"from": "joint_states", "to": "urdf_joint_states/joint_states"}]  # its ~/joint_states
+    urdf = plan("rviz", joint_zero="urdf")
+    assert params(by_label(urdf, "urdf_joint_states"))["joint_zero"] == "urdf"
+    assert params(by_label(urdf, "chunk_markers"))["joint_zero"] == "urdf"
+    assert "urdf_joint_states" not in labels(plan("rviz", robot_model="false"))
+    assert "urdf_joint_states" not in labels(plan("sim_metaworld", rviz="true"))
 
 
 # -- running the files with the launch runner -----------------------------------------------------------------

@@ -38,6 +38,7 @@ NODES = {
     "sim_bridge_node": "lerobot_ros.nodes.sim_bridge_node:main",
     "scripted_expert_node": "lerobot_ros.nodes.scripted_expert_node:main",
     "chunk_markers_node": "lerobot_ros.nodes.chunk_markers_node:main",
+    "urdf_joint_states_node": "lerobot_ros.nodes.urdf_joint_states_node:main",
 }
 
 setup(

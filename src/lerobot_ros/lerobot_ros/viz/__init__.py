@@ -1,4 +1,5 @@
-"""Visualisation helpers: URDF forward kinematics and rviz markers for a policy's predicted chunk."""
+"""Visualisation helpers: URDF forward kinematics, rviz markers for a policy's predicted chunk, and
+joint_states converted to URDF joint values for robot_state_publisher."""
 
 from lerobot_ros.viz.urdf_kinematics import Joint, UrdfError, UrdfModel, parse_urdf
 from lerobot_ros.viz.chunk_markers import (
@@ -9,8 +10,10 @@ from lerobot_ros.viz.chunk_markers import (
     chunk_geometry,
     chunk_markers,
     geometry_to_markers,
+    joint_zero_offsets,
     urdf_positions,
 )
+from lerobot_ros.viz.joint_states import urdf_joint_state
 
 __all__ = [
     "JOINT_ZEROS",
@@ -23,6 +26,8 @@ __all__ = [
     "chunk_geometry",
     "chunk_markers",
     "geometry_to_markers",
+    "joint_zero_offsets",
     "parse_urdf",
+    "urdf_joint_state",
     "urdf_positions",
 ]

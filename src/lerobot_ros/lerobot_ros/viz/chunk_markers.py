@@ -55,6 +55,14 @@ class ChunkGeometry:
     ghost: np.ndarray
 
 
+def joint_zero_offsets(model: UrdfModel, joint_zero: str = "mid_range") -> dict[str, float]:
+    """URDF value - ROS value for each of the URDF's own movable joints: its mid-range (0 without limits or for a
+    continuous joint) under "mid_range", 0 under "urdf". Mimic joints are absent: they follow their source joint."""
+    if joint_zero not in JOINT_ZEROS:
+        raise ValueError(f"joint_zero must be one of {', '.join(JOINT_ZEROS)}, got {joint_zero!r}")
+    return {name: (model.joints[name].mid_range if joint_zero == "mid_range" else 0.0) for name in model.movable_joints}
+
+
 def urdf_positions(
     model: UrdfModel,
     joint_names: Sequence[str],
@@ -63,8 +71,7 @@ def urdf_positions(
     joint_zero: str = "mid_range",
 ) -> dict[str, np.ndarray]:
     """URDF joint values (name -> (T,)) for a (T, D) chunk in ROS units; see the module docstring."""
-    if joint_zero not in JOINT_ZEROS:
-        raise ValueError(f"joint_zero must be one of {', '.join(JOINT_ZEROS)}, got {joint_zero!r}")
+    offsets = joint_zero_offsets(model, joint_zero)
     positions = np.asarray(positions, dtype=np.float64)
     if positions.ndim != 2 or positions.shape[1] != len(joint_names):
         raise ValueError(f"chunk of shape {positions.shape} does not match {len(joint_names)} joint names")
@@ -76,7 +83,7 @@ def urdf_positions(
     out = {}
     for name in movable:
         ros = positions[:, index[name]] if name in index else np.full(len(positions), float(hold.get(name, 0.0)))
-        out[name] = ros + (model.joints[name].mid_range if joint_zero == "mid_range" else 0.0)
+        out[name] = ros + offsets[name]
     return out
 
 
