@@ -116,3 +116,42 @@ def test_bad_options_fail_with_one_line(argv, message, tmp_path, capsys):
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out" / "eval_info.json").exists()
+
+
+# -- attaching to running bridges (no ROS: the graph answers are given) ---------------------------------
+def test_namespace_helpers_and_root_namespace_contract():
+    from lerobot_ros.eval.attach import normalize_ns, ns_join
+
+    assert [normalize_ns(n) for n in ("sim", "/sim/", "/", "")] == ["/sim", "/sim", "/", "/"]
+    assert ns_join("/", "commands") == "/commands" and ns_join("sim", "/policy/reset") == "/sim/policy/reset"
+    data = namespaced_contract(yaml.safe_load(resolve("metaworld").read_text()), "/", None)
+    assert data["features"]["action"]["topic"] == "/commands" and data["task"]["topic"] == "/task"
+
+
+def test_attached_bridge_sets_env_task_and_render(tmp_path):
+    from lerobot_ros.eval.attach import AttachedBridge
+    from lerobot_ros.eval.runner import EvalConfig, EvalSetupError, Evaluation
+
+    bridge = AttachedBridge("/sim", "/sim/sim_bridge", {"env": "so101", "task": "", "render_width": 64,
+                                                         "render_height": 48, "cameras": ["front"], "mode": "lockstep"})
+    ev = Evaluation(EvalConfig(attach=["/sim"], output_dir=tmp_path, quiet=True))
+    ev._adopt([bridge])
+    assert (ev.cfg.env, ev.cfg.task, ev.cfg.render, ev.cameras) == ("so101", "pick", (48, 64), ["front"])
+    with pytest.raises(EvalSetupError, match=r"--task push-v3 but /sim/sim_bridge runs task 'pick': drop --task"):
+        Evaluation(EvalConfig(attach=["/sim"], task="push-v3", output_dir=tmp_path))._adopt([bridge])
+    with pytest.raises(EvalSetupError, match=r"--render 96x96 but /sim/sim_bridge renders 48x64: .*render_height:=96"):
+        Evaluation(EvalConfig(attach=["/sim"], render=(96, 96), output_dir=tmp_path))._adopt([bridge])
+    other = AttachedBridge("/sim_1", "/sim_1/sim_bridge", dict(bridge.params, render_width=96))
+    with pytest.raises(EvalSetupError, match="the attached bridges differ"):
+        Evaluation(EvalConfig(attach=["/sim", "/sim_1"], output_dir=tmp_path))._adopt([bridge, other])
+
+
+def test_nothing_to_attach_to_says_what_was_looked_for(tmp_path, capsys):
+    assert cli_main(["eval", "--attach", "ghost", "--expert", "--startup-timeout", "0.5", "-o", str(tmp_path / "o")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert "no sim bridge in namespace /ghost after 0.5 s" in err
+    for part in ("/ghost/reset_episode (lerobot_ros_msgs/srv/ResetEpisode)", "/ghost/episode_status", "ROS_DOMAIN_ID=",
+                 "lerobot-ros launch sim_metaworld namespace:=ghost", "-r __ns:=/ghost", "same ROS_DOMAIN_ID"):
+        assert part in err
+    assert not (tmp_path / "o" / "eval_info.json").exists()

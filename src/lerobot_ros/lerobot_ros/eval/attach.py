@@ -52,10 +52,6 @@ class AttachedBridge:
     sources: list[str] = field(default_factory=list)  # nodes publishing NS/commands (not the evaluator)
     policy_resets: dict[str, str] = field(default_factory=dict)  # source -> its ~/reset (policy nodes)
 
-    @property
-    def reset_service(self) -> str:
-        return ns_join(self.ns, "reset_episode")
-
 
 def discovery_settings() -> str:
     domain = os.environ.get("ROS_DOMAIN_ID", "") or "0 (unset)"
@@ -187,7 +183,7 @@ def not_found_message(ns: str, timeout_s: float, seen: list[str]) -> str:
     others = ", ".join(seen) if seen else "none"
     launch = f"lerobot-ros launch sim_metaworld namespace:={ns.strip('/')}" if ns != "/" else "lerobot-ros launch sim_metaworld"
     return (
-        f"no sim bridge in namespace {ns} after {timeout_s:.0f} s: looked for the service "
+        f"no sim bridge in namespace {ns} after {timeout_s:g} s: looked for the service "
         f"{ns_join(ns, 'reset_episode')} ({RESET_TYPE}) next to {ns_join(ns, 'episode_status')} and "
         f"{ns_join(ns, 'commands')}, with {discovery_settings()}; bridges seen: {others}. Start one first "
         f"(`{launch}`, or `python -m lerobot_ros.nodes.sim_bridge_node --ros-args -r __ns:={ns}`), pass its "
@@ -197,7 +193,7 @@ def not_found_message(ns: str, timeout_s: float, seen: list[str]) -> str:
 
 def no_source_message(bridge: AttachedBridge, timeout_s: float) -> str:
     return (
-        f"bridge {bridge.node} found, but nothing publishes {ns_join(bridge.ns, 'commands')} after {timeout_s:.0f} s: "
+        f"bridge {bridge.node} found, but nothing publishes {ns_join(bridge.ns, 'commands')} after {timeout_s:g} s: "
         "pass --expert or --policy.path to have eval start a policy source there, or start one beside the bridge "
         "(e.g. the launch's expert:=true or policy_path:=FOLDER; raise --startup-timeout if one is still starting)"
     )

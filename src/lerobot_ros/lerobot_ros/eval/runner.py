@@ -52,7 +52,7 @@ class EvalConfig:
     contract: str | None = None  # default: the shipped contract of the env
     device: str = "cpu"
     policy_seed: int | None = None  # torch seed of the policy node (default: start_seed, as lerobot-eval)
-    attach: list[str] = field(default_factory=list)  # namespaces of running bridges (+ sources): start nothing
+    attach: list[str] = field(default_factory=list)  # namespaces of running bridges; sources started only if asked
     startup_timeout_s: float | None = None  # None: 180 s for started nodes to come up, 30 s to find attached ones
     stall_timeout_s: float = 120.0
     quiet: bool = False
