@@ -221,6 +221,8 @@ def main() -> int:
     ap.add_argument("--fps", type=int, default=30)
     ap.add_argument("--chunk", type=int, default=20, help="ACT chunk_size = n_action_steps (sync part)")
     ap.add_argument("--async-chunk", type=int, default=100, help="ACT chunk_size for the async part (covers its latency)")
+    ap.add_argument("--node-env", action="append", default=[], metavar="KEY=VALUE",
+                    help="extra environment for the policy_node process (e.g. OMP_WAIT_POLICY=PASSIVE); repeatable")
     args = ap.parse_args()
 
     from fixtures_policy import make_policy_folder
@@ -243,6 +245,7 @@ def main() -> int:
 
     use_large_data_profile()
     env = dict(os.environ)
+    env.update(kv.split("=", 1) for kv in args.node_env)
 
     with RosRuntime() as ros:
         pairs = run_sync(ros, policy_dir, contract, args.ticks, joints, images, env)

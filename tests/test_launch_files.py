@@ -337,3 +337,13 @@ def test_sim_so101_launch_publishes_like_the_real_arm_and_takes_commands(ros, ro
     finally:
         if launch.proc.poll() is None:
             assert_clean_exit(launch)
+
+
+def test_lockstep_metaworld_policy_ticks_once_per_step_and_timer_elsewhere():
+    """Lockstep Meta-World: the policy acts when the step's image arrives (one action per env step, as
+    lerobot-eval); the shared include defaults to the contract-fps timer (real robots, realtime sims)."""
+    sim = params(by_label(plan("sim_metaworld", policy_path="/models/act"), "policy"))
+    assert sim["tick_on"] == "observation.image"
+    realtime = params(by_label(plan("sim_metaworld", policy_path="/models/act", mode="realtime", policy_tick_on="timer"), "policy"))
+    assert realtime["tick_on"] == "timer"
+    assert params(by_label(plan("so101_real", policy_path="/models/act"), "policy"))["tick_on"] == "timer"
