@@ -164,14 +164,16 @@ def test_sim_libero_launch_bridge_in_lockstep_on_the_contracts_topics(ros, ros_e
     client = Client(ros, "/sim")
     assert client.commands.topic_name == contract.action_feature.topic
     run = Launch([os.path.join(REPO, "launch", "sim_libero.launch.yaml"), f"suite:={SUITE}", f"task_id:={TASK_ID}",
-                  f"render_width:={SIZE}", f"render_height:={SIZE}", "reset_on_start:=false"], ros_env)
+                  f"render_width:={SIZE}", f"render_height:={SIZE}", "reset_on_start:=false",
+                  f"max_episode_steps:={len(ACTIONS)}"], ros_env)
     try:
         assert client.reset_client.wait_for_service(timeout_sec=240), run.text
         response = client.reset(SEED, timeout=240)
         assert response.success and response.episode_index == 0 and response.task == TASK, response.message
         client.wait_subscribed()
         statuses = [client.step(action) for action in ACTIONS]
-        assert [s.step for s in statuses] == [1, 2, 3, 4] and not any(s.done or s.success for s in statuses)
+        assert [s.step for s in statuses] == [1, 2, 3, 4] and not any(s.success for s in statuses)
+        assert [s.done for s in statuses] == [False, False, False, True]  # truncated at max_episode_steps
         assert statuses[-1].task == TASK and tasks.wait_for(1, timeout=20)[-1].data == TASK
         # joint_states: the reset's and each step's state, exactly the library env's
         states = observed["observation.state"].wait_for(5, timeout=20)[-5:]
@@ -228,6 +230,9 @@ def test_assets_without_scenes_and_bad_task_ids_fail_with_a_hint(monkeypatch, tm
     with pytest.raises(SimStartupError, match=rf"^LIBERO scene assets are missing \({tmp_path} has no scenes/ folder\); install"):
         libero_env.wire_libero()
     monkeypatch.undo()
+    sim = make_sim("libero", SUITE, task_id=9, max_episode_steps=5)
+    sim.preflight()  # as the bridge calls it again: checks, and keeps the caller's episode length
+    assert (sim.max_episode_steps, sim.task_id) == (5, 9) and make_sim("libero", "libero_10").max_episode_steps == 520
     with pytest.raises(SimStartupError, match=r"^LIBERO suite libero_spatial has tasks 0\.\.9, not 10$"):
         make_sim("libero", SUITE, task_id=10)
     with pytest.raises(SimStartupError, match=r"^Unknown LIBERO suite 'libero_nope'\. Available: libero_10, "):

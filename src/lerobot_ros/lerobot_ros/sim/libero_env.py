@@ -179,11 +179,17 @@ class LiberoSim(SimEnv):
         self.suite_name, self.task_id = suite, int(task_id)
         self._env = None
         self._task = ""
+        self._suite = None
         self.preflight()
+        from lerobot.envs.libero import TASK_SUITE_MAX_STEPS
+
+        self.max_episode_steps = TASK_SUITE_MAX_STEPS.get(self.suite_name, 500)  # a caller may lower it after
 
     def preflight(self) -> None:
+        if self._suite is not None:
+            return  # checked at construction
         wire_libero()
-        from lerobot.envs.libero import TASK_SUITE_MAX_STEPS, _get_suite
+        from lerobot.envs.libero import _get_suite
 
         try:
             suite = _get_suite(self.suite_name)
@@ -193,7 +199,6 @@ class LiberoSim(SimEnv):
             raise SimStartupError(f"LIBERO suite {self.suite_name} has tasks 0..{suite.n_tasks - 1}, not {self.task_id}")
         self._suite = suite
         self._task = suite.get_task(self.task_id).language
-        self.max_episode_steps = TASK_SUITE_MAX_STEPS.get(self.suite_name, 500)
 
     @property
     def task(self) -> str:
