@@ -289,3 +289,20 @@ def test_eval_contract_for_a_render_size_resizes_to_it():
     feature = parse_contract(data).features["observation.images.image"]
     frame = numpy_to_image(np.zeros((128, 128, 3), np.uint8), "rgb8")
     assert feature.topic == "/sim_0/agentview/image_raw" and feature.decode(frame).shape == (128, 128, 3)
+
+
+def test_eval_policy_node_ticks_on_the_last_camera(tmp_path):
+    """With LIBERO's two cameras the policy node must tick when the second image arrives (the bridge publishes
+    them in the contract's order): ticking on the first, it skipped every step and eval stalled."""
+    import json
+    from types import SimpleNamespace
+
+    from lerobot_ros.contract.loader import resolve
+    from lerobot_ros.eval.runner import Evaluation
+
+    visual = {"type": "VISUAL", "shape": [3, 256, 256]}
+    (tmp_path / "config.json").write_text(json.dumps({"input_features": {
+        "observation.state": {"type": "STATE", "shape": [8]}, "observation.images.image": visual,
+        "observation.images.image2": visual}}))
+    fake = SimpleNamespace(cfg=SimpleNamespace(policy_path=str(tmp_path)))
+    assert Evaluation._tick_stream(fake, resolve("libero")) == "observation.images.image2"
