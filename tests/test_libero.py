@@ -273,6 +273,9 @@ def test_sim_libero_launch_arguments_reach_the_bridge():
     assert (default["render_width"], default["render_height"], default["mode"]) == (256, 256, "lockstep")
     faithful = params(by_label(plan("sim_libero", shadows="true", seed="1003", render_width="128"), "sim_bridge"))
     assert (faithful["shadows"], faithful["seed"], faithful["render_width"]) == (True, 1003, 128)
+    # a policy acts once per lockstep step: when the second camera, published last, arrives
+    policy = params(by_label(plan("sim_libero", policy_path="/models/act"), "policy"))
+    assert (policy["tick_on"], policy["contract"]) == ("observation.images.image2", "libero")
 
 
 def test_eval_contract_for_a_render_size_resizes_to_it():
