@@ -79,8 +79,11 @@ if [ ${#missing_apt[@]} -gt 0 ]; then
 fi
 
 # Quick exit when nothing changed since the last successful set-up.
+# The fingerprint of the files as they are now: written to the stamp at the end, so an edit made while
+# this run installs (setup.py, a requirement) is not marked done by it.
 BASE_OK=false
-[ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$(fingerprint)" ] && [ -x "$VENV/bin/python" ] && BASE_OK=true
+FINGERPRINT="$(fingerprint)"
+[ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$FINGERPRINT" ] && [ -x "$VENV/bin/python" ] && BASE_OK=true
 if $BASE_OK && [ ${#STALE_EXTRAS[@]} -eq 0 ]; then
   log "up to date ($VENV${WANT_EXTRAS[*]:+; extras: ${WANT_EXTRAS[*]}})"
   exit 0
@@ -122,6 +125,7 @@ for e in "${STALE_EXTRAS[@]}"; do
   # requirements/$e.txt is a lock compiled over lock.txt (see its header). Install only its own packages,
   # exactly (--no-deps: nothing it excludes); lock.txt's pins win for the shared ones.
   log "installing the $e extra (requirements/$e.txt)"
+  EXTRA_FINGERPRINT="$(extra_fingerprint "$e")"
   ONLY="$ROOT/build/extra-$e.txt"
   mkdir -p "$ROOT/build"
   "$VENV/bin/python" - "$ROOT/requirements/lock.txt" "$ROOT/requirements/$e.txt" > "$ONLY" <<'PY'
@@ -141,7 +145,7 @@ if stale:
 print("\n".join(v for n, v in extra.items() if n not in base))
 PY
   "$UV" pip install -q -p "$VENV/bin/python" --no-deps -r "$ONLY"
-  extra_fingerprint "$e" > "$(extra_stamp "$e")"
+  echo "$EXTRA_FINGERPRINT" > "$(extra_stamp "$e")"
 done
 if $BASE_OK; then
   log "done: $VENV"
@@ -193,5 +197,5 @@ PATH="$VENV/bin:$PATH" "$VENV/bin/cmake" --build "$BUILD" --target install >> "$
 
 "$VENV/bin/python" -c "import rclpy, lerobot_ros, lerobot_ros_msgs.msg, lerobot_ros_msgs.srv" \
   || die "the venv does not import rclpy, lerobot_ros and lerobot_ros_msgs"
-fingerprint > "$STAMP"
+echo "$FINGERPRINT" > "$STAMP"
 log "done: $VENV"
