@@ -135,7 +135,7 @@ def run_sync(ros, policy_dir, contract, ticks, joints, images, env):
     ticked = threading.Event()
     received = []
     infos = []
-    node.create_subscription(Float64MultiArray, "/bench/follower/commands", lambda m: received.append(time.perf_counter()), RELIABLE_QOS)
+    node.create_subscription(Float64MultiArray, "/bench/follower/commands", lambda m: received.append((time.perf_counter(), time.time_ns())), RELIABLE_QOS)
     node.create_subscription(String, "/policy_node/tick_info", lambda m: (infos.append(json.loads(m.data)), ticked.set()), RELIABLE_QOS)
     proc = start_node(policy_dir, contract, {"tick_on": "observation.state", "max_age_ms": 0.0}, env)
     try:
@@ -153,7 +153,7 @@ def run_sync(ros, policy_dir, contract, ticks, joints, images, env):
             time.sleep(0.02)  # images first and processed (as cameras would have delivered them), then the tick's joint state
             ticked.clear()
             n_actions = len(received)
-            t0 = time.perf_counter()
+            t0, t0_wall = time.perf_counter(), time.time_ns()
             pubs["state"].publish(js)
             if not ticked.wait(60):
                 raise RuntimeError(f"policy_node did not tick ({proc.poll()=}); stderr: {proc.stderr.read() if proc.poll() is not None else ''}")
@@ -161,7 +161,12 @@ def run_sync(ros, policy_dir, contract, ticks, joints, images, env):
             if k >= warmup:
                 if not infos[-1]["published"]:
                     raise RuntimeError(f"tick {k} published nothing: {infos[-1]}")
-                latencies.append(((received[-1] - t0) * 1e3, infos[-1]["inference_ms"], infos[-1]["tick_ms"]))
+                info = infos[-1]
+                # wall-clock split (one machine, one clock): publish -> node callback, callback -> action publish,
+                # action publish -> received here
+                split = ((info["received_wall_ns"] - t0_wall) / 1e6, (info["published_wall_ns"] - info["received_wall_ns"]) / 1e6,
+                         (received[-1][1] - info["published_wall_ns"]) / 1e6)
+                latencies.append(((received[-1][0] - t0) * 1e3, info["inference_ms"], info["tick_ms"], split))
         return latencies
     finally:
         stop_node(proc)
@@ -249,9 +254,11 @@ def main() -> int:
 
     with RosRuntime() as ros:
         pairs = run_sync(ros, policy_dir, contract, args.ticks, joints, images, env)
-        ros_ms = [a for a, _, _ in pairs]
-        paired_ms = [a - b for a, b, _ in pairs]
-        node_side_ms = [c - b for _, b, c in pairs]  # the node's own work per tick besides the policy call
+        ros_ms = [a for a, _, _, _ in pairs]
+        paired_ms = [a - b for a, b, _, _ in pairs]
+        node_side_ms = [c - b for _, b, c, _ in pairs]  # the node's own work per tick besides the policy call
+        dds_in_ms = [sp[0] for *_, sp in pairs]
+        dds_out_ms = [sp[2] for *_, sp in pairs]
         frames = [
             {"observation.state": np.rad2deg(joints[k % len(joints)]).astype(np.float32),
              "observation.images.front": images[k % len(joints) % len(images)],
@@ -284,6 +291,8 @@ def main() -> int:
     print(f"{'per tick: ROS - node compute':28}{pct(paired_ms, 50):10.2f}{pct(paired_ms, 99):10.2f}   (same tick, inference measured in the node)")
     print(f"{'  of which inside the node':28}{pct(node_side_ms, 50):10.2f}{pct(node_side_ms, 99):10.2f}   (frame assembly, safety, encode, publish)")
     print(f"{'  of which DDS + scheduling':28}{pct(paired_ms, 50) - pct(node_side_ms, 50):10.2f}{'':>10}   (machine load: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
+    print(f"{'  DDS in: publish -> callback':28}{pct(dds_in_ms, 50):10.2f}{pct(dds_in_ms, 99):10.2f}   (joint state reaches the node's callback)")
+    print(f"{'  DDS out: action -> here':28}{pct(dds_out_ms, 50):10.2f}{pct(dds_out_ms, 99):10.2f}   (action publish -> this process's callback)")
     print(f"(the per-tick figure is the goal's: the inference time of the very tick is subtracted, so the policy's "
           f"own run-to-run variation does not count as ROS overhead)")
     print(f"\nasync (chunk {args.async_chunk}) at {args.fps} Hz (period {period_ms:.1f} ms) for {args.async_seconds:.0f} s: {len(live)} ticks, {ok} acted, "
@@ -301,6 +310,8 @@ def main() -> int:
         "paired_overhead_p99_ms": round(pct(paired_ms, 99), 3),
         "node_side_p50_ms": round(pct(node_side_ms, 50), 3),
         "node_side_p99_ms": round(pct(node_side_ms, 99), 3),
+        "dds_in_p50_ms": round(pct(dds_in_ms, 50), 3),
+        "dds_out_p50_ms": round(pct(dds_out_ms, 50), 3),
         "load_avg": round(os.getloadavg()[0], 2),
         "overhead_p99_ms": round(over99, 3),
         "goal_p99_ms": 5.0,

@@ -350,3 +350,7 @@ def test_tick_on_observation_joint_state_output(ros, tmp_path, policies):
     msgs = got.wait_for(len(joints))
     assert list(msgs[0].name) == list(SO101_JOINTS)
     np.testing.assert_allclose(np.stack([m.position for m in msgs]), expected, atol=1e-6)
+    # tick_info splits the latency: when the triggering joint state arrived, when the action went out
+    infos = [json.loads(m.data) for m in h.info.wait_for(len(joints))]
+    for info in infos:
+        assert info["published"] and 0 < info["received_wall_ns"] <= info["published_wall_ns"]

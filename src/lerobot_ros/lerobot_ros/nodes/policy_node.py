@@ -20,7 +20,7 @@ Parameters
   seed              torch seed (-1: none) applied at start-up and on ~/reset
   autostart         act from start-up, or wait for ~/start
 Topics out: action topic, ~/predicted_chunk (JointTrajectory, for rviz), ~/latency_ms (observation stamp ->
-action publish), ~/tick_info (JSON per tick: status, dry, depth, reason), /diagnostics.
+action publish), ~/tick_info (JSON per tick: status, dry, depth, reason, timings incl. wall-clock receive/publish stamps), /diagnostics.
 Services: ~/start, ~/stop, ~/reset (std_srvs/Trigger).
 
 Any policy type LeRobot registers loads the same way (tested: ACT, Diffusion). VLAs (SmolVLA, pi0, pi05 ...)
@@ -232,6 +232,7 @@ class PolicyNode(Node):
 
     # ---- inputs ---------------------------------------------------------------------------------
     def on_observation(self, name: str, msg) -> None:
+        received_wall_ns = time.time_ns()
         feature = self.streams[name]
         now_ns = self.get_clock().now().nanoseconds
         try:
@@ -244,7 +245,7 @@ class PolicyNode(Node):
         stamp = feature.stamp_ns(msg, now_ns)
         self.resampler.push(name, stamp, value)
         if self.tick_on == name:
-            self.run_tick(stamp)
+            self.run_tick(stamp, received_wall_ns)
 
     def on_task(self, msg: String) -> None:
         self.task = msg.data
@@ -253,7 +254,8 @@ class PolicyNode(Node):
         self.run_tick(self.get_clock().now().nanoseconds)
 
     # ---- the tick -------------------------------------------------------------------------------
-    def run_tick(self, t_ns: int) -> None:
+    def run_tick(self, t_ns: int, received_wall_ns: int | None = None) -> None:
+        """One control tick at ROS time `t_ns`; `received_wall_ns`: when the observation that triggered it arrived."""
         start = time.perf_counter()
         with self._tick_lock:
             if self.last_tick_ns is not None and t_ns == self.last_tick_ns:
@@ -268,12 +270,13 @@ class PolicyNode(Node):
                 frame = self.resampler.frame_at(t_ns)
                 ages = {n: (None if frame.values.get(n) is None else frame.staleness_ns[n]) for n in self.streams}
                 result = self.controller.step(self.tick_index, frame.values, ages, self.task, frame.reasons)
-            self._publish(t_ns, result, None if not self.running else ages, start)
+            self._publish(t_ns, result, None if not self.running else ages, start, received_wall_ns)
             self.tick_index += 1
 
-    def _publish(self, t_ns: int, result, frame_ages, start: float) -> None:
+    def _publish(self, t_ns: int, result, frame_ages, start: float, received_wall_ns: int | None = None) -> None:
         fps = self.contract.fps
         published = False
+        published_wall_ns = None
         if result.action is not None and self.mode != "trajectory":
             ros = self.action_feature.to_ros(result.action)
             if self.mode == "commands":
@@ -281,12 +284,12 @@ class PolicyNode(Node):
             else:
                 msg = numpy_to_joint_state(self.joint_names, position=ros, stamp_ns=t_ns)
             self.action_pub.publish(msg)
-            published = True
+            published, published_wall_ns = True, time.time_ns()
         elif result.trajectory is not None and self.mode == "trajectory":
             ros = self.action_feature.to_ros(result.trajectory)
             offset = result.trajectory_offset_ticks / fps
             self.action_pub.publish(chunk_to_joint_trajectory(self.joint_names, ros, fps, stamp_ns=t_ns, start_offset_s=offset))
-            published = True
+            published, published_wall_ns = True, time.time_ns()
         if result.plan is not None and np.all(np.isfinite(result.plan)):
             ros = self.action_feature.to_ros(result.plan)
             self.plan_pub.publish(chunk_to_joint_trajectory(self.joint_names, ros, fps, stamp_ns=t_ns, start_offset_s=0.0))
@@ -300,7 +303,10 @@ class PolicyNode(Node):
         info = {"tick": self.tick_index, "t_ns": t_ns, "status": result.status, "dry": result.dry, "depth": result.depth,
                 "reason": result.reason, "published": published,
                 "inference_ms": None if result.inference_ms is None else round(result.inference_ms, 3),
-                "tick_ms": round((time.perf_counter() - start) * 1e3, 3)}
+                "tick_ms": round((time.perf_counter() - start) * 1e3, 3),
+                # wall clock (time.time_ns) when the triggering observation reached its callback and when the
+                # action was published: with the sender's own wall stamps they split latency into DDS in/node/out
+                "received_wall_ns": received_wall_ns, "published_wall_ns": published_wall_ns}
         self.tick_pub.publish(String(data=json.dumps(info)))
 
     # ---- services -------------------------------------------------------------------------------
