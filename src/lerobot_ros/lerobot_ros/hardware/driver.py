@@ -144,14 +144,15 @@ class ArmDriver:
             self.health.tick()
         return positions
 
-    def write(self, radians) -> np.ndarray | None:
-        """Send goal positions (radians, joint order) clipped to the calibrated range; returns what was sent."""
+    def write(self, radians, report_sent: bool = True) -> np.ndarray | None:
+        """Send goal positions (radians, joint order) clipped to the calibrated range; returns what was sent
+        (after LeRobot's max_relative_target) unless `report_sent` is False (the control loop's hot path)."""
         if not self.connected or not self.is_robot:
             return None
         goal = self.units.from_radians(radians, suffix=".pos")  # clipped to the calibrated range
         try:
             sent = self.device.send_action(goal)
-            result = self.units.to_radians(sent, suffix=".pos")
+            result = self.units.to_radians(sent, suffix=".pos") if report_sent else None
         except Exception as exc:  # noqa: BLE001
             self._failed(exc, "write")
             return None

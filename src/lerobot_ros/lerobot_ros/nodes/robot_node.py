@@ -30,7 +30,6 @@ from lerobot_ros.codecs import (
     float64_array,
     float64_multi_array_to_numpy,
     joint_trajectory_to_chunk,
-    ns_to_time,
     numpy_to_joint_state,
     time_to_ns,
 )
@@ -126,11 +125,15 @@ class RobotNode(Node):
             msg = self._state_msg = numpy_to_joint_state(self.names, positions, frame_id=self.frame_id)
         else:
             msg.position = float64_array(positions)
-        msg.header.stamp = ns_to_time(stamp_ns)
+        stamp = msg.header.stamp
+        stamp.sec, stamp.nanosec = divmod(int(stamp_ns), 1_000_000_000)
         return msg
 
     def _now(self) -> int:
-        return self.get_clock().now().nanoseconds
+        """ROS time in ns; the system clock read directly when no simulated time is active (the bus loop
+        calls this every tick, and rclpy's Clock.now() costs several times more)."""
+        clock = self.get_clock()
+        return clock.now().nanoseconds if clock.ros_time_is_active else time.time_ns()
 
     # ----- commands -----------------------------------------------------------------------------------
     def on_commands(self, msg: Float64MultiArray) -> None:
@@ -196,11 +199,11 @@ class RobotNode(Node):
         state = self.buffer.state(now)
         goal = self.buffer.goal(now)
         if goal is not None:
-            self.driver.write(goal)
+            self.driver.write(goal, report_sent=False)
             self._holding = False
         elif state == TIMEOUT and not self._holding:
             self.get_logger().warning("command watchdog expired: holding the present position")
-            self.driver.write(positions)
+            self.driver.write(positions, report_sent=False)
             self._holding = True
         self._last_state = state
 
