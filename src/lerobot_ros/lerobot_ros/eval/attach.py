@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from lerobot_ros.ros.runtime import wait_until
+
 RESET_TYPE = "lerobot_ros_msgs/srv/ResetEpisode"
 TRIGGER_TYPE = "std_srvs/srv/Trigger"
 CLOCK_TYPE = "rosgraph_msgs/msg/Clock"
@@ -129,22 +131,23 @@ def read_parameters(node, target: str, names: tuple[str, ...], timeout_s: float 
     from rcl_interfaces.srv import GetParameters
     from rclpy.parameter import parameter_value_to_python
 
-    client = node.create_client(GetParameters, ns_join(target, "get_parameters"))
+    service = ns_join(target, "get_parameters")
+    client = node.create_client(GetParameters, service)
     try:
         deadline = time.monotonic() + timeout_s
-        while not client.service_is_ready():
-            if time.monotonic() > deadline:
-                raise AttachError(f"{target} does not answer {ns_join(target, 'get_parameters')} within {timeout_s:.0f} s")
-            time.sleep(0.05)
+        try:
+            wait_until(client.service_is_ready, timeout_s, interval=0.05, what=service)
+        except TimeoutError:
+            raise AttachError(f"{target} does not answer {service} within {timeout_s:.0f} s") from None
         future = client.call_async(GetParameters.Request(names=list(names)))
-        while not future.done():
-            if time.monotonic() > deadline:
-                client.remove_pending_request(future)
-                raise AttachError(
-                    f"no reply from {ns_join(target, 'get_parameters')} within {timeout_s:.0f} s (a bridge answers nothing "
-                    "while it builds its simulator or steps; raise --startup-timeout)"
-                )
-            time.sleep(0.01)
+        try:
+            wait_until(future.done, max(0.0, deadline - time.monotonic()), what=f"a reply from {service}")
+        except TimeoutError:
+            client.remove_pending_request(future)
+            raise AttachError(
+                f"no reply from {service} within {timeout_s:.0f} s (a bridge answers nothing "
+                "while it builds its simulator or steps; raise --startup-timeout)"
+            ) from None
         values = future.result().values
     finally:
         node.destroy_client(client)
