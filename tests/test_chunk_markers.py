@@ -17,18 +17,6 @@ SO101_BODIES = {"base_link": "base", "shoulder_link": "shoulder", "upper_arm_lin
 
 
 @pytest.fixture(scope="module")
-def so101_text() -> str:
-    from lerobot_ros.demo.urdf import so101_urdf
-
-    return so101_urdf()
-
-
-@pytest.fixture(scope="module")
-def so101(so101_text):
-    return parse_urdf(so101_text)
-
-
-@pytest.fixture(scope="module")
 def mujoco_arm():
     mujoco = pytest.importorskip("mujoco")
     from lerobot_ros.sim.so101_twin import so101_assets_dir

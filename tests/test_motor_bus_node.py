@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
 
 import pytest
 from rclpy.parameter import Parameter
@@ -17,15 +16,7 @@ from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
 
 TICKS_PER_RAD = 4095 / (2 * math.pi)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def quick_gil_handoff():
-    """The SDK busy-polls the port in this process; hand the GIL to the emulator thread sooner."""
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(0.0005)
-    yield
-    sys.setswitchinterval(previous)
+pytestmark = pytest.mark.usefixtures("quick_gil_handoff")
 
 
 def node(ros, **params):

@@ -28,16 +28,7 @@ from lerobot_ros.ros.runtime import MessageCollector, wait_until
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "hardware"
 
-pytestmark = pytest.mark.slow  # imports LeRobot's robot classes (torch) once per session
-
-
-@pytest.fixture(autouse=True, scope="module")
-def quick_gil_handoff():
-    """The SDK busy-polls the port in this process; hand the GIL to the emulator thread sooner."""
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(0.0005)
-    yield
-    sys.setswitchinterval(previous)
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("quick_gil_handoff")]  # slow: imports LeRobot's robot classes (torch) once per session
 
 
 def _params(**values):

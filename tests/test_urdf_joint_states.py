@@ -7,21 +7,9 @@ import numpy as np
 import pytest
 from sensor_msgs.msg import JointState
 
-from lerobot_ros.viz import joint_zero_offsets, parse_urdf, urdf_joint_state, urdf_positions
+from lerobot_ros.viz import joint_zero_offsets, urdf_joint_state, urdf_positions
 
 SO101_JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
-
-
-@pytest.fixture(scope="module")
-def so101_text() -> str:
-    from lerobot_ros.demo.urdf import so101_urdf
-
-    return so101_urdf()
-
-
-@pytest.fixture(scope="module")
-def so101(so101_text):
-    return parse_urdf(so101_text)
 
 
 def joint_state(names, position, velocity=(), effort=(), sec=7, nanosec=250, frame_id="arm") -> JointState:

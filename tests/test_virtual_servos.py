@@ -22,6 +22,7 @@ from lerobot_ros.hardware.virtual.protocols import (
 )
 
 BUSES = {"so101": FeetechMotorsBus, "koch": DynamixelMotorsBus}
+pytestmark = pytest.mark.usefixtures("quick_gil_handoff")
 
 
 def settle(predicate, timeout=2.0):
@@ -75,17 +76,6 @@ def lerobot_bus(arm: VirtualArm, norm=MotorNormMode.DEGREES):
     for name in ("_read", "_write", "_sync_read"):  # also the calls LeRobot makes internally
         setattr(bus, name, _with_retries(getattr(bus, name)))
     return RetryingConnect(bus)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def quick_gil_handoff():
-    """The SDK busy-polls the port in this process; hand the GIL to the emulator thread sooner."""
-    import sys
-
-    previous = sys.getswitchinterval()
-    sys.setswitchinterval(0.0005)
-    yield
-    sys.setswitchinterval(previous)
 
 
 @pytest.fixture(params=["so101", "koch"])
