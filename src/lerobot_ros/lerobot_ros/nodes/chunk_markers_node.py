@@ -21,13 +21,13 @@ from __future__ import annotations
 
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
 from lerobot_ros.codecs import CodecError, joint_trajectory_to_chunk
 from lerobot_ros.ros.entry import NodeStartupError, run_node
-from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS
+from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
+from lerobot_ros.ros.robot_description import follow_robot_description
 from lerobot_ros.viz import JOINT_ZEROS, MarkerStyle, UrdfError, UrdfModel, chunk_markers, parse_urdf
 
 DEFAULT_TIP = "gripper_frame_link"
@@ -50,14 +50,7 @@ class ChunkMarkersNode(Node):
         self.model: UrdfModel | None = None
         self.hold: dict[str, float] = {}
         self.published = 0
-        if description:
-            try:
-                self.model = self._checked_model(description)
-            except UrdfError as exc:
-                raise NodeStartupError(f"robot_description parameter: {exc}") from None
-        else:
-            self.create_subscription(String, "robot_description", self.on_description, LATCHED_QOS)
-            self.get_logger().info("waiting for the URDF on the latched robot_description topic (robot_state_publisher)")
+        follow_robot_description(self, description, self._use_description)
         self.pub = self.create_publisher(MarkerArray, "~/markers", RELIABLE_QOS)
         self.create_subscription(JointTrajectory, "predicted_chunk", self.on_chunk, RELIABLE_QOS)
         self.create_subscription(JointState, "joint_states", self.on_joint_states, SENSOR_QOS)
@@ -68,12 +61,8 @@ class ChunkMarkersNode(Node):
             raise UrdfError(f"tip_link {self.tip_link!r} is not a link of the URDF (links: {', '.join(model.links)})")
         return model
 
-    def on_description(self, msg: String) -> None:
-        try:
-            self.model = self._checked_model(msg.data)
-        except UrdfError as exc:
-            self.get_logger().error(f"ignoring robot_description: {exc}")
-            return
+    def _use_description(self, text: str) -> None:
+        self.model = self._checked_model(text)
         self.get_logger().info(f"robot {self.model.name!r}: drawing {self.tip_link} in {self.frame_id or self.model.root}")
 
     def on_joint_states(self, msg: JointState) -> None:

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
-from std_msgs.msg import String
 
 from lerobot_ros.ros.entry import NodeStartupError, run_node
-from lerobot_ros.ros.qos import LATCHED_QOS, SENSOR_QOS
-from lerobot_ros.viz import JOINT_ZEROS, UrdfError, joint_zero_offsets, parse_urdf, urdf_joint_state
+from lerobot_ros.ros.qos import SENSOR_QOS
+from lerobot_ros.ros.robot_description import follow_robot_description
+from lerobot_ros.viz import JOINT_ZEROS, joint_zero_offsets, parse_urdf, urdf_joint_state
 
 
 class UrdfJointStatesNode(Node):
@@ -34,14 +34,8 @@ class UrdfJointStatesNode(Node):
             raise NodeStartupError(f"joint_zero must be one of {', '.join(JOINT_ZEROS)}, got {self.joint_zero!r}")
         self.offsets: dict[str, float] | None = {} if self.joint_zero == "urdf" else None
         self.published = 0
-        if description:
-            try:
-                self._set_model(description)
-            except UrdfError as exc:
-                raise NodeStartupError(f"robot_description parameter: {exc}") from None
-        elif self.offsets is None:
-            self.create_subscription(String, "robot_description", self.on_description, LATCHED_QOS)
-            self.get_logger().info("waiting for the URDF on the latched robot_description topic (robot_state_publisher)")
+        if description or self.offsets is None:  # joint_zero urdf: a pass-through needs no model
+            follow_robot_description(self, description, self._set_model)
         self.pub = self.create_publisher(JointState, "~/joint_states", SENSOR_QOS)
         self.create_subscription(JointState, "joint_states", self.on_joint_states, SENSOR_QOS)
 
@@ -50,12 +44,6 @@ class UrdfJointStatesNode(Node):
         self.offsets = joint_zero_offsets(model, self.joint_zero)
         shifted = ", ".join(f"{n} {v:+.3f}" for n, v in self.offsets.items() if abs(v) > 1e-9) or "none"
         self.get_logger().info(f"robot {model.name!r} ({self.joint_zero}): URDF = ROS + offset; offsets (rad/m): {shifted}")
-
-    def on_description(self, msg: String) -> None:
-        try:
-            self._set_model(msg.data)
-        except UrdfError as exc:
-            self.get_logger().error(f"ignoring robot_description: {exc}")
 
     def on_joint_states(self, msg: JointState) -> None:
         if self.offsets is None:
