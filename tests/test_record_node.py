@@ -244,7 +244,7 @@ def test_keyboard_next_rerecord_stop_through_a_pty(ros_env, tmp_path):
         event(pub, "ready")
         keyboard.wait_log("keys:")
         wait_until(lambda: f"subscribed {ns}/joint_states" in rec.text(), 30, what="recorder subscription")
-        time.sleep(1.0)  # the keyboard's publisher must be matched before the first key
+        keyboard.wait_log("recorder listening on /kb/episode_control")  # matched before the first key
         os.write(master, b"\x1b[C")  # right arrow: start (manual mode)
         rec.wait_log("episode 0 (1) recording")
         os.write(master, b"r")  # re-record: discard and start again with the same index
@@ -270,6 +270,23 @@ def test_keyboard_next_rerecord_stop_through_a_pty(ros_env, tmp_path):
         keyboard.stop()
         pub.stop()
         rec.stop()
+
+
+def test_keyboard_says_when_no_recorder_hears_a_key(ros_env, tmp_path):
+    master, slave = pty.openpty()
+    keyboard = Proc([sys.executable, "-m", "lerobot_ros.nodes.episode_keyboard_node", "--ros-args", "-r",
+                     "__ns:=/kb_alone", "-p", "match_timeout_s:=0.3"], ros_env, tmp_path / "keyboard.log", stdin=slave)
+    os.close(slave)
+    try:
+        keyboard.wait_log("keys:")
+        os.write(master, b"n")
+        keyboard.wait_log("-> next: no episode_recorder is listening on /kb_alone/episode_control")
+        assert "recorder listening" not in keyboard.text()
+        os.write(master, b"q")
+        assert keyboard.p.wait(timeout=20) == 0
+    finally:
+        os.close(master)
+        keyboard.stop()
 
 
 def test_record_cli_automatic_mode_with_a_contract(ros_env, tmp_path):

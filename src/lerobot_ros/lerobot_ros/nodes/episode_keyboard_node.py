@@ -4,8 +4,10 @@ Right arrow or `n`: next (end the episode early and keep it, or skip the rest of
 Left arrow or `r`: re-record (discard the current episode and record it again).
 Esc or `q`: stop (keep the current episode and end the session); the node exits after it.
 Each key is published as std_msgs/String ("next", "rerecord", "stop") on `episode_control` (reliable),
-which the episode_recorder subscribes to. stdin is put in cbreak mode when it is a terminal; any stream
-of bytes works (tests drive it through a pty).
+which the episode_recorder subscribes to. The topic is volatile (a late recorder must not replay an old
+`stop`), so a key pressed before a recorder is matched waits up to `match_timeout_s` for one and says so
+when none comes; "recorder listening" is logged once a recorder is matched. stdin is put in cbreak mode
+when it is a terminal; any stream of bytes works (tests drive it through a pty).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import select
 import sys
 import termios
 import threading
+import time
 import tty
 
 from rclpy.duration import Duration
@@ -44,6 +47,7 @@ class EpisodeKeyboard(Node):
     def __init__(self, **kwargs):
         super().__init__("episode_keyboard", **kwargs)
         self.exit_on_stop = self.declare_parameter("exit_on_stop", True).value
+        self.match_timeout_s = float(self.declare_parameter("match_timeout_s", 5.0).value)
         self.pub = self.create_publisher(String, "episode_control", RELIABLE_QOS)
         self.fd = sys.stdin.fileno()
         self._saved = None
@@ -51,6 +55,7 @@ class EpisodeKeyboard(Node):
             self._saved = termios.tcgetattr(self.fd)
             tty.setcbreak(self.fd)
         self.finished = threading.Event()
+        self._listening = False
         self.create_timer(0.1, self._check_finished)
         threading.Thread(target=self._read_keys, name="keyboard", daemon=True).start()
         print(HELP, file=sys.stderr, flush=True)
@@ -64,16 +69,31 @@ class EpisodeKeyboard(Node):
             if command is None:
                 break
             if command:
-                self.pub.publish(String(data=command))
-                print(f"-> {command}", file=sys.stderr, flush=True)
+                self._send(command)
                 if command == "stop" and self.exit_on_stop:
                     break
         self.pub.wait_for_all_acked(Duration(seconds=2.0))  # let the last command reach the recorder
         self.finished.set()
 
+    def _send(self, command: str) -> None:
+        deadline = time.monotonic() + self.match_timeout_s
+        while self.pub.get_subscription_count() == 0 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if self.pub.get_subscription_count() == 0:
+            print(f"-> {command}: no episode_recorder is listening on {self.pub.topic_name} "
+                  f"(start one in this namespace); the key was not received", file=sys.stderr, flush=True)
+            return
+        self.pub.publish(String(data=command))
+        print(f"-> {command}", file=sys.stderr, flush=True)
+
     def _check_finished(self) -> None:
         if self.finished.is_set():
             raise SystemExit(0)
+        listening = self.pub.get_subscription_count() > 0
+        if listening != self._listening:
+            self._listening = listening
+            print(f"recorder listening on {self.pub.topic_name}" if listening
+                  else f"no recorder listening on {self.pub.topic_name}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
         if self._saved is not None:
