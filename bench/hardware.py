@@ -4,7 +4,9 @@
    `robot.get_observation()` + `robot.send_action()` loop on the same bus in the same run
    (goal: >= 0.9 of it). As a user runs them: the emulator is `lerobot-ros virtual-arm` in its own
    process, robot_node is its own executable (its loops counted from its cumulative `loops`
-   diagnostic), LeRobot's loop runs in this process; rounds alternate so load changes hit both.
+   diagnostic, the process paused with SIGSTOP while the reference has the bus), LeRobot's loop runs
+   in this process; ten short rounds alternate so load changes hit both; the figure is the median
+   of the per-round ratios.
 2. camera_node (its executable, in its own process) reading a 640x480 video file at 30 fps, with
    subscribers on image_raw and image_raw/compressed (so it decodes, converts and jpeg-encodes): publish
    rate, dropped frames (gaps in the capture stamps) and capture -> subscriber latency measured in
@@ -74,48 +76,71 @@ def lerobot_loop_rate(arm: dict, seconds: float) -> float:
         robot.disconnect()
 
 
-def robot_node_rate(ros: RosRuntime, arm: dict, seconds: float) -> float:
-    """Loops/s of the robot_node executable (its own process) asked to run as fast as it can.
+class PausableRobotNode:
+    """The robot_node executable (its own process) asked to run as fast as it can, paused with SIGSTOP
+    while LeRobot's reference loop has the bus, so both alternate in many short rounds on one process
+    each (starting a node per round made the rounds few and long, and the machine's load drifts).
 
-    Counted from the node's own cumulative `loops` diagnostic (one per bus read; every loop also
-    writes, since one command is sent and the watchdog is off) between two samples `seconds` apart,
-    timed by the samples' stamps. No joint_states subscriber: the reference loop has none either.
+    Loops are counted from the node's own cumulative `loops` diagnostic (one per bus read; every loop
+    also writes, since one command is sent and the watchdog is off), between the first and the last
+    sample inside a running window, timed by the samples' stamps. No joint_states subscriber: the
+    reference loop has none either. A transaction cut by the pause costs the node one failed read (the
+    reference's port open flushes the pending reply); it is a few loops in thousands.
     """
-    cmd = [sys.executable, "-m", "lerobot_ros.nodes.robot_node", "--ros-args", "-r", "__ns:=/bench_follower",
-           "-p", f"port:={arm['port']}", "-p", f"calibration_file:={arm['calibration_file']}",
-           "-p", "rate_hz:=5000.0", "-p", "watchdog_s:=3600.0", "-p", "diagnostics_period_s:=0.5"]
-    samples: list[tuple[int, int]] = []
 
-    def on_diag(msg: DiagnosticArray) -> None:
-        for status in msg.status:
-            if status.name.startswith("/bench_follower/robot_node"):
-                values = {kv.key: kv.value for kv in status.values}
-                samples.append((time_to_ns(msg.header.stamp), int(values.get("loops", 0))))
-
-    node = ros.create_node(f"bench_robot_probe_{time.monotonic_ns()}")
-    sub = node.create_subscription(DiagnosticArray, "/diagnostics", on_diag, 50)
-    pub = node.create_publisher(Float64MultiArray, "/bench_follower/commands", 10)
-    proc = subprocess.Popen(cmd, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
+    def __init__(self, ros: RosRuntime, arm: dict):
+        cmd = [sys.executable, "-m", "lerobot_ros.nodes.robot_node", "--ros-args", "-r", "__ns:=/bench_follower",
+               "-p", f"port:={arm['port']}", "-p", f"calibration_file:={arm['calibration_file']}",
+               "-p", "rate_hz:=5000.0", "-p", "watchdog_s:=3600.0", "-p", "diagnostics_period_s:=0.1"]
+        self.samples: list[tuple[int, int]] = []
+        self.node = ros.create_node(f"bench_robot_probe_{time.monotonic_ns()}")
+        self.node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diag, 200)
+        pub = self.node.create_publisher(Float64MultiArray, "/bench_follower/commands", 10)
+        self.proc = subprocess.Popen(cmd, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         deadline = time.monotonic() + 90
-        while not samples or samples[-1][1] == 0:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise RuntimeError("robot_node did not come up: " + (proc.stderr.read() if proc.poll() is not None else "timeout"))
+        while not self.samples or self.samples[-1][1] == 0:
+            if time.monotonic() > deadline or self.proc.poll() is not None:
+                self.close()
+                raise RuntimeError("robot_node did not come up: " + (self.proc.stderr.read() if self.proc.poll() is not None else "timeout"))
             time.sleep(0.05)
         pub.publish(numpy_to_float64_multi_array(np.zeros(6)))  # one command: the node writes every loop
         time.sleep(1.0)  # warm-up
-        first = samples[-1]
+        self.pause()
+
+    def _on_diag(self, msg: DiagnosticArray) -> None:
+        for status in msg.status:
+            if status.name.startswith("/bench_follower/robot_node"):
+                values = {kv.key: kv.value for kv in status.values}
+                self.samples.append((time_to_ns(msg.header.stamp), int(values.get("loops", 0))))
+
+    def pause(self) -> None:
+        os.kill(self.proc.pid, signal.SIGSTOP)
+        time.sleep(0.2)  # the last diagnostics in flight arrive before the window closes
+
+    def rate(self, seconds: float) -> float:
+        """Resume, count loops over `seconds`, pause again."""
+        os.kill(self.proc.pid, signal.SIGCONT)
+        time.sleep(0.3)  # the transaction cut by the pause times out; the loop is back at speed
+        t0 = time.time_ns()
         time.sleep(seconds)
-        last = samples[-1]
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        node.destroy_subscription(sub)
-        node.destroy_publisher(pub)
-    return (last[1] - first[1]) / ((last[0] - first[0]) / 1e9)
+        t1 = time.time_ns()
+        time.sleep(0.15)  # the sample stamped just before t1 arrives
+        self.pause()
+        inside = [s for s in self.samples if t0 <= s[0] <= t1]
+        if len(inside) < 2:
+            raise RuntimeError(f"robot_node sent {len(inside)} diagnostics in a {seconds:.1f} s window")
+        (a_ns, a_loops), (b_ns, b_loops) = inside[0], inside[-1]
+        return (b_loops - a_loops) / ((b_ns - a_ns) / 1e9)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGCONT)
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+        self.node.destroy_node()
 
 
 def write_video(path: Path, frames: int = 90) -> None:
@@ -177,7 +202,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="measuring time per part (default 10)")
     parser.add_argument("--full", action="store_true", help="60 s of camera streaming, as the issue names")
-    parser.add_argument("--rounds", type=int, default=5, help="alternating reference/node rounds (default 5)")
+    parser.add_argument("--rounds", type=int, default=10, help="alternating reference/node rounds (default 10)")
     args = parser.parse_args()
     cam_seconds = 60.0 if args.full else args.seconds
     with tempfile.TemporaryDirectory(prefix="bench_hw_") as tmp:
@@ -187,9 +212,13 @@ def main() -> None:
             # Interleave reference and node rounds so a change in machine load hits both alike.
             refs, nodes = [], []
             with RosRuntime() as ros:
-                for _ in range(args.rounds):
-                    refs.append(lerobot_loop_rate(arm, args.seconds / args.rounds))
-                    nodes.append(robot_node_rate(ros, arm, args.seconds / args.rounds))
+                node = PausableRobotNode(ros, arm)
+                try:
+                    for _ in range(args.rounds):
+                        refs.append(lerobot_loop_rate(arm, args.seconds / args.rounds))
+                        nodes.append(node.rate(args.seconds / args.rounds))
+                finally:
+                    node.close()
             ref, node_rate = float(np.mean(refs)), float(np.mean(nodes))
         finally:
             emulator.terminate()
@@ -218,6 +247,8 @@ def main() -> None:
         "lerobot_loops_per_s": round(ref, 1),
         "robot_node_loops_per_s": round(node_rate, 1),
         "robot_ratio_per_round": [round(n / r, 3) for n, r in zip(nodes, refs)],
+        "lerobot_loops_per_s_per_round": [round(r, 1) for r in refs],
+        "robot_node_loops_per_s_per_round": [round(n, 1) for n in nodes],
         "camera_seconds": cam_seconds,
         **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in cam.items()},
     }))

@@ -12,6 +12,7 @@ from lerobot_ros.hardware.devices import DeviceConfigError, make_follower, make_
 from lerobot_ros.hardware.driver import ArmDriver
 from lerobot_ros.hardware.health import Backoff
 from lerobot_ros.hardware.virtual.arms import VirtualArm
+from lerobot_ros.ros.runtime import wait_until
 
 pytestmark = pytest.mark.slow  # imports LeRobot's robot classes (torch)
 
@@ -39,6 +40,34 @@ def test_max_relative_target_caps_each_step(arm):
     try:
         sent = retried(lambda: driver.write(np.array([1.0, 0, 0, 0, 0, 0])))  # 57 degrees away: LeRobot sends 5 degrees
         assert sent[0] == pytest.approx(math.radians(5.0), abs=1e-3)
+    finally:
+        driver.close()
+
+
+def test_exchange_reads_then_sends_the_goal_and_sends_nothing_after_a_failed_read(arm):
+    driver = ArmDriver(lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal), max_consecutive_errors=10)
+    assert retried(driver.connect)
+    try:
+        elbow = arm.servo("elbow_flex")
+        before = elbow.register("Goal_Position")
+        goal = np.zeros(6)
+        goal[2] = 0.3  # elbow_flex: 0.3 rad from the middle of its range
+        positions = retried(lambda: driver.exchange(goal))
+        assert positions.shape == (6,) and driver.last_positions is positions
+        # a write has no reply: the emulator applies it a moment after exchange() returns
+        wait_until(lambda: elbow.register("Goal_Position") != before, 5, what="the goal reaching the servo")
+        sent = elbow.register("Goal_Position")
+        loops = driver.health.loops
+        arm.bus.faults.no_reply.add(arm.servo("shoulder_pan").id)  # the read fails: the goal must not go out
+        goal[2] = -0.3
+        assert driver.exchange(goal) is None
+        time.sleep(0.3)
+        assert elbow.register("Goal_Position") == sent
+        assert driver.health.consecutive_errors == 1 and driver.health.loops == loops
+        arm.bus.faults.clear()
+        assert retried(lambda: driver.exchange(goal)) is not None
+        wait_until(lambda: elbow.register("Goal_Position") != sent, 5, what="the next good read sending the goal")
+        assert driver.exchange(None) is not None and driver.health.consecutive_errors == 0
     finally:
         driver.close()
 

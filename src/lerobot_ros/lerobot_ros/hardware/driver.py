@@ -125,7 +125,7 @@ class ArmDriver:
         if not self.connected:
             return None
         try:
-            values = self.device.get_observation() if self.is_robot else self.device.get_action()
+            values = self._read_values()
             positions = self.units.to_radians(values, suffix=".pos")
         except Exception as exc:  # noqa: BLE001
             self._failed(exc, "read")
@@ -135,13 +135,46 @@ class ArmDriver:
         self._maybe_read_status()
         return positions
 
+    def _read_values(self) -> dict:
+        return self.device.get_observation() if self.is_robot else self.device.get_action()
+
     def poll(self) -> np.ndarray | None:
         """One control-loop read: reconnect when due, read, count the tick. None when nothing was read."""
+        return self.exchange(None)
+
+    def exchange(self, goal_radians=None) -> np.ndarray | None:
+        """One control-loop step: reconnect when due, read the present positions and, when `goal_radians`
+        is given (a follower), send it right after the read, back to back on the bus; count the tick.
+
+        Everything that is not bus traffic (unit conversions, status registers) happens before the read
+        or after the write: a gap between the two leaves the servos (and a pty emulator) idle and costs
+        more than the work in it. Returns the positions in radians, or None when nothing was read (then
+        nothing is sent either)."""
         if not self.maybe_reconnect():
             return None
-        positions = self.read()
-        if positions is not None:
-            self.health.tick()
+        action = None
+        if goal_radians is not None and self.is_robot:
+            action = self.units.from_radians(goal_radians, suffix=".pos")  # clipped to the calibrated range
+        try:
+            values = self._read_values()
+        except Exception as exc:  # noqa: BLE001
+            self._failed(exc, "read")
+            return None
+        self.health.ok()
+        if action is not None:
+            try:
+                self.device.send_action(action)
+            except Exception as exc:  # noqa: BLE001
+                self._failed(exc, "write")
+        try:
+            positions = self.units.to_radians(values, suffix=".pos")
+        except Exception as exc:  # noqa: BLE001 - a reply LeRobot accepted but our units cannot map
+            self._failed(exc, "read")
+            return None
+        self.last_positions = positions
+        self.health.tick()
+        if self.connected:
+            self._maybe_read_status()
         return positions
 
     def write(self, radians, report_sent: bool = True) -> np.ndarray | None:

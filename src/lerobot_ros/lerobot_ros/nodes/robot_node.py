@@ -189,23 +189,23 @@ class RobotNode(Node):
 
     # ----- control loop -------------------------------------------------------------------------------
     def on_tick(self) -> None:
-        positions = self.driver.poll()
+        now = self._now()
+        torque = self.driver.torque_enabled
+        state = self.buffer.state(now)
+        goal = self.buffer.goal(now) if torque else None
+        # Read and write back to back (the goal is computed before the read); the joint state is
+        # published after the write, while the servos (or the emulator) work on it.
+        positions = self.driver.exchange(goal)
         if positions is None:
             return
-        now = self._now()
-        self.state_pub.publish(self.joint_state(positions, now))
-        if not self.driver.torque_enabled:
-            return
-        state = self.buffer.state(now)
-        goal = self.buffer.goal(now)
         if goal is not None:
-            self.driver.write(goal, report_sent=False)
             self._holding = False
-        elif state == TIMEOUT and not self._holding:
+        elif torque and state == TIMEOUT and not self._holding:
             self.get_logger().warning("command watchdog expired: holding the present position")
             self.driver.write(positions, report_sent=False)
             self._holding = True
         self._last_state = state
+        self.state_pub.publish(self.joint_state(positions, now))
 
     def on_diagnostics(self) -> None:
         with self._lock:
