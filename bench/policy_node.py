@@ -8,6 +8,8 @@ Set-up: a small random ACT (2 cameras 480x640 rgb8 + 6-D joint state), saved and
    tick ROS latency - the node's own predict time for that same tick (the goal's figure: it removes the
    policy's run-to-run variation, which on a shared CPU is larger than the overhead being measured).
    Goal: overhead <= 2 ms p50, <= 5 ms p99.
+   Also measured, same run, same publishing: the rclpy floor, a do-nothing rclpy node in its own process
+   with the same subscriptions answering each joint state at once (what any rclpy node pays here).
 2. Async: the node ticks on its timer at the contract's fps while observations stream in; inference is
    slower than one tick. Reported: the slowest tick callback vs the period, missed and dry ticks.
 
@@ -173,6 +175,73 @@ def run_sync(ros, policy_dir, contract, ticks, joints, images, env):
         node.destroy_node()
 
 
+def echo_main() -> int:
+    """The floor: a do-nothing rclpy node with the policy node's subscriptions that answers each joint
+    state with a 6-value command at once (no policy, no frame assembly): what any rclpy node pays here."""
+    import rclpy
+    from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+    from sensor_msgs.msg import Image, JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from lerobot_ros.ros.qos import RELIABLE_QOS
+
+    rclpy.init()
+    node = rclpy.create_node("bench_echo")
+    pub = node.create_publisher(Float64MultiArray, "/bench/follower/commands", RELIABLE_QOS)
+    reply = Float64MultiArray(data=[0.0] * 6)
+    node.create_subscription(JointState, "/bench/follower/joint_states", lambda m: pub.publish(reply), RELIABLE_QOS)
+    for cam in ("front", "wrist"):
+        node.create_subscription(Image, f"/bench/{cam}/image_raw", lambda m: None, RELIABLE_QOS)
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    try:
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    return 0
+
+
+def run_floor(ros, ticks, joints, images, env):
+    """Round trips joint state -> command through the echo node, published exactly as run_sync does."""
+    from sensor_msgs.msg import Image, JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from lerobot_ros.codecs import numpy_to_image, numpy_to_joint_state
+    from lerobot_ros.ros.qos import RELIABLE_QOS
+    from lerobot_ros.ros.runtime import wait_until
+
+    node = ros.create_node("bench_floor_probe")
+    pubs = {
+        "state": node.create_publisher(JointState, "/bench/follower/joint_states", RELIABLE_QOS),
+        "front": node.create_publisher(Image, "/bench/front/image_raw", RELIABLE_QOS),
+        "wrist": node.create_publisher(Image, "/bench/wrist/image_raw", RELIABLE_QOS),
+    }
+    received = []
+    got = threading.Event()
+    node.create_subscription(Float64MultiArray, "/bench/follower/commands", lambda m: (received.append(time.perf_counter()), got.set()), RELIABLE_QOS)
+    proc = subprocess.Popen([sys.executable, __file__, "--echo"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_until(lambda: all(p.get_subscription_count() for p in pubs.values()), 90, what="echo node subscriptions")
+        rtt = []
+        for k in range(ticks + 5):
+            i = k % len(joints)
+            stamp = time.time_ns()
+            pubs["front"].publish(numpy_to_image(images[i], "rgb8", stamp))
+            pubs["wrist"].publish(numpy_to_image(images[(i + 1) % len(images)], "rgb8", stamp))
+            time.sleep(0.02)
+            got.clear()
+            t0 = time.perf_counter()
+            pubs["state"].publish(numpy_to_joint_state(JOINTS, position=joints[i], stamp_ns=stamp))
+            if not got.wait(10):
+                raise RuntimeError(f"echo node did not answer ({proc.poll()=})")
+            if k >= 5:
+                rtt.append((received[-1] - t0) * 1e3)
+        return rtt
+    finally:
+        stop_node(proc)
+        node.destroy_node()
+
+
 def run_async(ros, policy_dir, contract, seconds, fps, joints, images, env):
     from sensor_msgs.msg import Image, JointState
     from std_msgs.msg import String
@@ -228,7 +297,10 @@ def main() -> int:
     ap.add_argument("--async-chunk", type=int, default=100, help="ACT chunk_size for the async part (covers its latency)")
     ap.add_argument("--node-env", action="append", default=[], metavar="KEY=VALUE",
                     help="extra environment for the policy_node process (e.g. OMP_WAIT_POLICY=PASSIVE); repeatable")
+    ap.add_argument("--echo", action="store_true", help=argparse.SUPPRESS)  # the floor's echo node (internal)
     args = ap.parse_args()
+    if args.echo:
+        return echo_main()
 
     from fixtures_policy import make_policy_folder
     from lerobot_ros.ros.runtime import RosRuntime
@@ -253,6 +325,7 @@ def main() -> int:
     env.update(kv.split("=", 1) for kv in args.node_env)
 
     with RosRuntime() as ros:
+        floor_ms = run_floor(ros, args.ticks, joints, images, env)
         pairs = run_sync(ros, policy_dir, contract, args.ticks, joints, images, env)
         ros_ms = [a for a, _, _, _ in pairs]
         paired_ms = [a - b for a, b, _, _ in pairs]
@@ -287,12 +360,16 @@ def main() -> int:
     print(f"{'':28}{'p50 ms':>10}{'p99 ms':>10}")
     print(f"{'through ROS (node process)':28}{pct(ros_ms, 50):10.2f}{pct(ros_ms, 99):10.2f}")
     print(f"{'direct predict_action':28}{pct(direct_ms, 50):10.2f}{pct(direct_ms, 99):10.2f}")
+    chunk_inference = [b for _, b, _, _ in pairs if b > 1.0]  # ticks that ran the model (the others pop the queue)
+    print(f"{'node inference (chunk ticks)':28}{pct(chunk_inference, 50) if chunk_inference else 0:10.2f}{pct(chunk_inference, 99) if chunk_inference else 0:10.2f}   ({len(chunk_inference)} ticks ran the model)")
     print(f"{'ROS - direct (percentiles)':28}{over50:10.2f}{over99:10.2f}   goal <= 2 / <= 5")
     print(f"{'per tick: ROS - node compute':28}{pct(paired_ms, 50):10.2f}{pct(paired_ms, 99):10.2f}   (same tick, inference measured in the node)")
     print(f"{'  of which inside the node':28}{pct(node_side_ms, 50):10.2f}{pct(node_side_ms, 99):10.2f}   (frame assembly, safety, encode, publish)")
     print(f"{'  of which DDS + scheduling':28}{pct(paired_ms, 50) - pct(node_side_ms, 50):10.2f}{'':>10}   (machine load: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
     print(f"{'  DDS in: publish -> callback':28}{pct(dds_in_ms, 50):10.2f}{pct(dds_in_ms, 99):10.2f}   (joint state reaches the node's callback)")
     print(f"{'  DDS out: action -> here':28}{pct(dds_out_ms, 50):10.2f}{pct(dds_out_ms, 99):10.2f}   (action publish -> this process's callback)")
+    print(f"{'rclpy floor: echo round trip':28}{pct(floor_ms, 50):10.2f}{pct(floor_ms, 99):10.2f}   (a do-nothing rclpy node, same topics and publishing; no policy)")
+    print(f"{'per tick above the floor':28}{pct(paired_ms, 50) - pct(floor_ms, 50):10.2f}{pct(paired_ms, 99) - pct(floor_ms, 99):10.2f}   (what policy_node adds to any rclpy node's round trip)")
     print(f"(the per-tick figure is the goal's: the inference time of the very tick is subtracted, so the policy's "
           f"own run-to-run variation does not count as ROS overhead)")
     print(f"\nasync (chunk {args.async_chunk}) at {args.fps} Hz (period {period_ms:.1f} ms) for {args.async_seconds:.0f} s: {len(live)} ticks, {ok} acted, "
@@ -311,6 +388,10 @@ def main() -> int:
         "node_side_p50_ms": round(pct(node_side_ms, 50), 3),
         "node_side_p99_ms": round(pct(node_side_ms, 99), 3),
         "dds_in_p50_ms": round(pct(dds_in_ms, 50), 3),
+        "rclpy_floor_p50_ms": round(pct(floor_ms, 50), 3),
+        "node_inference_p50_ms": round(pct(chunk_inference, 50), 3) if chunk_inference else None,
+        "rclpy_floor_p99_ms": round(pct(floor_ms, 99), 3),
+        "above_floor_p50_ms": round(pct(paired_ms, 50) - pct(floor_ms, 50), 3),
         "dds_out_p50_ms": round(pct(dds_out_ms, 50), 3),
         "load_avg": round(os.getloadavg()[0], 2),
         "overhead_p99_ms": round(over99, 3),

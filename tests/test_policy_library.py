@@ -228,3 +228,29 @@ def test_async_reset_discards_in_flight_result():
         assert worker.queue.depth(0) == 0
     finally:
         worker.close()
+
+
+def test_openmp_spin_is_limited_unless_the_user_chose():
+    import sys
+
+    from lerobot_ros.policy.openmp import SPIN_COUNT, limit_openmp_spin
+
+    env = {}
+    assert limit_openmp_spin(env) == ("torch" not in sys.modules) and env["GOMP_SPINCOUNT"] == SPIN_COUNT
+    env = {"GOMP_SPINCOUNT": "300000"}
+    assert limit_openmp_spin(env) is False and env["GOMP_SPINCOUNT"] == "300000"
+    env = {"OMP_WAIT_POLICY": "ACTIVE"}
+    assert limit_openmp_spin(env) is False and "GOMP_SPINCOUNT" not in env
+
+
+def test_policy_node_main_limits_openmp_spin_before_torch_loads():
+    """policy_node's main() calls limit_openmp_spin() first: importing the node module must not load torch."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os, sys; import lerobot_ros.nodes.policy_node; from lerobot_ros.policy.openmp import limit_openmp_spin; "
+            "print(limit_openmp_spin(), os.environ['GOMP_SPINCOUNT'], 'torch' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.stdout.split() == ["True", "10000", "False"], out.stderr[-2000:]

@@ -22,6 +22,8 @@ Parameters
 Topics out: action topic, ~/predicted_chunk (JointTrajectory, for rviz), ~/latency_ms (observation stamp ->
 action publish), ~/tick_info (JSON per tick: status, dry, depth, reason, timings incl. wall-clock receive/publish stamps), /diagnostics.
 Services: ~/start, ~/stop, ~/reset (std_srvs/Trigger).
+Environment: GOMP_SPINCOUNT=10000 unless set (or OMP_WAIT_POLICY is): idle OpenMP workers stop spinning
+after inference instead of holding a core while the action goes out (lerobot_ros.policy.openmp).
 
 Any policy type LeRobot registers loads the same way (tested: ACT, Diffusion). VLAs (SmolVLA, pi0, pi05 ...)
 need their extra installed (`lerobot[smolvla]`, `lerobot[pi]`), a GPU in practice (device:=cuda) and a task
@@ -60,6 +62,7 @@ from lerobot_ros.policy import (
     feature_mismatches,
     load_policy,
 )
+from lerobot_ros.policy.openmp import limit_openmp_spin
 from lerobot_ros.resample import StreamingResampler, StreamSpec
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.qos import RELIABLE_QOS, qos_by_name
@@ -393,6 +396,7 @@ def _fmt(value) -> str:
 
 
 def main(args=None) -> None:
+    limit_openmp_spin()  # before torch loads (load_policy imports it)
     run_node(PolicyNode, args)
 
 
