@@ -262,11 +262,14 @@ def test_watchdog_holds_the_present_position(ros, tmp_path):
         cmd.publish(numpy_to_float64_multi_array([1.0, 0, 0, 0, 0, 0]))  # one command, then silence
         wait_until(lambda: follower.joint_positions()["shoulder_pan"] > 0.02, 10, what="motion to start")
         wait_until(lambda: node.buffer.state(node._now()) == "timeout", 10, what="watchdog")
-        time.sleep(0.3)
-        goal = follower.servo("shoulder_pan").register("Goal_Position")
         mid = sum(follower.calibration["shoulder_pan"][k] for k in ("range_min", "range_max")) / 2
-        held = (goal - mid) * 2 * math.pi / 4095
-        assert held < 0.8  # the goal was pulled back from 1.0 rad to where the joint was
+
+        def goal_rad() -> float:
+            return (follower.servo("shoulder_pan").register("Goal_Position") - mid) * 2 * math.pi / 4095
+
+        # the goal is pulled back from 1.0 rad to where the joint was (the hold write lands a tick later)
+        wait_until(lambda: goal_rad() < 0.8, 10, what="the hold goal")
+        held = goal_rad()
         wait_until(lambda: abs(follower.joint_positions()["shoulder_pan"] - held) < 0.01, 15, what="hold")
     finally:
         close_all(node, follower)

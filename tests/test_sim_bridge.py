@@ -239,8 +239,9 @@ def test_several_bridges_in_their_own_processes_and_namespaces(ros, ros_env):
         cubes = [np.asarray(c.env_state.wait_for(1, timeout=20)[-1].data) for c in clients]
         assert not np.array_equal(cubes[0], cubes[1])  # seeds 0 and 1 put the cube in different places
         clients[1].step(np.full(6, 0.2))
-        time.sleep(0.5)
-        assert clients[1].last_status().step == 2 and clients[0].last_status().step == 1
+        wait_until(lambda: clients[1].last_status().step == 2, 30, what="/sim_1 stepping")
+        time.sleep(0.5)  # /sim_0 had as long to step, had the action leaked to it
+        assert clients[0].last_status().step == 1
     finally:
         for p in procs:
             p.terminate()
