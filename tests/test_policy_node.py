@@ -31,6 +31,7 @@ from lerobot_ros.codecs import (
     ns_to_time,
     numpy_to_image,
     numpy_to_joint_state,
+    time_to_ns,
 )
 from lerobot_ros.contract import load_contract
 from lerobot_ros.ros.entry import NodeStartupError
@@ -350,6 +351,8 @@ def test_tick_on_observation_joint_state_output(ros, tmp_path, policies):
     msgs = got.wait_for(len(joints))
     assert list(msgs[0].name) == list(SO101_JOINTS)
     np.testing.assert_allclose(np.stack([m.position for m in msgs]), expected, atol=1e-6)
+    # one message is reused per tick: each one still carries its own tick's stamp
+    assert [time_to_ns(m.header.stamp) for m in msgs] == [int(T0 + k * PERIOD) for k in range(len(joints))]
     # tick_info splits the latency: when the triggering joint state arrived, when the action went out
     infos = [json.loads(m.data) for m in h.info.wait_for(len(joints))]
     for info in infos:

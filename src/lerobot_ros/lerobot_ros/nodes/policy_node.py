@@ -50,7 +50,7 @@ from std_msgs.msg import Float64, Float64MultiArray, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from lerobot_ros.codecs import chunk_to_joint_trajectory, numpy_to_float64_multi_array, numpy_to_joint_state
+from lerobot_ros.codecs import chunk_to_joint_trajectory, float64_array, numpy_to_float64_multi_array, numpy_to_joint_state
 from lerobot_ros.contract import ContractError, load_contract, message_class
 from lerobot_ros.policy import (
     ON_STALE,
@@ -113,6 +113,7 @@ class PolicyNode(Node):
         self.action_feature = self.contract.action_feature
         self.joint_names = self.action_feature.joints or [n.removesuffix(".pos") for n in self.action_feature.names]
         self.mode = p["output_mode"] or _MODE_OF_TYPE.get(self.action_feature.msg_type, "commands")
+        self._action_msg = None  # reused per tick (see _action_message)
         if self.mode not in OUTPUT_MODES:
             raise NodeStartupError(f"output_mode must be one of {OUTPUT_MODES}, got {self.mode!r}")
         if p["on_stale"] not in ON_STALE:
@@ -276,17 +277,32 @@ class PolicyNode(Node):
             self._publish(t_ns, result, None if not self.running else ages, start, received_wall_ns)
             self.tick_index += 1
 
+    def _action_message(self, ros: np.ndarray, t_ns: int):
+        """The per-tick action message. One message is reused and only its values (and stamp) change:
+        publish() serializes at once, and right after inference (caches full of image tensors) building
+        a fresh message with its layout costs about a tenth of a millisecond of the tick's latency."""
+        msg = self._action_msg
+        if msg is None or len(msg.data if self.mode == "commands" else msg.position) != ros.size:
+            if self.mode == "commands":
+                msg = numpy_to_float64_multi_array(ros)
+            else:
+                msg = numpy_to_joint_state(self.joint_names, position=ros, stamp_ns=t_ns)
+            self._action_msg = msg
+            return msg
+        if self.mode == "commands":
+            msg.data = float64_array(ros)
+        else:
+            msg.position = float64_array(ros)
+            stamp = msg.header.stamp
+            stamp.sec, stamp.nanosec = divmod(int(t_ns), 1_000_000_000)
+        return msg
+
     def _publish(self, t_ns: int, result, frame_ages, start: float, received_wall_ns: int | None = None) -> None:
         fps = self.contract.fps
         published = False
         published_wall_ns = None
         if result.action is not None and self.mode != "trajectory":
-            ros = self.action_feature.to_ros(result.action)
-            if self.mode == "commands":
-                msg = numpy_to_float64_multi_array(ros)
-            else:
-                msg = numpy_to_joint_state(self.joint_names, position=ros, stamp_ns=t_ns)
-            self.action_pub.publish(msg)
+            self.action_pub.publish(self._action_message(self.action_feature.to_ros(result.action), t_ns))
             published, published_wall_ns = True, time.time_ns()
         elif result.trajectory is not None and self.mode == "trajectory":
             ros = self.action_feature.to_ros(result.trajectory)
