@@ -85,6 +85,26 @@ def camera_like(rng, n):
     return [np.clip(base + rng.normal(0, 8, (H, W, 3)), 0, 255).astype(np.uint8) for _ in range(n)]
 
 
+def observation_publishers(node) -> dict:
+    """This process stands in for the robot and camera nodes: the joint state and both cameras' topics."""
+    from sensor_msgs.msg import Image, JointState
+
+    from lerobot_ros.ros.qos import RELIABLE_QOS
+
+    return {
+        "state": node.create_publisher(JointState, "/bench/follower/joint_states", RELIABLE_QOS),
+        "front": node.create_publisher(Image, "/bench/front/image_raw", RELIABLE_QOS),
+        "wrist": node.create_publisher(Image, "/bench/wrist/image_raw", RELIABLE_QOS),
+    }
+
+
+def publish_images(pubs, images, i: int, stamp: int) -> None:
+    from lerobot_ros.codecs import numpy_to_image
+
+    pubs["front"].publish(numpy_to_image(images[i % len(images)], "rgb8", stamp))
+    pubs["wrist"].publish(numpy_to_image(images[(i + 1) % len(images)], "rgb8", stamp))
+
+
 def start_node(policy_dir, contract, extra, env):
     exe = Path(sys.executable).parent / "policy_node"
     cmd = [str(exe), "--ros-args", "-p", f"pretrained_path:={policy_dir}", "-p", f"contract:={contract}",
@@ -121,19 +141,14 @@ def direct_latencies(policy_dir, frames):
 
 
 def run_sync(ros, policy_dir, contract, ticks, joints, images, env):
-    from sensor_msgs.msg import Image, JointState
     from std_msgs.msg import Float64MultiArray, String
 
-    from lerobot_ros.codecs import numpy_to_image, numpy_to_joint_state
+    from lerobot_ros.codecs import numpy_to_joint_state
     from lerobot_ros.ros.qos import RELIABLE_QOS
     from lerobot_ros.ros.runtime import wait_until
 
     node = ros.create_node("bench_sync_probe")
-    pubs = {
-        "state": node.create_publisher(JointState, "/bench/follower/joint_states", RELIABLE_QOS),
-        "front": node.create_publisher(Image, "/bench/front/image_raw", RELIABLE_QOS),
-        "wrist": node.create_publisher(Image, "/bench/wrist/image_raw", RELIABLE_QOS),
-    }
+    pubs = observation_publishers(node)
     ticked = threading.Event()
     received = []
     infos = []
@@ -147,11 +162,8 @@ def run_sync(ros, policy_dir, contract, ticks, joints, images, env):
         for k in range(ticks + warmup):
             i = k % len(joints)
             stamp = time.time_ns()
-            front = numpy_to_image(images[i], "rgb8", stamp)
-            wrist = numpy_to_image(images[(i + 1) % len(images)], "rgb8", stamp)
             js = numpy_to_joint_state(JOINTS, position=joints[i], stamp_ns=stamp)
-            pubs["front"].publish(front)
-            pubs["wrist"].publish(wrist)
+            publish_images(pubs, images, i, stamp)
             time.sleep(0.02)  # images first and processed (as cameras would have delivered them), then the tick's joint state
             ticked.clear()
             n_actions = len(received)
@@ -203,19 +215,14 @@ def echo_main() -> int:
 
 def run_floor(ros, ticks, joints, images, env):
     """Round trips joint state -> command through the echo node, published exactly as run_sync does."""
-    from sensor_msgs.msg import Image, JointState
     from std_msgs.msg import Float64MultiArray
 
-    from lerobot_ros.codecs import numpy_to_image, numpy_to_joint_state
+    from lerobot_ros.codecs import numpy_to_joint_state
     from lerobot_ros.ros.qos import RELIABLE_QOS
     from lerobot_ros.ros.runtime import wait_until
 
     node = ros.create_node("bench_floor_probe")
-    pubs = {
-        "state": node.create_publisher(JointState, "/bench/follower/joint_states", RELIABLE_QOS),
-        "front": node.create_publisher(Image, "/bench/front/image_raw", RELIABLE_QOS),
-        "wrist": node.create_publisher(Image, "/bench/wrist/image_raw", RELIABLE_QOS),
-    }
+    pubs = observation_publishers(node)
     received = []
     got = threading.Event()
     node.create_subscription(Float64MultiArray, "/bench/follower/commands", lambda m: (received.append(time.perf_counter()), got.set()), RELIABLE_QOS)
@@ -226,8 +233,7 @@ def run_floor(ros, ticks, joints, images, env):
         for k in range(ticks + 5):
             i = k % len(joints)
             stamp = time.time_ns()
-            pubs["front"].publish(numpy_to_image(images[i], "rgb8", stamp))
-            pubs["wrist"].publish(numpy_to_image(images[(i + 1) % len(images)], "rgb8", stamp))
+            publish_images(pubs, images, i, stamp)
             time.sleep(0.02)
             got.clear()
             t0 = time.perf_counter()
@@ -243,19 +249,14 @@ def run_floor(ros, ticks, joints, images, env):
 
 
 def run_async(ros, policy_dir, contract, seconds, fps, joints, images, env):
-    from sensor_msgs.msg import Image, JointState
     from std_msgs.msg import String
 
-    from lerobot_ros.codecs import numpy_to_image, numpy_to_joint_state
+    from lerobot_ros.codecs import numpy_to_joint_state
     from lerobot_ros.ros.qos import RELIABLE_QOS
     from lerobot_ros.ros.runtime import wait_until
 
     node = ros.create_node("bench_async_probe")
-    pubs = {
-        "state": node.create_publisher(JointState, "/bench/follower/joint_states", RELIABLE_QOS),
-        "front": node.create_publisher(Image, "/bench/front/image_raw", RELIABLE_QOS),
-        "wrist": node.create_publisher(Image, "/bench/wrist/image_raw", RELIABLE_QOS),
-    }
+    pubs = observation_publishers(node)
     infos = []
     node.create_subscription(String, "/policy_node/tick_info", lambda m: infos.append((time.perf_counter(), json.loads(m.data))), RELIABLE_QOS)
     proc = start_node(policy_dir, contract, {"async_inference": True, "chunk_threshold": 0.5, "max_age_ms": 1000.0}, env)
@@ -276,8 +277,7 @@ def run_async(ros, policy_dir, contract, seconds, fps, joints, images, env):
                 raise RuntimeError("async: no chunk within 120 s")
             stamp = time.time_ns()
             i = k % len(joints)
-            pubs["front"].publish(numpy_to_image(images[i], "rgb8", stamp))
-            pubs["wrist"].publish(numpy_to_image(images[(i + 1) % len(images)], "rgb8", stamp))
+            publish_images(pubs, images, i, stamp)
             pubs["state"].publish(numpy_to_joint_state(JOINTS, position=joints[i], stamp_ns=stamp))
             k += 1
             time.sleep(max(0.0, start + k * period - time.perf_counter()))
