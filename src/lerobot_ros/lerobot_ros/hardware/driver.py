@@ -121,22 +121,11 @@ class ArmDriver:
 
     # ----- I/O ----------------------------------------------------------------------------------------
     def read(self) -> np.ndarray | None:
-        """Present joint positions in radians, or None when disconnected or the read failed."""
+        """Present joint positions in radians (a loop like `exchange` without a goal, but no reconnect attempt);
+        None when disconnected or the read failed."""
         if not self.connected:
             return None
-        try:
-            values = self._read_values()
-            positions = self.units.to_radians(values, suffix=".pos")
-        except Exception as exc:  # noqa: BLE001
-            self._failed(exc, "read")
-            return None
-        self.health.ok()
-        self.last_positions = positions
-        self._maybe_read_status()
-        return positions
-
-    def _read_values(self) -> dict:
-        return self.device.get_observation() if self.is_robot else self.device.get_action()
+        return self._transfer(None)
 
     def poll(self) -> np.ndarray | None:
         """One control-loop read: reconnect when due, read, count the tick. None when nothing was read."""
@@ -145,18 +134,20 @@ class ArmDriver:
     def exchange(self, goal_radians=None) -> np.ndarray | None:
         """One control-loop step: reconnect when due, read the present positions and, when `goal_radians`
         is given (a follower), send it right after the read, back to back on the bus; count the tick.
-
-        Everything that is not bus traffic (unit conversions, status registers) happens before the read
-        or after the write: a gap between the two leaves the servos (and a pty emulator) idle and costs
-        more than the work in it. Returns the positions in radians, or None when nothing was read (then
-        nothing is sent either)."""
+        Returns the positions in radians, or None when nothing was read (then nothing is sent either)."""
         if not self.maybe_reconnect():
             return None
+        return self._transfer(goal_radians)
+
+    def _transfer(self, goal_radians) -> np.ndarray | None:
+        """Read, then write `goal_radians` (if any) at once. Everything that is not bus traffic (unit
+        conversions, status registers) happens before the read or after the write: a gap between the two
+        leaves the servos (and a pty emulator) idle and costs more than the work in it."""
         action = None
         if goal_radians is not None and self.is_robot:
             action = self.units.from_radians(goal_radians, suffix=".pos")  # clipped to the calibrated range
         try:
-            values = self._read_values()
+            values = self.device.get_observation() if self.is_robot else self.device.get_action()
         except Exception as exc:  # noqa: BLE001
             self._failed(exc, "read")
             return None
