@@ -179,3 +179,7 @@ def test_live_report_counts_match_batch():
     for key in ("frames", "exact_frames", "held_frames", "stale_frames", "missing_frames"):
         assert getattr(got, key) == getattr(batch, key), key
     assert got.max_staleness_ms == pytest.approx(batch.max_staleness_ms)
+    # the mean accumulates over calls in both forms, and equals one batch call over the whole grid
+    whole = StreamReport("s", "asof", 150.0)
+    whole.add_frames(plan_stream(T, GRID, "asof", 150 * MS))
+    assert got.mean_staleness_ms == pytest.approx(batch.mean_staleness_ms) == pytest.approx(whole.mean_staleness_ms)

@@ -10,6 +10,10 @@ import numpy as np
 from lerobot_ros.resample.core import EXACT, HELD, INTERP, MISSING, STALE, Plan
 
 
+_COUNTERS = {EXACT: "exact_frames", HELD: "held_frames", INTERP: "interpolated_frames", STALE: "stale_frames",
+             MISSING: "missing_frames"}
+
+
 @dataclass
 class StreamReport:
     """One stream of one episode."""
@@ -34,35 +38,29 @@ class StreamReport:
     mean_staleness_ms: float = 0.0
 
     def add_frames(self, plan: Plan) -> None:
+        """Count a plan's frames by status and fold their staleness into the max and mean (batch path)."""
         s = plan.status
         self.frames += int(s.size)
-        self.exact_frames += int((s == EXACT).sum())
-        self.held_frames += int((s == HELD).sum())
-        self.interpolated_frames += int((s == INTERP).sum())
-        self.stale_frames += int((s == STALE).sum())
-        self.missing_frames += int((s == MISSING).sum())
+        for code, counter in _COUNTERS.items():
+            setattr(self, counter, getattr(self, counter) + int((s == code).sum()))
         used = plan.staleness_ns[s != MISSING]
         if used.size:
-            self.max_staleness_ms = max(self.max_staleness_ms, float(used.max()) / 1e6)
-            self.mean_staleness_ms = float(used.mean()) / 1e6
+            self._add_staleness(int(used.size), float(used.sum()) / 1e6, float(used.max()) / 1e6)
 
     def add_frame(self, status: int, staleness_ns: int) -> None:
-        """`add_frames` for one frame (the live path), with a running mean of the staleness."""
+        """`add_frames` for one frame (the live path)."""
         self.frames += 1
-        if status == MISSING:
-            self.missing_frames += 1
-            return
-        if status == EXACT:
-            self.exact_frames += 1
-        elif status == HELD:
-            self.held_frames += 1
-        elif status == INTERP:
-            self.interpolated_frames += 1
-        elif status == STALE:
-            self.stale_frames += 1
-        ms = staleness_ns / 1e6
-        self.max_staleness_ms = max(self.max_staleness_ms, ms)
-        self.mean_staleness_ms += (ms - self.mean_staleness_ms) / (self.frames - self.missing_frames)
+        counter = _COUNTERS[status]
+        setattr(self, counter, getattr(self, counter) + 1)
+        if status != MISSING:
+            ms = staleness_ns / 1e6
+            self._add_staleness(1, ms, ms)
+
+    def _add_staleness(self, count: int, total_ms: float, max_ms: float) -> None:
+        """Running max and mean over every non-missing frame so far (frame counters already include these)."""
+        before = self.frames - self.missing_frames - count
+        self.max_staleness_ms = max(self.max_staleness_ms, max_ms)
+        self.mean_staleness_ms = (self.mean_staleness_ms * before + total_ms) / (before + count)
 
     def add_sample_stats(self, times: np.ndarray) -> None:
         self.samples = int(times.size)
