@@ -132,3 +132,28 @@ def test_numbers_and_strings_accept_either_type(ros, video):
         node.close()
     with pytest.raises(NodeStartupError, match="parameter 'fps' must be a number, got 'fast'"):
         camera(ros, source=str(path), fps="fast")
+
+
+def test_parameters_described_refused_and_applied_from_another_context(ros, video):
+    from lerobot_ros.nodes.camera_node import CameraParams
+    from lerobot_ros.ros.parameters import names
+    from lerobot_ros.ros.runtime import RosRuntime
+    from param_probe import ParamProbe, assert_all_described
+
+    path, _ = video
+    node = camera(ros, source=str(path), camera_name="cam", fps=10.0, loop=True)
+    try:
+        with RosRuntime() as other:
+            probe = ParamProbe(other, "/camera_node")
+            described = assert_all_described(probe)
+            assert set(names(CameraParams)) <= set(described)
+            assert described["fps"].floating_point_range[0].from_value == 0.0 and not described["fps"].read_only
+            refused = probe.set("source", "/dev/video7")
+            assert not refused.successful and "read-only" in refused.reason and node.source_spec == str(path)
+            assert probe.set("fps", 25).successful  # an integer for a double, as `ros2 param set` sends it
+            assert node.fps == 25.0 and node.tick_timer.timer_period_ns == 40_000_000
+            assert probe.set("max_missed", 7).successful and node.driver.max_missed == 7
+            bad = probe.set("jpeg_quality", 0)
+            assert not bad.successful and node.params.values.jpeg_quality == 90
+    finally:
+        node.close()

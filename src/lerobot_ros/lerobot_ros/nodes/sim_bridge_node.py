@@ -6,9 +6,7 @@ Publishes (relative to the node's namespace): `joint_states` (JointState), `envi
 `/clock`. Subscribes `commands` (Float64MultiArray) and `joint_trajectory` (JointTrajectory).
 Service `reset_episode` (lerobot_ros_msgs/ResetEpisode, seeded).
 
-Parameters: env (metaworld | so101 | libero), task (Meta-World task, SO-101 scene, LIBERO suite),
-task_id (LIBERO), mode (lockstep | realtime), render_width, render_height, shadows, antialias, fps (0 = the env's),
-cameras (SO-101 MJCF cameras; [none] for none), max_episode_steps (0 = the env's), reset_on_start, seed, publish_clock.
+Parameters: `SimBridgeParams` below (`ros2 param describe` shows each one's description and range).
 All stepping logic lives in lerobot_ros.sim; this module only wires it to ROS.
 """
 
@@ -16,10 +14,10 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 
 from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import ResetEpisode
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy._rclpy_pybind11 import RCLError
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
@@ -38,10 +36,12 @@ from lerobot_ros.codecs import (
     numpy_to_joint_state,
 )
 from lerobot_ros.ros.entry import NodeStartupError, run_node
+from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import LATCHED_HISTORY_QOS, LATCHED_QOS, RELIABLE_QOS
 from lerobot_ros.sim import ActionRejected, ActionSchedule, RenderSettings, SimRunner, SimStartupError, make_sim
 from lerobot_ros.ros.dds import use_large_data_profile
 from lerobot_ros.sim.gl import ensure_offscreen_gl
+from lerobot_ros.sim.factory import ENV_KINDS
 from lerobot_ros.sim.runner import Frame, rejected_summary
 
 #: reliable keep-last publishers: a lockstep consumer gets every step, a slow best-effort one never stalls us
@@ -50,40 +50,42 @@ STATUS_QOS = LATCHED_HISTORY_QOS
 MODES = ("lockstep", "realtime")
 
 
+@dataclass(frozen=True)
+class SimBridgeParams:
+    """sim_bridge_node's parameters. All read-only: each one shapes the simulator built at start-up."""
+
+    env: str = param("metaworld", "simulator kind", choices=ENV_KINDS)
+    task: str = param("", "Meta-World task (-v3 name), SO-101 scene (pick, arm or an MJCF path) or LIBERO suite; "
+                          "'' = the env's default")
+    task_id: int = param(0, "task index within a LIBERO suite", min=0)
+    mode: str = param("lockstep", "lockstep: one env step per action (evaluation); realtime: steps at fps on a timer",
+                      choices=MODES)
+    render_width: int = param(480, "camera image width", unit="px", min=1)
+    render_height: int = param(480, "camera image height", unit="px", min=1)
+    shadows: bool = param(False, "render shadows (costly on CPU rendering)")
+    antialias: bool = param(True, "multisample anti-aliasing of camera images")
+    fps: float = param(0.0, "control rate; 0 = the env's own (Meta-World's is fixed at 80)", unit="Hz", min=0.0)
+    cameras: list[str] = param(["front"], "SO-101 MJCF cameras to render; [none] for none")
+    max_episode_steps: int = param(0, "episode length limit; 0 = the env's own", unit="steps", min=0)
+    reset_on_start: bool = param(True, "start episode 0 as soon as the bridge is up")
+    seed: int = param(0, "seed of the first episode when reset_on_start; < 0 = unseeded")
+    publish_clock: bool = param(True, "publish /clock with simulated time (for use_sim_time nodes)")
+
+
 class SimBridgeNode(Node):
+    params_class = SimBridgeParams
+
     def __init__(self, node_name: str = "sim_bridge", **kwargs):
         super().__init__(node_name, **kwargs)
-        p = {
-            name: self.declare_parameter(name, default).value
-            for name, default in (
-                ("env", "metaworld"),
-                ("task", ""),
-                ("task_id", 0),
-                ("mode", "lockstep"),
-                ("render_width", 480),
-                ("render_height", 480),
-                ("shadows", False),
-                ("antialias", True),
-                ("fps", 0.0),
-                ("max_episode_steps", 0),
-                ("reset_on_start", True),
-                ("seed", 0),
-                ("publish_clock", True),
-            )
-        }
+        p = declare_params(self, SimBridgeParams).values
         # no cameras: [none] (an empty list from the command line carries no type and is dropped by rcl)
-        cameras = self.declare_parameter("cameras", ["front"], ParameterDescriptor(dynamic_typing=True)).value
-        p["cameras"] = [str(c) for c in (cameras or []) if str(c) and str(c).lower() != "none"]
-        if p["mode"] not in MODES:
-            raise NodeStartupError(f"mode must be one of {MODES}, got {p['mode']!r}")
-        self.mode = p["mode"]
+        cameras = [c for c in p.cameras if c and c.lower() != "none"]
+        self.mode = p.mode
         try:
-            render = RenderSettings(
-                int(p["render_width"]), int(p["render_height"]), bool(p["shadows"]), bool(p["antialias"])
-            )
+            render = RenderSettings(p.render_width, p.render_height, p.shadows, p.antialias)
             sim = make_sim(
-                p["env"], p["task"], render, fps=float(p["fps"]), cameras=list(p["cameras"]),
-                task_id=int(p["task_id"]), max_episode_steps=int(p["max_episode_steps"]),
+                p.env, p.task, render, fps=p.fps, cameras=cameras,
+                task_id=p.task_id, max_episode_steps=p.max_episode_steps,
             )
             sim.preflight()
             ensure_offscreen_gl()
@@ -97,7 +99,7 @@ class SimBridgeNode(Node):
         self.env_state_pub = self.create_publisher(Float64MultiArray, "environment_state", OBS_QOS)
         self.status_pub = self.create_publisher(EpisodeStatus, "episode_status", STATUS_QOS)
         self.task_pub = self.create_publisher(String, "task", LATCHED_QOS)
-        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if p["publish_clock"] else None
+        self.clock_pub = self.create_publisher(Clock, "/clock", 10) if p.publish_clock else None
         self.cameras = {}
         for cam, (height, width) in sim.cameras.items():
             info = make_camera_info(width, height, frame_id=f"{cam}_optical_frame")
@@ -110,8 +112,8 @@ class SimBridgeNode(Node):
         self.create_subscription(JointTrajectory, "joint_trajectory", self.on_trajectory, RELIABLE_QOS)
         self.create_service(ResetEpisode, "reset_episode", self.on_reset)
         self._startup_timer = None
-        if p["reset_on_start"]:
-            seed = int(p["seed"])
+        if p.reset_on_start:
+            seed = p.seed
             self._startup_timer = self.create_timer(0.0, lambda: self._reset_on_start(seed))
         self._closed = False
         self._tick_timer = None
