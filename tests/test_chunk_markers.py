@@ -249,7 +249,7 @@ def test_chunk_markers_node_startup_errors(ros, so101_text):
         make(robot_description="<robot")
     with pytest.raises(NodeStartupError, match=r"tip_link 'hand' is not a link of the URDF \(links: base_link, "):
         make(robot_description=so101_text, tip_link="hand")
-    with pytest.raises(NodeStartupError, match="joint_zero must be one of mid_range, urdf, got 'deg'"):
+    with pytest.raises(NodeStartupError, match="parameter 'joint_zero' must be one of mid_range, urdf, got 'deg'"):
         make(robot_description=so101_text, joint_zero="deg")
     node = make(robot_description=so101_text)
     try:

@@ -96,7 +96,7 @@ def test_loose_spellings_are_converted():
         ({"fps": 0}, "parameter 'fps' must be > 0, got 0.0"),
         ({"quality": 101}, "parameter 'quality' must be in [1, 100], got 101"),
         ({"quality": 2.5}, "parameter 'quality' must be an integer, got 2.5"),
-        ({"qos": "best"}, "parameter 'qos' must be one of sensor, reliable; got 'best'"),
+        ({"qos": "best"}, "parameter 'qos' must be one of sensor, reliable, got 'best'"),
         ({"enabled": 1}, "parameter 'enabled' must be true or false, got 1"),
         ({"lower": ["a"]}, "parameter 'lower' must be a number (each item), got 'a'"),
         ({"lower": "a"}, "parameter 'lower' must be a list of float, got 'a'"),

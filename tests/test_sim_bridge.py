@@ -270,3 +270,29 @@ def test_so101_scripted_pick_runs_as_a_node_on_the_twin(ros, bridges):
                                what="the pick to end")
     assert final.success and final.step < 120
     assert expert.actions_sent >= final.step
+
+
+def test_integer_fps_starts_the_bridge_and_parameters_are_described(ros, ros_env):
+    """`-p fps:=30` (an integer for a double) used to end in InvalidParameterTypeException; from another
+    process every parameter is described and a read-only one is refused with a reason."""
+    from lerobot_ros.nodes.sim_bridge_node import SimBridgeParams
+    from lerobot_ros.ros.parameters import names
+    from param_probe import ParamProbe, assert_all_described
+
+    client = Client(ros, "/fps_int")
+    proc = run_bridge(ros_env, "/fps_int", "-p", "env:=so101", "-p", "fps:=30", "-p", "cameras:=[none]",
+                      "-p", "render_width:=16", "-p", "render_height:=16", "-p", "publish_clock:=false")
+    try:
+        client.wait_status(lambda m: m.episode_index == 0, timeout=120)
+        probe = ParamProbe(ros, "/fps_int/sim_bridge")
+        assert probe.get("fps") == 30.0
+        described = assert_all_described(probe)
+        assert set(names(SimBridgeParams)) <= set(described)
+        assert "one of: metaworld, so101, libero" in described["env"].additional_constraints
+        refused = probe.set("env", "metaworld")
+        assert not refused.successful and "read-only" in refused.reason
+        assert probe.get("env") == "so101"
+    finally:
+        proc.terminate()
+        out, _ = proc.communicate(timeout=30)
+    assert "Traceback" not in out, out

@@ -101,7 +101,7 @@ def test_node_startup_errors_and_pass_through(ros, so101_text):
         make(robot_description="<robot")
     with pytest.raises(NodeStartupError, match="robot_description parameter: the robot_description's root element is <model>"):
         make(robot_description="<model/>", joint_zero="urdf")
-    with pytest.raises(NodeStartupError, match="joint_zero must be one of mid_range, urdf, got 'deg'"):
+    with pytest.raises(NodeStartupError, match="parameter 'joint_zero' must be one of mid_range, urdf, got 'deg'"):
         make(joint_zero="deg")
     for params, gripper in (({"robot_description": so101_text}, pytest.approx(np.pi / 4, abs=1e-3)), ({"joint_zero": "urdf"}, 0.0)):
         node = make(**params)

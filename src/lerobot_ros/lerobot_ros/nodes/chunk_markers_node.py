@@ -19,13 +19,16 @@ URDF joints the chunk lacks are held at their latest value on `joint_states` (se
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
 from visualization_msgs.msg import MarkerArray
 
 from lerobot_ros.codecs import CodecError, joint_trajectory_to_chunk
-from lerobot_ros.ros.entry import NodeStartupError, run_node
+from lerobot_ros.ros.entry import run_node
+from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 from lerobot_ros.ros.robot_description import follow_robot_description
 from lerobot_ros.viz import JOINT_ZEROS, MarkerStyle, UrdfError, UrdfModel, chunk_markers, parse_urdf
@@ -33,20 +36,28 @@ from lerobot_ros.viz import JOINT_ZEROS, MarkerStyle, UrdfError, UrdfModel, chun
 DEFAULT_TIP = "gripper_frame_link"
 
 
+@dataclass(frozen=True)
+class ChunkMarkersParams:
+    robot_description: str = param("", "URDF text; '' = take it from the latched robot_description topic")
+    tip_link: str = param(DEFAULT_TIP, "link whose path is drawn (SO-101: gripper_frame_link, the tool frame)")
+    frame_id: str = param("", "frame of the markers; '' = the URDF's root link", reconfigurable=True)
+    joint_zero: str = param("mid_range", "mid_range: ROS 0 = middle of the URDF limits (the project's convention); "
+                                         "urdf: positions are URDF joint values", choices=JOINT_ZEROS)
+    line_width: float = param(MarkerStyle.line_width, "width of the tip's path", unit="m", min=0.0,
+                              min_exclusive=True, reconfigurable=True)
+    sphere_size: float = param(MarkerStyle.sphere_size, "diameter of the chunk's points", unit="m", min=0.0,
+                               min_exclusive=True, reconfigurable=True)
+    ghost: bool = param(True, "draw the final pose's links", reconfigurable=True)
+
+
 class ChunkMarkersNode(Node):
+    params_class = ChunkMarkersParams
+
     def __init__(self, node_name: str = "chunk_markers", **kwargs):
         super().__init__(node_name, **kwargs)
-        description = self.declare_parameter("robot_description", "").value
-        self.tip_link = self.declare_parameter("tip_link", DEFAULT_TIP).value
-        self.frame_id = self.declare_parameter("frame_id", "").value
-        self.joint_zero = self.declare_parameter("joint_zero", "mid_range").value
-        self.style = MarkerStyle(
-            line_width=float(self.declare_parameter("line_width", MarkerStyle.line_width).value),
-            sphere_size=float(self.declare_parameter("sphere_size", MarkerStyle.sphere_size).value),
-            ghost=bool(self.declare_parameter("ghost", True).value),
-        )
-        if self.joint_zero not in JOINT_ZEROS:
-            raise NodeStartupError(f"joint_zero must be one of {', '.join(JOINT_ZEROS)}, got {self.joint_zero!r}")
+        p = declare_params(self, ChunkMarkersParams, on_change=self._on_params).values
+        description, self.tip_link, self.frame_id, self.joint_zero = p.robot_description, p.tip_link, p.frame_id, p.joint_zero
+        self.style = MarkerStyle(line_width=p.line_width, sphere_size=p.sphere_size, ghost=p.ghost)
         self.model: UrdfModel | None = None
         self.hold: dict[str, float] = {}
         self.published = 0
@@ -54,6 +65,11 @@ class ChunkMarkersNode(Node):
         self.pub = self.create_publisher(MarkerArray, "~/markers", RELIABLE_QOS)
         self.create_subscription(JointTrajectory, "predicted_chunk", self.on_chunk, RELIABLE_QOS)
         self.create_subscription(JointState, "joint_states", self.on_joint_states, SENSOR_QOS)
+
+    def _on_params(self, new: ChunkMarkersParams, changed: dict) -> None:
+        """Marker looks and frame apply from the next chunk on."""
+        self.frame_id = new.frame_id
+        self.style = MarkerStyle(line_width=new.line_width, sphere_size=new.sphere_size, ghost=new.ghost)
 
     def _checked_model(self, text: str) -> UrdfModel:
         model = parse_urdf(text)

@@ -19,12 +19,14 @@ import termios
 import threading
 import time
 import tty
+from dataclasses import dataclass
 
 from rclpy.duration import Duration
 from rclpy.node import Node
 from std_msgs.msg import String
 
 from lerobot_ros.ros.entry import run_node
+from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS
 
 KEYS = {b"n": "next", b"\x1b[C": "next", b"r": "rerecord", b"\x1b[D": "rerecord", b"q": "stop", b"\x1b": "stop"}
@@ -43,11 +45,19 @@ def read_command(fd: int, escape_timeout_s: float = 0.05) -> str | None:
     return KEYS.get(key.lower() if len(key) == 1 else key, "")
 
 
+@dataclass(frozen=True)
+class KeyboardParams:
+    exit_on_stop: bool = param(True, "exit after the stop key (Esc or q) was sent", reconfigurable=True)
+    match_timeout_s: float = param(5.0, "how long a key waits for a recorder to be matched before it is dropped",
+                                   unit="s", min=0.0, reconfigurable=True)
+
+
 class EpisodeKeyboard(Node):
+    params_class = KeyboardParams
+
     def __init__(self, **kwargs):
         super().__init__("episode_keyboard", **kwargs)
-        self.exit_on_stop = self.declare_parameter("exit_on_stop", True).value
-        self.match_timeout_s = float(self.declare_parameter("match_timeout_s", 5.0).value)
+        self.params = declare_params(self, KeyboardParams)  # both read where they are used: live changes apply
         self.pub = self.create_publisher(String, "episode_control", RELIABLE_QOS)
         self.fd = sys.stdin.fileno()
         self._saved = None
@@ -70,13 +80,13 @@ class EpisodeKeyboard(Node):
                 break
             if command:
                 self._send(command)
-                if command == "stop" and self.exit_on_stop:
+                if command == "stop" and self.params.values.exit_on_stop:
                     break
         self.pub.wait_for_all_acked(Duration(seconds=2.0))  # let the last command reach the recorder
         self.finished.set()
 
     def _send(self, command: str) -> None:
-        deadline = time.monotonic() + self.match_timeout_s
+        deadline = time.monotonic() + self.params.values.match_timeout_s
         while self.pub.get_subscription_count() == 0 and time.monotonic() < deadline:
             time.sleep(0.02)
         if self.pub.get_subscription_count() == 0:

@@ -7,6 +7,7 @@ line (JSON) on stdout: the smallest end-to-end check that DDS, messages and code
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from rclpy.node import Node
 from sensor_msgs.msg import Image, JointState
@@ -14,13 +15,22 @@ from sensor_msgs.msg import Image, JointState
 from lerobot_ros.codecs import image_to_rgb, joint_state_to_numpy
 from lerobot_ros.nodes.talker import SO101_JOINTS
 from lerobot_ros.ros.entry import run_node
+from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import SENSOR_QOS
 
 
+@dataclass(frozen=True)
+class ListenerParams:
+    count: int = param(0, "exit with a JSON summary after this many joint states and images; 0 = run on",
+                       min=0, reconfigurable=True)
+
+
 class Listener(Node):
+    params_class = ListenerParams
+
     def __init__(self, **kwargs):
         super().__init__("listener", **kwargs)
-        self.count = int(self.declare_parameter("count", 0).value)
+        self.params = declare_params(self, ListenerParams)
         self.joints: list = []
         self.image_shapes: list[tuple[int, ...]] = []
         self.create_subscription(JointState, "joint_states", self.on_joints, SENSOR_QOS)
@@ -41,6 +51,10 @@ class Listener(Node):
             "image_shape": list(self.image_shapes[-1]) if self.image_shapes else None,
             "last_positions_rad": [round(float(v), 4) for v in self.joints[-1]] if self.joints else None,
         }
+
+    @property
+    def count(self) -> int:
+        return self.params.values.count
 
     def maybe_finish(self) -> None:
         if self.count > 0 and len(self.joints) >= self.count and len(self.image_shapes) >= self.count:

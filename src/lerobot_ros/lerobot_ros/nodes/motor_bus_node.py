@@ -6,33 +6,42 @@ and, where the motors report it, current in amperes in the `effort` field.
 Angles are radians, 0 at the middle of each motor's position limits (from `calibration_file`, a
 LeRobot calibration JSON, or else from the motors' own Min/Max_Position_Limit and Homing_Offset).
 
-Parameters: bus_type (feetech | dynamixel), port, motor_names, motor_ids, motor_models,
-calibration_file, rate_hz, watchdog_s, torque_off_on_shutdown, frame_id.
+Parameters: `MotorBusParams` below (the loop, watchdog and shutdown ones are robot_node's, live the same way).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from sensor_msgs.msg import JointState
 
 from lerobot_ros.codecs import numpy_to_joint_state
 from lerobot_ros.hardware.bus_device import MotorBusDevice
-from lerobot_ros.nodes.robot_node import RobotNode
+from lerobot_ros.nodes.robot_node import ArmLoopParams, RobotNode
 from lerobot_ros.ros.entry import run_node
+from lerobot_ros.ros.parameters import param
+
+
+@dataclass(frozen=True)
+class MotorBusParams(ArmLoopParams):
+    bus_type: str = param("feetech", "motor bus protocol", choices=("feetech", "dynamixel"))
+    motor_names: list[str] = param(["joint1"], "joint names, in bus order (the joint_states order)")
+    motor_ids: list[int] = param([1], "motor ids on the bus, one per name")
+    motor_models: list[str] = param(["sts3215"], "motor models (e.g. sts3215, xl330-m288), one per name")
+    calibration_file: str = param("", "LeRobot calibration JSON; '' = the motors' own position limits and homing offset")
 
 
 class MotorBusNode(RobotNode):
     node_name = "motor_bus_node"
+    params_class = MotorBusParams
 
-    def device_factory(self, p, torque_off: bool):
-        bus_type = p("bus_type", "feetech")
-        names = list(p("motor_names", ["joint1"]))
-        ids = list(p("motor_ids", [1]))
-        models = list(p("motor_models", ["sts3215"]))
-        calibration_file = p("calibration_file", "")
-        self.device_label = f"{bus_type} bus"
+    def device_factory(self):
+        p = self.params.values
+        self.device_label = f"{p.bus_type} bus"
 
         def factory():
-            return MotorBusDevice(bus_type, self.port, names, ids, models, calibration_file)
+            return MotorBusDevice(p.bus_type, self.params.values.port, list(p.motor_names), list(p.motor_ids),
+                                  list(p.motor_models), p.calibration_file)
 
         return factory
 

@@ -8,14 +8,16 @@ Safety: goals clipped to the calibrated range, LeRobot's `max_relative_target`, 
 for `watchdog_s` -> hold the present position), torque off on shutdown. Service `set_torque`
 (std_srvs/SetBool). Port loss: errors go to /diagnostics and the log; reconnects with backoff.
 
-Parameters: robot_type, port, robot_id, calibration_file | calibration_dir, rate_hz, watchdog_s,
-max_relative_target (LeRobot units: degrees, gripper 0..100; 0 = off), torque_off_on_shutdown, frame_id.
+Parameters: `RobotParams` below; rate_hz, watchdog_s, max_relative_target, torque_off_on_shutdown and
+diagnostics_period_s can be changed while running (`ros2 param set`), the others are read-only.
+The control step (watchdog hold) is lerobot_ros.hardware.control.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from dataclasses import dataclass
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
@@ -33,38 +35,60 @@ from lerobot_ros.codecs import (
     numpy_to_joint_state,
     time_to_ns,
 )
-from lerobot_ros.hardware.commands import TIMEOUT, CommandBuffer
+from lerobot_ros.hardware.commands import CommandBuffer
+from lerobot_ros.hardware.control import FollowerControl, SteadyLoop
 from lerobot_ros.hardware.devices import DeviceConfigError, make_follower
 from lerobot_ros.hardware.diagnostics import diagnostic_array, health_status
 from lerobot_ros.hardware.driver import ArmDriver
-from lerobot_ros.hardware.ros_params import param_getter
 from lerobot_ros.ros.entry import NodeStartupError, run_node
+from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
+
+
+@dataclass(frozen=True)
+class ArmLoopParams:
+    """What robot_node and motor_bus_node share: the port, the loop, the watchdog, shutdown, diagnostics."""
+
+    port: str = param("", "serial port of the bus, e.g. /dev/ttyACM0 (a virtual-arm pty works too)")
+    rate_hz: float = param(30.0, "control loop rate: read, write and publish joint_states", unit="Hz",
+                           min=0.0, min_exclusive=True, reconfigurable=True)
+    watchdog_s: float = param(0.5, "no command for this long -> hold the present position", unit="s",
+                              min=0.0, min_exclusive=True, reconfigurable=True)
+    torque_off_on_shutdown: bool = param(True, "switch torque off when the node stops", reconfigurable=True)
+    frame_id: str = param("", "frame_id of joint_states")
+    diagnostics_period_s: float = param(1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True,
+                                        reconfigurable=True)
+
+
+@dataclass(frozen=True)
+class RobotParams(ArmLoopParams):
+    robot_type: str = param("so101_follower", "LeRobot robot type (so100_follower, so101_follower, koch_follower, "
+                                              "omx_follower, any single-bus LeRobot arm)")
+    robot_id: str = param("follower", "LeRobot robot id: names the calibration file in calibration_dir")
+    calibration_file: str = param("", "LeRobot calibration JSON; '' = <calibration_dir>/<robot_id>.json")
+    calibration_dir: str = param("", "folder of calibration files; '' = LeRobot's default")
+    max_relative_target: float = param(0.0, "LeRobot's max_relative_target: the largest step per command; 0 = off",
+                                       unit="LeRobot units (degrees, gripper 0..100)", min=0.0, reconfigurable=True)
 
 
 class RobotNode(Node):
     node_name = "robot_node"
+    params_class = RobotParams
 
     def __init__(self, **kwargs):
         super().__init__(kwargs.pop("node_name", self.node_name), **kwargs)
-        p = param_getter(self)
-        self.port = p("port", "")
-        rate_hz = float(p("rate_hz", 30.0))
-        watchdog_s = float(p("watchdog_s", 0.5))
-        torque_off = bool(p("torque_off_on_shutdown", True))
-        self.frame_id = p("frame_id", "")
-        if rate_hz <= 0 or watchdog_s <= 0:
-            raise NodeStartupError(f"rate_hz ({rate_hz}) and watchdog_s ({watchdog_s}) must be positive")
-        factory = self.device_factory(p, torque_off)
+        self.params = declare_params(self, self.params_class, on_change=self._on_params)
+        p = self.params.values
+        self.port, self.frame_id = p.port, p.frame_id
+        factory = self.device_factory()
         try:
             self.names = list(factory().bus.motors)  # validates parameters and the calibration file
         except DeviceConfigError as exc:
             raise NodeStartupError(str(exc)) from None
-        self.driver = ArmDriver(factory, torque_off_on_close=torque_off)
-        self.buffer = CommandBuffer(len(self.names), watchdog_s)
+        self.driver = ArmDriver(factory, torque_off_on_close=p.torque_off_on_shutdown)
+        self.buffer = CommandBuffer(len(self.names), p.watchdog_s)
+        self.control = FollowerControl(self.driver, self.buffer, log=self.get_logger())
         self._index = {n: i for i, n in enumerate(self.names)}
-        self._holding = False
-        self._last_state = ""
         self._state_msg: JointState | None = None
 
         self.state_pub = self.create_publisher(JointState, "joint_states", SENSOR_QOS)
@@ -76,43 +100,50 @@ class RobotNode(Node):
         # The bus is driven by one control thread (steady rate, no executor overhead per tick); ROS
         # callbacks only touch the command buffer and the driver under this lock.
         self._lock = threading.RLock()
-        self._stop = threading.Event()
         if not self.driver.connect():
             self.get_logger().warning(f"cannot open {self.port} yet ({self.driver.health.last_error}); retrying")
-        self.create_timer(float(p("diagnostics_period_s", 1.0)), self.on_diagnostics)
-        self._thread = threading.Thread(target=self._control_loop, args=(1.0 / rate_hz,), name="robot_node-loop", daemon=True)
-        self._thread.start()
+        self.diag_timer = self.create_timer(p.diagnostics_period_s, self.on_diagnostics)
+        self.loop = SteadyLoop(self._locked_tick, 1.0 / p.rate_hz, name="robot_node-loop", on_error=self._loop_error)
+        self.loop.start()
 
-    def _control_loop(self, period: float) -> None:
-        next_tick = time.monotonic()
-        while not self._stop.is_set():
-            try:
-                with self._lock:
-                    self.on_tick()
-            except Exception as exc:  # noqa: BLE001 - the loop must survive anything a tick throws
-                self.get_logger().error(f"control loop: {exc}", throttle_duration_sec=1.0)
-            next_tick += period
-            delay = next_tick - time.monotonic()
-            if delay > 0:
-                self._stop.wait(delay)
-            else:
-                next_tick = time.monotonic()  # overran: do not try to catch up with a burst
+    def _locked_tick(self) -> None:
+        with self._lock:
+            self.on_tick()
 
-    def device_factory(self, p, torque_off: bool):
-        """A zero-argument callable building the (unconnected) LeRobot device from parameters."""
-        self.device_label = self.robot_type = p("robot_type", "so101_follower")
-        robot_id, calibration_file = p("robot_id", "follower"), p("calibration_file", "")
-        calibration_dir, max_rel = p("calibration_dir", ""), float(p("max_relative_target", 0.0))
+    def _loop_error(self, exc: Exception) -> None:
+        self.get_logger().error(f"control loop: {exc}", throttle_duration_sec=1.0)
+
+    def _on_params(self, new: RobotParams, changed: dict) -> None:
+        """Live changes: loop rate, watchdog, torque-off on shutdown, diagnostics period, max_relative_target."""
+        with self._lock:
+            if "rate_hz" in changed:
+                self.loop.period_s = 1.0 / new.rate_hz
+            if "watchdog_s" in changed:
+                self.buffer.watchdog_ns = int(new.watchdog_s * 1e9)
+            if "torque_off_on_shutdown" in changed:
+                self.driver.torque_off_on_close = new.torque_off_on_shutdown
+            if "diagnostics_period_s" in changed:
+                self.diag_timer.timer_period_ns = int(new.diagnostics_period_s * 1e9)
+            if "max_relative_target" in changed:
+                # LeRobot's send_action reads its config each call; a reconnect builds from the new value
+                config = getattr(self.driver.device, "config", None)
+                if config is not None:
+                    config.max_relative_target = new.max_relative_target or None
+
+    def device_factory(self):
+        """A zero-argument callable building the (unconnected) LeRobot device from the current parameters."""
+        self.device_label = self.robot_type = self.params.values.robot_type
 
         def factory():
+            p = self.params.values
             return make_follower(
-                self.robot_type,
-                self.port,
-                robot_id=robot_id,
-                calibration_file=calibration_file,
-                calibration_dir=calibration_dir,
-                max_relative_target=max_rel if max_rel > 0 else None,
-                disable_torque_on_disconnect=torque_off,
+                p.robot_type,
+                p.port,
+                robot_id=p.robot_id,
+                calibration_file=p.calibration_file,
+                calibration_dir=p.calibration_dir,
+                max_relative_target=p.max_relative_target or None,
+                disable_torque_on_disconnect=p.torque_off_on_shutdown,
             )
 
         return factory
@@ -190,22 +221,9 @@ class RobotNode(Node):
     # ----- control loop -------------------------------------------------------------------------------
     def on_tick(self) -> None:
         now = self._now()
-        torque = self.driver.torque_enabled
-        state = self.buffer.state(now)
-        goal = self.buffer.goal(now) if torque else None
-        # Read and write back to back (the goal is computed before the read); the joint state is
-        # published after the write, while the servos (or the emulator) work on it.
-        positions = self.driver.exchange(goal)
-        if positions is None:
-            return
-        if goal is not None:
-            self._holding = False
-        elif torque and state == TIMEOUT and not self._holding:
-            self.get_logger().warning("command watchdog expired: holding the present position")
-            self.driver.write(positions, report_sent=False)
-            self._holding = True
-        self._last_state = state
-        self.state_pub.publish(self.joint_state(positions, now))
+        positions = self.control.step(now)
+        if positions is not None:  # published after the write, while the servos work on it
+            self.state_pub.publish(self.joint_state(positions, now))
 
     def on_diagnostics(self) -> None:
         with self._lock:
@@ -220,9 +238,7 @@ class RobotNode(Node):
 
     def close(self) -> None:
         """Stop the control thread, then disconnect (torque off when configured). Idempotent."""
-        self._stop.set()
-        if self._thread.is_alive() and self._thread is not threading.current_thread():
-            self._thread.join(timeout=5.0)
+        self.loop.stop()
         with self._lock:
             self.driver.close()
 

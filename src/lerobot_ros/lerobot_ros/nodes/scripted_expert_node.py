@@ -7,12 +7,14 @@ per step, but topics are not ordered with respect to each other: the node acts o
 step's messages (whatever order they came in), so it never mixes the previous step's cube with this
 step's joints, never keeps a finished episode's phase for the first step of the next one, and sends
 exactly one action per step (a lockstep bridge runs closed-loop at simulation speed). It pauses once
-`episode_status` says done and starts over on the next episode.
+`episode_status` says done and starts over on the next episode. The synchronisation is
+lerobot_ros.sim.expert_sync; parameters are `ExpertParams` below.
 """
 
 from __future__ import annotations
 
-import numpy as np
+from dataclasses import dataclass
+
 from lerobot_ros_msgs.msg import EpisodeStatus
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
@@ -20,94 +22,78 @@ from std_msgs.msg import Float64MultiArray
 
 from lerobot_ros.codecs import CodecError, float64_multi_array_to_numpy, joint_state_to_numpy, numpy_to_float64_multi_array
 from lerobot_ros.ros.entry import NodeStartupError, run_node
+from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS
 from lerobot_ros.sim import SimStartupError
+from lerobot_ros.sim.expert_sync import ENV_STATE, EXPERTS, JOINTS, STATUS, StepStatus, make_expert_sync
 from lerobot_ros.sim.so101_twin import JOINT_NAMES
 
-EXPERTS = ("metaworld", "so101_pick")
+
+@dataclass(frozen=True)
+class ExpertParams:
+    """All read-only: they choose the expert built at start-up."""
+
+    expert: str = param("metaworld", "which scripted expert", choices=EXPERTS)
+    task: str = param("push-v3", "Meta-World task whose expert acts (expert metaworld)")
+    scene: str = param("pick", "SO-101 scene the pick is scripted for (expert so101_pick)")
 
 
 class ScriptedExpertNode(Node):
+    params_class = ExpertParams
+
     def __init__(self, node_name: str = "scripted_expert", **kwargs):
         super().__init__(node_name, **kwargs)
-        kind = self.declare_parameter("expert", "metaworld").value
-        task = self.declare_parameter("task", "push-v3").value
-        scene = self.declare_parameter("scene", "pick").value
+        p = declare_params(self, ExpertParams).values
         try:
-            if kind == "metaworld":
-                from lerobot_ros.sim.experts import MetaWorldExpert
-
-                self.expert = MetaWorldExpert(task)
-            elif kind == "so101_pick":
-                from lerobot_ros.sim.experts import SO101PickExpert
-
-                self.expert = SO101PickExpert(scene)
-            else:
-                raise SimStartupError(f"unknown expert {kind!r}; use one of {', '.join(EXPERTS)}")
+            self.sync = make_expert_sync(p.expert, p.task, p.scene)
         except SimStartupError as exc:
             raise NodeStartupError(str(exc)) from None
-        self.kind = kind
-        self.episode_index = -1
-        self.done = False
+        self.kind = p.expert
+        self.expert = self.sync.expert
         self.actions_sent = 0
-        self.env_state: np.ndarray | None = None
-        self._inputs: dict = {}  # this step's messages so far: status, env_state (, joints)
         self.pub = self.create_publisher(Float64MultiArray, "commands", RELIABLE_QOS)
         self.create_subscription(EpisodeStatus, "episode_status", self.on_status, 10)
         self.create_subscription(Float64MultiArray, "environment_state", self.on_env_state, RELIABLE_QOS)
-        if kind == "so101_pick":
+        if JOINTS in self.sync.needs:
             self.create_subscription(JointState, "joint_states", self.on_joints, RELIABLE_QOS)
-        self.get_logger().info(f"{kind} expert ready (task {task!r})")
+        self.get_logger().info(f"{p.expert} expert ready (task {p.task!r})")
 
-    def _needs(self) -> tuple[str, ...]:
-        return ("status", "env_state", "joints") if self.kind == "so101_pick" else ("status", "env_state")
+    @property
+    def episode_index(self) -> int:
+        return self.sync.episode_index
+
+    @property
+    def done(self) -> bool:
+        return self.sync.done
 
     def on_status(self, msg: EpisodeStatus) -> None:
-        self._inputs["status"] = msg
-        self._maybe_act()
-
-    def _send(self, action: np.ndarray) -> None:
-        self.pub.publish(numpy_to_float64_multi_array(action))
-        self.actions_sent += 1
+        self._offer(STATUS, StepStatus(msg.episode_index, bool(msg.done)))
 
     def on_env_state(self, msg: Float64MultiArray) -> None:
         try:
-            self.env_state = float64_multi_array_to_numpy(msg).reshape(-1)
+            value = float64_multi_array_to_numpy(msg).reshape(-1)
         except CodecError as exc:
             self.get_logger().warning(f"ignoring environment_state: {exc}", throttle_duration_sec=1.0)
             return
-        self._inputs["env_state"] = self.env_state
-        self._maybe_act()
+        self._offer(ENV_STATE, value)
 
     def on_joints(self, msg: JointState) -> None:
         try:
-            self._inputs["joints"] = joint_state_to_numpy(msg, JOINT_NAMES)
+            value = joint_state_to_numpy(msg, JOINT_NAMES)
         except CodecError as exc:
             self.get_logger().warning(f"ignoring joint_states: {exc}", throttle_duration_sec=1.0)
             return
-        self._maybe_act()
+        self._offer(JOINTS, value)
 
-    def _maybe_act(self) -> None:
-        """Act once per step, when the step's status and observations have all arrived."""
-        if any(k not in self._inputs for k in self._needs()):
-            return
-        inputs, self._inputs = self._inputs, {}
-        status = inputs["status"]
-        if status.episode_index != self.episode_index:
-            self.episode_index = status.episode_index
-            self.expert.reset()
-        self.done = bool(status.done)
-        if self.done:
-            return
+    def _offer(self, key: str, value) -> None:
         try:
-            if self.kind == "metaworld":
-                action = self.expert.act(inputs["env_state"])
-            else:
-                action = self.expert.act(inputs["joints"], inputs["env_state"][:3])
+            action = self.sync.offer(key, value)
         except ValueError as exc:
             self.get_logger().warning(str(exc), throttle_duration_sec=1.0)
             return
-        self._send(action)
+        if action is not None:
+            self.pub.publish(numpy_to_float64_multi_array(action))
+            self.actions_sent += 1
 
 
 def main(args=None) -> None:

@@ -1,12 +1,13 @@
 """talker: publishes a moving SO-101 joint state and a synthetic camera image (a smoke-test source).
 
 Topics: `joint_states` (sensor_msgs/JointState, radians), `camera/image_raw` (rgb8),
-`camera/camera_info`. Parameters: rate_hz, width, height, frame_id.
+`camera/camera_info`. Parameters: `TalkerParams` below (rate_hz can be changed while running).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from rclpy.node import Node
@@ -14,6 +15,7 @@ from sensor_msgs.msg import CameraInfo, Image, JointState
 
 from lerobot_ros.codecs import make_camera_info, ns_to_time, numpy_to_image, numpy_to_joint_state
 from lerobot_ros.ros.entry import run_node
+from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import SENSOR_QOS
 
 SO101_JOINTS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
@@ -35,19 +37,32 @@ def joint_positions(t: float) -> np.ndarray:
     return np.array([0.5 * math.sin(0.5 * t + i) for i in range(len(SO101_JOINTS))])
 
 
+@dataclass(frozen=True)
+class TalkerParams:
+    rate_hz: float = param(30.0, "publish rate of the joint state and the image", unit="Hz", min=0.0,
+                           min_exclusive=True, reconfigurable=True)
+    width: int = param(640, "synthetic image width", unit="px", min=1)
+    height: int = param(480, "synthetic image height", unit="px", min=1)
+    frame_id: str = param("camera_optical_frame", "frame_id of the image and camera_info")
+
+
 class Talker(Node):
+    params_class = TalkerParams
+
     def __init__(self, **kwargs):
         super().__init__("talker", **kwargs)
-        self.rate_hz = self.declare_parameter("rate_hz", 30.0).value
-        self.width = self.declare_parameter("width", 640).value
-        self.height = self.declare_parameter("height", 480).value
-        self.frame_id = self.declare_parameter("frame_id", "camera_optical_frame").value
+        p = declare_params(self, TalkerParams, on_change=self._on_params).values
+        self.rate_hz, self.width, self.height, self.frame_id = p.rate_hz, p.width, p.height, p.frame_id
         self.joint_pub = self.create_publisher(JointState, "joint_states", SENSOR_QOS)
         self.image_pub = self.create_publisher(Image, "camera/image_raw", SENSOR_QOS)
         self.info_pub = self.create_publisher(CameraInfo, "camera/camera_info", SENSOR_QOS)
         self.info = make_camera_info(self.width, self.height, frame_id=self.frame_id)
         self.tick = 0
         self.timer = self.create_timer(1.0 / self.rate_hz, self.on_timer)
+
+    def _on_params(self, new: TalkerParams, changed: dict) -> None:
+        self.rate_hz = new.rate_hz
+        self.timer.timer_period_ns = int(1e9 / new.rate_hz)
 
     def on_timer(self) -> None:
         now = self.get_clock().now().nanoseconds

@@ -6,10 +6,12 @@ Reads the leader at `rate_hz` and publishes the action twice: on the follower's 
 Radians are 0 at the middle of each joint's calibrated range, for leader and follower alike, so arms
 calibrated differently still agree. Diagnostics on /diagnostics; the port is reconnected with backoff.
 
-Parameters: teleop_type, port, teleop_id, calibration_file | calibration_dir, rate_hz, commands_topic.
+Parameters: `TeleopParams` below; rate_hz and diagnostics_period_s can be changed while running.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
@@ -20,29 +22,38 @@ from lerobot_ros.codecs import numpy_to_float64_multi_array, numpy_to_joint_stat
 from lerobot_ros.hardware.devices import DeviceConfigError, make_leader
 from lerobot_ros.hardware.diagnostics import diagnostic_array, health_status
 from lerobot_ros.hardware.driver import ArmDriver
-from lerobot_ros.hardware.ros_params import param_getter
 from lerobot_ros.ros.entry import NodeStartupError, run_node
+from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 
 
+@dataclass(frozen=True)
+class TeleopParams:
+    teleop_type: str = param("so101_leader", "LeRobot teleoperator type (so100_leader, so101_leader, koch_leader, ...)")
+    port: str = param("", "serial port of the leader arm, e.g. /dev/ttyACM1")
+    teleop_id: str = param("leader", "LeRobot teleoperator id: names the calibration file in calibration_dir")
+    calibration_file: str = param("", "LeRobot calibration JSON; '' = <calibration_dir>/<teleop_id>.json")
+    calibration_dir: str = param("", "folder of calibration files; '' = LeRobot's default")
+    rate_hz: float = param(30.0, "rate at which the leader is read and the action published", unit="Hz",
+                           min=0.0, min_exclusive=True, reconfigurable=True)
+    commands_topic: str = param("/follower/commands", "the follower's commands topic (Float64MultiArray)")
+    diagnostics_period_s: float = param(1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True,
+                                        reconfigurable=True)
+
+
 class TeleopNode(Node):
+    params_class = TeleopParams
+
     def __init__(self, **kwargs):
         super().__init__("teleop_node", **kwargs)
-        p = param_getter(self)
-        self.teleop_type = p("teleop_type", "so101_leader")
-        self.port = p("port", "")
-        teleop_id = p("teleop_id", "leader")
-        calibration_file = p("calibration_file", "")
-        calibration_dir = p("calibration_dir", "")
-        rate_hz = float(p("rate_hz", 30.0))
-        commands_topic = p("commands_topic", "/follower/commands")
-        if rate_hz <= 0:
-            raise NodeStartupError(f"rate_hz must be positive, got {rate_hz}")
+        self.params = declare_params(self, TeleopParams, on_change=self._on_params)
+        p = self.params.values
+        self.teleop_type, self.port = p.teleop_type, p.port
 
         def factory():
             return make_leader(
-                self.teleop_type, self.port, teleop_id=teleop_id,
-                calibration_file=calibration_file, calibration_dir=calibration_dir,
+                p.teleop_type, p.port, teleop_id=p.teleop_id,
+                calibration_file=p.calibration_file, calibration_dir=p.calibration_dir,
             )
 
         try:
@@ -51,12 +62,18 @@ class TeleopNode(Node):
             raise NodeStartupError(str(exc)) from None
         self.driver = ArmDriver(factory)
         self.state_pub = self.create_publisher(JointState, "joint_states", SENSOR_QOS)
-        self.command_pub = self.create_publisher(Float64MultiArray, commands_topic, RELIABLE_QOS)
+        self.command_pub = self.create_publisher(Float64MultiArray, p.commands_topic, RELIABLE_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
         if not self.driver.connect():
             self.get_logger().warning(f"cannot open {self.port} yet ({self.driver.health.last_error}); retrying")
-        self.create_timer(1.0 / rate_hz, self.on_tick)
-        self.create_timer(float(p("diagnostics_period_s", 1.0)), self.on_diagnostics)
+        self.tick_timer = self.create_timer(1.0 / p.rate_hz, self.on_tick)
+        self.diag_timer = self.create_timer(p.diagnostics_period_s, self.on_diagnostics)
+
+    def _on_params(self, new: TeleopParams, changed: dict) -> None:
+        if "rate_hz" in changed:
+            self.tick_timer.timer_period_ns = int(1e9 / new.rate_hz)
+        if "diagnostics_period_s" in changed:
+            self.diag_timer.timer_period_ns = int(new.diagnostics_period_s * 1e9)
 
     def on_tick(self) -> None:
         positions = self.driver.poll()

@@ -204,7 +204,7 @@ def check(spec: ParamSpec, value) -> None:
             if low_bad or (spec.max is not None and v > spec.max):
                 raise ParameterError(f"parameter {spec.name!r} must be {spec.bounds()}, got {v!r}")
         if spec.choices and v not in spec.choices:
-            raise ParameterError(f"parameter {spec.name!r} must be one of {', '.join(map(str, spec.choices))}; got {v!r}")
+            raise ParameterError(f"parameter {spec.name!r} must be one of {', '.join(map(str, spec.choices))}, got {v!r}")
 
 
 def build(cls: type[T], raw: dict[str, Any]) -> T:

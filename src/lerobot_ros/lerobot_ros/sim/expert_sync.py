@@ -1,0 +1,71 @@
+"""A scripted expert acting once per simulator step, on inputs that arrive on separate topics in any order.
+
+A bridge publishes a step's episode status, joint state and environment state as three messages, and
+topics are not ordered with respect to each other. `ExpertSync` collects one step's inputs and acts once
+all of them are there, so the expert never mixes the previous step's cube with this step's joints, never
+keeps a finished episode's phase for the first step of the next one (a new episode index resets it), and
+sends exactly one action per step; it sends nothing while the episode is done.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from lerobot_ros.sim.base import SimStartupError
+
+EXPERTS = ("metaworld", "so101_pick")
+STATUS, ENV_STATE, JOINTS = "status", "env_state", "joints"
+
+
+@dataclass(frozen=True)
+class StepStatus:
+    """What the sync needs from an EpisodeStatus message."""
+
+    episode_index: int
+    done: bool
+
+
+class ExpertSync:
+    """Feeds an expert (has `reset()`) one step's inputs at a time; `act(inputs)` maps them to an action."""
+
+    def __init__(self, expert, needs: tuple[str, ...], act: Callable[[dict], np.ndarray]):
+        self.expert, self.needs, self._act = expert, needs, act
+        self.episode_index = -1
+        self.done = False
+        self._inputs: dict = {}
+
+    def offer(self, key: str, value) -> np.ndarray | None:
+        """One input of the current step (STATUS: a StepStatus); the action once the step is complete, else None.
+        ValueError from the expert propagates (the step's inputs are consumed either way)."""
+        self._inputs[key] = value
+        if any(k not in self._inputs for k in self.needs):
+            return None
+        inputs, self._inputs = self._inputs, {}
+        status: StepStatus = inputs[STATUS]
+        if status.episode_index != self.episode_index:
+            self.episode_index = status.episode_index
+            self.expert.reset()
+        self.done = bool(status.done)
+        if self.done:
+            return None
+        return self._act(inputs)
+
+
+def make_expert_sync(kind: str, task: str = "push-v3", scene: str = "pick") -> ExpertSync:
+    """metaworld: Meta-World's expert for `task` on the 39-D environment state; so101_pick: the SO-101 pick
+    on joint positions and the cube position (the first three environment-state values). SimStartupError
+    for an unknown kind or task."""
+    if kind == "metaworld":
+        from lerobot_ros.sim.experts import MetaWorldExpert
+
+        expert = MetaWorldExpert(task)
+        return ExpertSync(expert, (STATUS, ENV_STATE), lambda i: expert.act(i[ENV_STATE]))
+    if kind == "so101_pick":
+        from lerobot_ros.sim.experts import SO101PickExpert
+
+        expert = SO101PickExpert(scene)
+        return ExpertSync(expert, (STATUS, ENV_STATE, JOINTS), lambda i: expert.act(i[JOINTS], i[ENV_STATE][:3]))
+    raise SimStartupError(f"unknown expert {kind!r}; use one of {', '.join(EXPERTS)}")

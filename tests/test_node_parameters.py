@@ -1,0 +1,135 @@
+"""Every parameter that a launch file or a shipped config file passes to a node is one the node declares
+(a typo would otherwise be silently ignored by rcl), and the generated parameter tables are up to date.
+Launch files are planned, not run (lerobot_ros.launch_runner)."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import os
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lerobot_ros.launch_runner import evaluate_file
+from lerobot_ros.ros.parameters import BUILTIN_DESCRIPTIONS, names
+
+REPO = Path(__file__).resolve().parents[1]
+LAUNCH = REPO / "launch"
+SETUP = REPO / "src" / "lerobot_ros" / "setup.py"
+#: shipped parameter files and the executable each is for
+CONFIGS = {
+    "hardware/camera.yaml": "camera_node",
+    "hardware/custom_bus.yaml": "motor_bus_node",
+    "hardware/koch.yaml": "robot_node",
+    "hardware/so101_follower.yaml": "robot_node",
+    "hardware/so101_leader.yaml": "teleop_node",
+    "sim/libero.yaml": "sim_bridge_node",
+    "sim/metaworld.yaml": "sim_bridge_node",
+    "sim/so101_twin.yaml": "sim_bridge_node",
+}
+
+
+def executables() -> dict[str, str]:
+    """setup.py's NODES: executable name -> module."""
+    tree = ast.parse(SETUP.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "NODES" for t in node.targets):
+            return {k: v.split(":")[0] for k, v in ast.literal_eval(node.value).items()}
+    raise AssertionError("NODES not found in setup.py")
+
+
+def params_class(executable: str):
+    """The params dataclass of an executable's node, None for a node not on the parameter layer yet."""
+    module = importlib.import_module(executables()[executable])
+    for value in vars(module).values():
+        cls = getattr(value, "params_class", None)
+        if isinstance(value, type) and cls is not None and value.__module__ == module.__name__:
+            return cls
+    return None
+
+
+LIGHT = ["sim_bridge_node", "scripted_expert_node", "camera_node", "robot_node", "motor_bus_node", "teleop_node",
+         "episode_keyboard", "chunk_markers_node", "urdf_joint_states_node", "talker", "listener"]
+
+
+def allowed(executable: str) -> set[str] | None:
+    cls = params_class(executable)
+    return None if cls is None else set(names(cls)) | set(BUILTIN_DESCRIPTIONS)
+
+
+def passed_params(cmd: list[str]) -> set[str]:
+    """Parameter names a planned command line passes: its params files and its `-p name:=value`s."""
+    out: set[str] = set()
+    for i, arg in enumerate(cmd):
+        if arg == "--params-file":
+            data = yaml.safe_load(Path(cmd[i + 1]).read_text()) or {}
+            for section in data.values():
+                out |= set((section or {}).get("ros__parameters", {}))
+        elif arg == "-p":
+            out.add(cmd[i + 1].split(":=", 1)[0])
+    return out
+
+
+def variants(path: Path) -> list[dict]:
+    """The defaults, and each true/false argument flipped on its own (starts the optional nodes too)."""
+    flips = []
+    for m in re.finditer(r"name: (\w+), default: '?(true|false)'?", path.read_text()):
+        flips.append({m.group(1): "false" if m.group(2) == "true" else "true"})
+    return [{}] + flips
+
+
+@pytest.fixture(autouse=True)
+def _params_in_tmp(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+
+def test_every_node_of_this_layer_declares_its_parameters():
+    for executable in LIGHT:
+        cls = params_class(executable)
+        assert cls is not None, executable
+        assert names(cls), executable
+
+
+@pytest.mark.parametrize("name", sorted(p.name.removesuffix(".launch.yaml") for p in LAUNCH.glob("*.launch.yaml")))
+def test_launch_files_pass_only_declared_parameters(name):
+    exe_names = executables()
+    checked = set()
+    for args in variants(LAUNCH / f"{name}.launch.yaml"):
+        try:
+            plan = evaluate_file(str(LAUNCH / f"{name}.launch.yaml"), args, environ=dict(os.environ))
+        except Exception as exc:  # noqa: BLE001 - a flip that needs another argument set too
+            if not args:
+                raise
+            print(f"{name} {args}: {exc}")
+            continue
+        for proc in plan.processes:
+            exe = next((os.path.basename(a) for a in proc.cmd if os.path.basename(a) in exe_names), None)
+            if exe is None or (known := allowed(exe)) is None:
+                continue
+            unknown = passed_params(proc.cmd) - known
+            assert not unknown, f"{name}.launch.yaml {args or '(defaults)'}: {proc.label} ({exe}) is passed undeclared {sorted(unknown)}"
+            checked.add(exe)
+    expected = {"sim_metaworld": "sim_bridge_node", "sim_so101": "sim_bridge_node", "so101_real": "robot_node",
+                "so101_virtual": "teleop_node", "cameras": "camera_node", "smoke": "talker"}
+    assert expected.get(name, next(iter(checked), None)) in checked | {None}, (name, checked)
+
+
+@pytest.mark.parametrize("config,executable", sorted(CONFIGS.items()))
+def test_shipped_parameter_files_hold_declared_parameters(config, executable):
+    """`/**` sections are for `executable`; a section for a named node (/leader/teleop_node) for that node."""
+    data = yaml.safe_load((REPO / "config" / config).read_text())
+    for key, section in data.items():
+        exe = executable if key == "/**" else key.rsplit("/", 1)[-1]
+        unknown = set(section["ros__parameters"]) - allowed(exe)
+        assert not unknown, f"config/{config} sets {sorted(unknown)} in {key}, which {exe} does not declare"
+
+
+def test_every_shipped_parameter_file_is_checked():
+    shipped = {str(p.relative_to(REPO / "config")) for p in (REPO / "config").glob("*/*.yaml")
+               if p.parent.name in ("hardware", "sim")}
+    assert shipped == set(CONFIGS)
