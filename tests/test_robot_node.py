@@ -273,3 +273,50 @@ def test_watchdog_holds_the_present_position(ros, tmp_path):
         wait_until(lambda: abs(follower.joint_positions()["shoulder_pan"] - held) < 0.01, 15, what="hold")
     finally:
         close_all(node, follower)
+
+
+def test_parameters_described_refused_and_applied_live(ros, tmp_path):
+    """From another rclpy context, as `ros2 param` would: every parameter is described, the port is
+    read-only, and the safety limits, watchdog and loop rate change the running node."""
+    from lerobot_ros.nodes.robot_node import RobotParams
+    from lerobot_ros.ros.parameters import names
+    from lerobot_ros.ros.runtime import RosRuntime
+    from param_probe import ParamProbe, assert_all_described
+
+    follower, cal = start_arm("so101", "follower", tmp_path)
+    node = None
+    try:
+        node = robot_node(ros, follower, cal, watchdog_s=5.0)
+        with RosRuntime() as other:
+            probe = ParamProbe(other, "/follower/robot_node")
+            described = assert_all_described(probe)
+            assert set(names(RobotParams)) <= set(described)
+            assert described["port"].read_only and not described["max_relative_target"].read_only
+            refused = probe.set("port", "/dev/ttyUSB9")
+            assert not refused.successful and "read-only" in refused.reason and probe.get("port") == follower.port
+
+            assert probe.set("rate_hz", 40).successful and node.loop.period_s == pytest.approx(1 / 40)
+            assert probe.set("watchdog_s", 0.4).successful and node.buffer.watchdog_ns == 400_000_000
+            assert not probe.set("watchdog_s", 0.0).successful and node.buffer.watchdog_ns == 400_000_000
+
+            # max_relative_target (LeRobot degrees) caps every goal the arm gets from now on
+            assert probe.set("max_relative_target", 2.0).successful
+            assert node.driver.device.config.max_relative_target == 2.0
+            pan = follower.servo("shoulder_pan")
+            tick_deg = 360 / 4096
+            probe_node = ros.create_node("probe")
+            cmd = probe_node.create_publisher(Float64MultiArray, "/follower/commands", RELIABLE_QOS)
+            wait_until(lambda: cmd.get_subscription_count() > 0, 10, what="subscriber")
+            start = pan.present_position()
+            gaps = []
+            deadline = time.monotonic() + 1.0
+            while time.monotonic() < deadline:
+                cmd.publish(numpy_to_float64_multi_array([1.0, 0, 0, 0, 0, 0]))  # ~57 degrees away
+                gaps.append(abs(pan.register("Goal_Position") - pan.present_position()) * tick_deg)
+                time.sleep(0.02)
+            assert pan.present_position() != start  # it moves ...
+            assert max(gaps) <= 2.0 + 2 * tick_deg  # ... never more than 2 degrees ahead of where it is
+            assert probe.set("max_relative_target", 0.0).successful
+            assert node.driver.device.config.max_relative_target is None  # 0 = off
+    finally:
+        close_all(node, follower)
