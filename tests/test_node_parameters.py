@@ -133,3 +133,13 @@ def test_every_shipped_parameter_file_is_checked():
     shipped = {str(p.relative_to(REPO / "config")) for p in (REPO / "config").glob("*/*.yaml")
                if p.parent.name in ("hardware", "sim")}
     assert shipped == set(CONFIGS)
+
+
+def test_the_shipped_parameter_tables_are_generated_from_the_declarations():
+    from lerobot_ros.nodes.parameter_tables import markdown, node_params
+
+    modules = {executables()[exe].rsplit(".", 1)[-1] for exe in LIGHT}
+    assert modules <= set(node_params())
+    shipped = (REPO / "config" / "NODE_PARAMETERS.md").read_text()
+    assert shipped == markdown(), ("config/NODE_PARAMETERS.md is stale: regenerate it with "
+                                   "`python -m lerobot_ros.nodes.parameter_tables > config/NODE_PARAMETERS.md`")

@@ -22,6 +22,7 @@ and launch-file checks use.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import threading
 import typing
@@ -83,8 +84,8 @@ class ParamSpec:
             return f"<= {self.max:g}"
         return ""
 
-    def constraints(self) -> str:
-        """The human-readable constraints shown as `additional_constraints` (and in README tables)."""
+    def limits(self) -> str:
+        """Unit, range and choices as text ("unit: Hz; > 0"), "" when there are none."""
         parts = []
         if self.unit:
             parts.append(f"unit: {self.unit}")
@@ -92,8 +93,12 @@ class ParamSpec:
             parts.append(self.bounds())
         if self.choices:
             parts.append("one of: " + ", ".join(map(str, self.choices)))
-        parts.append("reconfigurable at run time" if self.reconfigurable else "read-only (restart the node to change it)")
         return "; ".join(parts)
+
+    def constraints(self) -> str:
+        """What `ros2 param describe` shows as additional constraints: the limits and whether it is live."""
+        live = "reconfigurable at run time" if self.reconfigurable else "read-only (restart the node to change it)"
+        return "; ".join(p for p in (self.limits(), live) if p)
 
 
 def param(
@@ -223,19 +228,30 @@ def build(cls: type[T], raw: dict[str, Any]) -> T:
         raise ParameterError(str(exc)) from None
 
 
+def format_value(value) -> str:
+    """A value as a launch file or params YAML writes it: true, 30.0, "front", ["a", "b"]."""
+    return json.dumps(value)
+
+
 def parameter_rows(cls: type) -> list[dict[str, str]]:
-    """One row per parameter (name, type, default, description, constraints): README tables, --help."""
+    """One row per parameter (name, type, default, live, limits, description): the generated tables."""
     return [
-        {"name": s.name, "type": s.type_name, "default": repr(s.default), "description": s.description,
-         "constraints": s.constraints()}
+        {"name": s.name, "type": s.type_name, "default": format_value(s.default),
+         "live": "yes" if s.reconfigurable else "no", "limits": s.limits(), "description": s.description}
         for s in specs(cls)
     ]
 
 
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def markdown_table(cls: type) -> str:
-    rows = ["| parameter | type | default | description | constraints |", "|---|---|---|---|---|"]
+    """The parameters of `cls` as a Markdown table (live = reconfigurable at run time)."""
+    rows = ["| parameter | type | default | live | unit / range | description |", "|---|---|---|---|---|---|"]
     for r in parameter_rows(cls):
-        rows.append(f"| `{r['name']}` | {r['type']} | `{r['default']}` | {r['description']} | {r['constraints']} |")
+        rows.append(f"| `{r['name']}` | {r['type']} | `{r['default']}` | {r['live']} | {_cell(r['limits'])} | "
+                    f"{_cell(r['description'])} |")
     return "\n".join(rows)
 
 

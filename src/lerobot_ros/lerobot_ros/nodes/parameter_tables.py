@@ -1,0 +1,51 @@
+"""Every node's parameter table, generated from its declarations (the params dataclass of lerobot_ros.ros.parameters).
+
+`python -m lerobot_ros.nodes.parameter_tables > config/NODE_PARAMETERS.md` regenerates the shipped tables;
+tests/test_node_parameters.py fails when they are stale, so the doc cannot drift from the code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+
+import lerobot_ros.nodes
+from lerobot_ros.ros.parameters import BUILTIN_DESCRIPTIONS, markdown_table
+
+
+def node_params() -> dict[str, type]:
+    """Node module name -> its params dataclass, for every node module on the parameter layer."""
+    out = {}
+    for info in sorted(pkgutil.iter_modules(lerobot_ros.nodes.__path__), key=lambda i: i.name):
+        if info.name == "parameter_tables":
+            continue
+        module = importlib.import_module(f"lerobot_ros.nodes.{info.name}")
+        for value in vars(module).values():
+            if isinstance(value, type) and value.__module__ == module.__name__ and "params_class" in vars(value):
+                out[info.name] = value.params_class
+                break
+    return out
+
+
+def markdown() -> str:
+    parts = [
+        "# Node parameters",
+        "",
+        "Generated from the declarations (`python -m lerobot_ros.nodes.parameter_tables > config/NODE_PARAMETERS.md`);",
+        "a running node shows the same with `ros2 param describe <node> <name>`. Reconfigurable parameters take",
+        "effect when set at run time (`ros2 param set`); setting a read-only one is refused with the reason.",
+        "Integers are accepted for floating-point parameters (`fps:=30`) and numbers for strings (`source:=0`).",
+        "Every node also has " + ", ".join(f"`{n}` ({d})" for n, d in BUILTIN_DESCRIPTIONS.items()) + ".",
+    ]
+    for module, cls in node_params().items():
+        parts += ["", f"## {module}", "", markdown_table(cls)]
+    return "\n".join(parts) + "\n"
+
+
+def main() -> None:
+    sys.stdout.write(markdown())
+
+
+if __name__ == "__main__":
+    main()
