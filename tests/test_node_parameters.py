@@ -14,7 +14,9 @@ import pytest
 import yaml
 
 from lerobot_ros.launch_runner import evaluate_file
-from lerobot_ros.ros.parameters import BUILTIN_DESCRIPTIONS, names
+from rclpy.parameter import Parameter
+
+from lerobot_ros.ros.parameters import BUILTIN_DESCRIPTIONS, names, spec_of
 
 REPO = Path(__file__).resolve().parents[1]
 LAUNCH = REPO / "launch"
@@ -143,3 +145,99 @@ def test_the_shipped_parameter_tables_are_generated_from_the_declarations():
     shipped = (REPO / "config" / "NODE_PARAMETERS.md").read_text()
     assert shipped == markdown(), ("config/NODE_PARAMETERS.md is stale: regenerate it with "
                                    "`python -m lerobot_ros.nodes.parameter_tables > config/NODE_PARAMETERS.md`")
+
+
+# ----- over DDS: each node that starts without hardware, seen from another rclpy context --------------
+def _talker(ctx, so101_text):
+    from lerobot_ros.nodes.talker import Talker
+
+    return Talker(context=ctx, parameter_overrides=[Parameter("width", value=32), Parameter("height", value=24)])
+
+
+def _listener(ctx, so101_text):
+    from lerobot_ros.nodes.listener import Listener
+
+    return Listener(context=ctx)
+
+
+def _chunk_markers(ctx, so101_text):
+    from lerobot_ros.nodes.chunk_markers_node import ChunkMarkersNode
+
+    return ChunkMarkersNode(context=ctx, parameter_overrides=[Parameter("robot_description", value=so101_text)])
+
+
+def _urdf_joint_states(ctx, so101_text):
+    from lerobot_ros.nodes.urdf_joint_states_node import UrdfJointStatesNode
+
+    return UrdfJointStatesNode(context=ctx, parameter_overrides=[Parameter("joint_zero", value="urdf")])
+
+
+def _expert(ctx, so101_text):
+    from lerobot_ros.nodes.scripted_expert_node import ScriptedExpertNode
+
+    return ScriptedExpertNode(context=ctx, parameter_overrides=[Parameter("expert", value="so101_pick")])
+
+
+#: node factory, its name, (a read-only parameter, a value), (a live parameter, a value, its effect on the node)
+CASES = {
+    "talker": (_talker, "/talker", ("width", 64), ("rate_hz", 10, lambda n: n.timer.timer_period_ns == 100_000_000)),
+    "listener": (_listener, "/listener", None, ("count", 3, lambda n: n.count == 3)),
+    "chunk_markers": (_chunk_markers, "/chunk_markers", ("tip_link", "base_link"),
+                      ("line_width", 0.02, lambda n: n.style.line_width == 0.02)),
+    "urdf_joint_states": (_urdf_joint_states, "/urdf_joint_states", ("joint_zero", "mid_range"), None),
+    "scripted_expert": (_expert, "/scripted_expert", ("expert", "metaworld"), None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_node_parameters_over_dds(ros, so101_text, case):
+    from lerobot_ros.ros.runtime import RosRuntime
+    from param_probe import ParamProbe, assert_all_described
+
+    factory, fq_name, read_only, live = CASES[case]
+    node = ros.add_node(factory(ros.context, so101_text))
+    with RosRuntime() as other:
+        probe = ParamProbe(other, fq_name)
+        described = assert_all_described(probe)
+        assert set(names(node.params_class)) <= set(described)
+        for name in names(node.params_class):
+            assert described[name].read_only != spec_of(node.params_class, name).reconfigurable, name
+        if read_only is not None:
+            name, value = read_only
+            before = probe.get(name)
+            result = probe.set(name, value)
+            assert not result.successful and "read-only" in result.reason
+            assert probe.get(name) == before
+        if live is not None:
+            name, value, effect = live
+            result = probe.set(name, value)
+            assert result.successful, result.reason
+            assert effect(node), f"{case}: {name}={value} had no effect"
+
+
+def test_episode_keyboard_process_parameters(ros_env, ros):
+    """The keyboard as its own process (stdin a pipe held open): described, a live one applied, from outside."""
+    import subprocess
+    import sys
+
+    from param_probe import ParamProbe, assert_all_described
+
+    proc = subprocess.Popen([sys.executable, "-m", "lerobot_ros.nodes.episode_keyboard_node", "--ros-args",
+                             "-p", "match_timeout_s:=2"], env=ros_env, stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        probe = ParamProbe(ros, "/episode_keyboard", timeout=60)
+        assert_all_described(probe)
+        assert probe.get("match_timeout_s") == 2.0  # an integer given for a double
+        assert probe.set("match_timeout_s", 0.5).successful and probe.get("match_timeout_s") == 0.5
+        bad = probe.set("match_timeout_s", -1.0)
+        assert not bad.successful and probe.get("match_timeout_s") == 0.5
+    finally:
+        proc.stdin.close()  # end of input: the keyboard finishes and exits by itself
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        out = proc.stdout.read()
+    assert proc.returncode == 0 and "Traceback" not in out, out
