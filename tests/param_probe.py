@@ -35,7 +35,8 @@ class ParamProbe:
 
     def get(self, name: str):
         value = self._wait(self.client.get_parameters([name])).values[0]
-        return Parameter.from_parameter_msg(ParameterMsg(name=name, value=value)).value
+        value = Parameter.from_parameter_msg(ParameterMsg(name=name, value=value)).value
+        return value.tolist() if hasattr(value, "tolist") else value  # arrays arrive as array.array
 
     def set(self, name: str, value, type_: Parameter.Type | None = None) -> SetParametersResult:
         param = Parameter(name, type_, value) if type_ is not None else Parameter(name, value=value)

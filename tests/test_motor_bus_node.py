@@ -62,3 +62,28 @@ def test_bad_motor_lists_are_startup_errors(ros):
         node(ros, bus_type="dynamixel", port="/dev/null", motor_names=["a", "b"], motor_ids=[1], motor_models=["xl330-m288"])
     with pytest.raises(NodeStartupError, match=r"unknown feetech motor model\(s\) \['xl330-m288'\]"):
         node(ros, bus_type="feetech", port="/dev/null", motor_names=["a"], motor_ids=[1], motor_models=["xl330-m288"])
+
+
+def test_parameters_described_and_the_watchdog_applied_live(ros, tmp_path):
+    from lerobot_ros.nodes.motor_bus_node import MotorBusParams
+    from lerobot_ros.ros.parameters import names
+    from lerobot_ros.ros.runtime import RosRuntime
+    from param_probe import ParamProbe, assert_all_described
+
+    bus = VirtualBus([VirtualServo(11, "xl330-m288")], port=tmp_path / "bus").start()
+    n = None
+    try:
+        n = node(ros, bus_type="dynamixel", port=bus.port, motor_names=["pan"], motor_ids=[11],
+                 motor_models=["xl330-m288"], rate_hz=50)  # an integer rate: accepted for the double
+        with RosRuntime() as other:
+            probe = ParamProbe(other, "/custom/motor_bus_node")
+            described = assert_all_described(probe)
+            assert set(names(MotorBusParams)) <= set(described)
+            assert probe.get("motor_ids") == [11] and probe.get("rate_hz") == 50.0
+            refused = probe.set("motor_ids", [12])
+            assert not refused.successful and "read-only" in refused.reason
+            assert probe.set("watchdog_s", 2).successful and n.buffer.watchdog_ns == 2_000_000_000
+    finally:
+        if n is not None:
+            n.close()
+        bus.close()

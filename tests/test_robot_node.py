@@ -320,3 +320,24 @@ def test_parameters_described_refused_and_applied_live(ros, tmp_path):
             assert node.driver.device.config.max_relative_target is None  # 0 = off
     finally:
         close_all(node, follower)
+
+
+def test_teleop_parameters_described_and_rate_applied_live(ros, tmp_path):
+    from lerobot_ros.nodes.teleop_node import TeleopParams
+    from lerobot_ros.ros.parameters import names
+    from lerobot_ros.ros.runtime import RosRuntime
+    from param_probe import ParamProbe, assert_all_described
+
+    leader, cal = start_arm("so101", "leader", tmp_path)
+    tnode = None
+    try:
+        tnode = teleop_node(ros, leader, cal)
+        with RosRuntime() as other:
+            probe = ParamProbe(other, "/leader/teleop_node")
+            described = assert_all_described(probe)
+            assert set(names(TeleopParams)) <= set(described)
+            refused = probe.set("commands_topic", "/other/commands")
+            assert not refused.successful and "read-only" in refused.reason
+            assert probe.set("rate_hz", 20).successful and tnode.tick_timer.timer_period_ns == 50_000_000
+    finally:
+        close_all(tnode, leader)
