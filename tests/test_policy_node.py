@@ -35,8 +35,10 @@ from lerobot_ros.codecs import (
 )
 from lerobot_ros.contract import load_contract
 from lerobot_ros.ros.entry import NodeStartupError
+from lerobot_ros.ros.parameters import names
 from lerobot_ros.ros.qos import RELIABLE_QOS
-from lerobot_ros.ros.runtime import MessageCollector, wait_until
+from lerobot_ros.ros.runtime import MessageCollector, RosRuntime, wait_until
+from param_probe import ParamProbe, assert_all_described
 
 FPS = 10
 PERIOD = 1_000_000_000 // FPS
@@ -78,6 +80,15 @@ features:
 def policies(tmp_path_factory):
     base = tmp_path_factory.getbasetemp() / "policies"
     return {"act": cached_policy_folder(base, "act"), "diffusion": cached_policy_folder(base, "diffusion")}
+
+
+@pytest.fixture
+def probe_runtime():
+    """A second rclpy context (another DDS participant), as `ros2 param` is."""
+    runtime = RosRuntime()
+    runtime.start()
+    yield runtime
+    runtime.close()
 
 
 def write_contract(tmp_path, h=48, w=64):
@@ -132,7 +143,7 @@ class Harness:
     def tick(self, t_ns) -> dict:
         before = len(self.info.items)
         self.clock.publish(Clock(clock=ns_to_time(t_ns)))
-        wait_until(lambda: self.node.last_tick_ns is not None and self.node.last_tick_ns >= t_ns, 10, what=f"tick at {t_ns}")
+        wait_until(lambda: self.node.loop.last_tick_ns is not None and self.node.loop.last_tick_ns >= t_ns, 10, what=f"tick at {t_ns}")
         self.info.wait_for(before + 1)
         return json.loads(self.info.messages[-1].data)
 
@@ -290,8 +301,8 @@ def test_warmup_staleness_stop_and_errors(ros, tmp_path, policies):
     assert h.node.diagnostic_values()["last_reason"] == info["reason"]
     # a wrong-size image (contract has no resize) is rejected and counted
     h.image.publish(numpy_to_image(np.zeros((10, 10, 3), np.uint8), "rgb8", T0 + 4 * PERIOD))
-    wait_until(lambda: h.node.rejected["observation.images.front"] == 1, 10, what="reject")
-    assert "10x10" in h.node.last_reject
+    wait_until(lambda: h.node.loop.rejected["observation.images.front"] == 1, 10, what="reject")
+    assert "10x10" in h.node.loop.last_reject
     # ~/stop: ticks publish nothing; ~/start resumes
     assert h.call("stop").success
     h.publish(T0 + 5 * PERIOD, joints[0], images[0])
@@ -357,3 +368,34 @@ def test_tick_on_observation_joint_state_output(ros, tmp_path, policies):
     infos = [json.loads(m.data) for m in h.info.wait_for(len(joints))]
     for info in infos:
         assert info["published"] and 0 < info["received_wall_ns"] <= info["published_wall_ns"]
+
+
+@pytest.mark.slow
+def test_parameters_described_refused_and_max_delta_applied(ros, probe_runtime, tmp_path, policies):
+    """From another context: a description for every parameter; a read-only one refused with the reason; a
+    new max_delta clips the very next action; an integer is taken for a double (start-up and run time)."""
+    from lerobot_ros.nodes.policy_node import PolicyParams
+
+    path, prefix = write_contract(tmp_path)
+    joints, images = observations(3, seed=4)
+    h = Harness(ros, path, prefix, policies["act"], max_age_ms=400)  # an integer where a double is declared
+    probe = ParamProbe(probe_runtime, f"/{h.node.get_name()}")
+    described = assert_all_described(probe)
+    assert set(names(PolicyParams)) <= set(described)
+    assert described["device"].read_only and not described["max_delta"].read_only
+    assert "unit: ms" in described["max_age_ms"].additional_constraints
+    refused = probe.set("device", "cuda")
+    assert not refused.successful and "read-only" in refused.reason and h.node.params.values.device == "cpu"
+    h.publish(T0, joints[0], images[0])
+    assert h.tick(T0)["status"] == "ok"
+    applied = probe.set("max_delta", [0.01])  # degrees (the action's LeRobot units) per tick
+    assert applied.successful, applied.reason
+    h.publish(T0 + PERIOD, joints[1], images[1])
+    info = h.tick(T0 + PERIOD)
+    assert info["status"] == "ok" and "limited change per tick" in info["reason"]
+    first, second = (float64_multi_array_to_numpy(m) for m in h.actions.wait_for(2)[:2])
+    assert np.max(np.abs(np.rad2deg(second - first))) <= 0.01 + 1e-9  # the topic carries radians
+    bad = probe.set("max_delta", [1.0, 2.0])
+    assert not bad.successful and "max_delta has 2 values for an action of 6" in bad.reason
+    assert probe.set("max_age_ms", 200).successful
+    assert set(h.node.controller.max_age_ns.values()) == {200_000_000}

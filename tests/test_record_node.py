@@ -25,8 +25,11 @@ from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore
 
 from lerobot_ros.bag import open_bag
+from lerobot_ros.nodes.episode_recorder_node import RecorderParams
 from lerobot_ros.record.repair import repair_bag
+from lerobot_ros.ros.parameters import names
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
+from param_probe import ParamProbe, assert_all_described
 
 pytestmark = [pytest.mark.slow, pytest.mark.ros]
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "recorder.py"
@@ -359,7 +362,39 @@ def test_bad_settings_fail_in_one_line(ros_env, tmp_path):
     proc = subprocess.run([sys.executable, "-m", "lerobot_ros.nodes.episode_recorder_node", "--ros-args", "-p",
                            "topics:=[/a]", "-p", "episode_time_s:=soon"], env=ros_env, capture_output=True, text=True,
                           timeout=60)
-    assert proc.returncode == 1 and "parameter episode_time_s must be a number, not 'soon'" in proc.stderr
+    assert proc.returncode == 1 and "parameter 'episode_time_s' must be a number, got 'soon'" in proc.stderr
     proc = subprocess.run([sys.executable, "-m", "lerobot_ros.cli.main", "record", "--out", str(tmp_path)],
                           env=ros_env, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "give --contract, --topics or --all-topics" in proc.stderr
+
+
+def test_parameters_described_refused_and_applied_from_outside(ros, ros_env, tmp_path):
+    """describe_parameters lists a description for every parameter; a read-only one is refused with the
+    reason; reconfigurable ones act (the outcome default and the task of the next stop / episode)."""
+    ns = "/recparams"
+    out = tmp_path / "out"
+    rec = recorder(ros_env, tmp_path, ns, f"topics:=[{ns}/nothing]", f"output_dir:={out}", "num_episodes:=3")
+    try:
+        probe = ParamProbe(ros, f"{ns}/episode_recorder", timeout=120)  # the recorder is another process
+        described = assert_all_described(probe)
+        assert set(names(RecorderParams)) <= set(described)
+        assert described["output_dir"].read_only and not described["default_outcome"].read_only
+        assert "unit: s" in described["drain_s"].additional_constraints
+        refused = probe.set("output_dir", str(tmp_path / "elsewhere"))
+        assert not refused.successful and "read-only" in refused.reason
+        switched = probe.set("episode_time_s", 5)  # an integer for a double; but manual -> automatic is refused
+        assert not switched.successful and "cannot switch between manual (0) and automatic" in switched.reason
+        for name, value in (("default_outcome", "failure"), ("task", "stack"), ("progress_period_s", 2)):
+            result = probe.set(name, value)
+            assert result.successful, (name, result.reason)
+        assert probe.get("progress_period_s") == 2.0
+        node = ros.create_node("rec_params_client")
+        assert call(node, StartEpisode, f"{ns}/start_episode", StartEpisode.Request()).success
+        response = call(node, StopEpisode, f"{ns}/stop_episode", StopEpisode.Request())  # no outcome: the default
+        assert response.success, response.message
+        custom = metadata(Path(response.bag_path))["custom_data"]
+        assert (custom["outcome"], custom["task"]) == ("failure", "stack")
+        rec.p.send_signal(signal.SIGINT)
+        assert rec.p.wait(timeout=20) == 0 and "Traceback" not in rec.text()
+    finally:
+        rec.stop()

@@ -17,7 +17,7 @@ from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore
 
 from lerobot_ros.record.bag_writer import BagWriteError, EpisodeBagWriter, read_custom_data
-from lerobot_ros.record.control import DONE, IDLE, RECORDING, RESETTING, EpisodeControl
+from lerobot_ros.record.control import DONE, IDLE, RECORDING, RESETTING, Command, EpisodeControl, Finish, Start, Stop
 from lerobot_ros.record.msgdefs import MessageDefinitions, UnknownMessageType
 from lerobot_ros.record.qa import StreamQA, stream_report
 from lerobot_ros.record.repair import RepairError, repair_bag
@@ -256,27 +256,28 @@ def test_repair_cli_in_place(tmp_path):
 # ---- episode loop ---------------------------------------------------------------------------------------
 def test_automatic_loop_like_lerobot_record():
     c = EpisodeControl(episode_time_s=10, reset_time_s=5, num_episodes=2)
-    assert c.tick(0.0) == [("start",)] and c.state == RECORDING
+    assert c.tick(0.0) == [Start()] and c.state == RECORDING
     assert c.tick(9.9) == []
-    assert c.tick(10.0) == [("stop", "success")] and c.state == RESETTING
+    assert c.tick(10.0) == [Stop("success")] and c.state == RESETTING
     assert c.tick(14.0) == []
-    assert c.tick(15.0) == [("start",)]
-    assert c.command("rerecord", 16.0) == [("stop", "discard")] and c.state == RESETTING and c.kept == 1
-    assert c.command("next", 17.0) == [("start",)]  # skip the rest of the reset
-    assert c.command("next", 18.0) == [("stop", "success"), ("finish",)] and c.state == DONE and c.kept == 2
+    assert c.tick(15.0) == [Start()]
+    assert c.command("rerecord", 16.0) == [Stop("discard")] and c.state == RESETTING and c.kept == 1
+    assert c.command("next", 17.0) == [Start()]  # skip the rest of the reset
+    assert c.command("next", 18.0) == [Stop("success"), Finish()] and c.state == DONE and c.kept == 2
     assert c.tick(100.0) == [] and c.command("next", 100.0) == []
 
 
 def test_manual_loop_and_stop_key():
     c = EpisodeControl()
     assert not c.automatic and c.tick(50.0) == [] and c.state == IDLE
-    assert c.command("next", 0.0) == [("start",)]
-    assert c.command("rerecord", 1.0) == [("stop", "discard"), ("start",)]
-    assert c.command("next", 2.0) == [("stop", "success")] and c.state == IDLE and c.kept == 1
-    assert c.command("next", 3.0) == [("start",)]
-    assert c.command("stop", 4.0) == [("stop", "success"), ("finish",)] and c.kept == 2
-    with pytest.raises(ValueError, match="unknown command 'jump'"):
+    assert c.command("next", 0.0) == [Start()]
+    assert c.command("rerecord", 1.0) == [Stop("discard"), Start()]
+    assert c.command("next", 2.0) == [Stop("success")] and c.state == IDLE and c.kept == 1
+    assert c.command("next", 3.0) == [Start()]
+    assert c.command("stop", 4.0) == [Stop("success"), Finish()] and c.kept == 2
+    with pytest.raises(ValueError, match="unknown command 'jump'; use one of next, rerecord, stop"):
         c.command("jump", 5.0)
+    assert Command.parse("rerecord") is Command.RERECORD and c.state == DONE == "done"  # states read as their names
     with pytest.raises(ValueError, match=">= 0"):
         EpisodeControl(episode_time_s=-1)
 
@@ -284,7 +285,7 @@ def test_manual_loop_and_stop_key():
 def test_services_keep_the_loop_consistent():
     c = EpisodeControl(episode_time_s=5, reset_time_s=0, num_episodes=3)
     c.started(0.0)
-    assert c.stopped("failure", 1.0) == [("start",)] and c.kept == 1  # no reset time: next one right away
+    assert c.stopped("failure", 1.0) == [Start()] and c.kept == 1  # no reset time: next one right away
     assert c.stopped("discard", 2.0) == [] and c.kept == 1
 
 

@@ -1,223 +1,112 @@
-"""policy_node: a LeRobot policy on ROS topics.
+"""policy_node: a LeRobot policy on ROS topics (wiring; the logic is in lerobot_ros.policy).
 
-Subscribes to every observation feature of a contract (and its task topic), decodes each message with the
-contract into LeRobot units, feeds the shared streaming resampler, and on each tick of the ROS clock
-(`use_sim_time` works) takes the frame at that time, runs the policy (inline, or in an inference thread
-with chunk blending) and publishes the safe action on the contract's action topic.
-
-Parameters
-  pretrained_path   folder written by lerobot-train / save_pretrained (or a hub id where a network exists)
-  contract          contract file or shipped name (so101, so101_sim, koch, metaworld, libero)
-  device            auto | cpu | cuda | mps
-  output_mode       "" (from the contract's action type) | commands | joint_state | trajectory
-  action_topic      "" = the contract's action topic (or a sibling joint_trajectory / commands topic)
-  tick_on           timer (the contract's fps on the ROS clock) | <feature name> (tick when it arrives)
-  async_inference   run inference in its own thread; chunk_threshold, aggregate_fn, actions_per_chunk
-  max_age_ms        oldest acceptable observation (all streams); max_age_overrides ["feature=ms", ...]
-  on_stale          hold (repeat the last command) | nothing
-  action_lower, action_upper, max_delta   safety in the action's LeRobot units ([] = off, one value = all)
-  task              task string for VLAs (SmolVLA, pi0 ...), replaced by messages on the contract's task topic
-  seed              torch seed (-1: none) applied at start-up and on ~/reset
-  autostart         act from start-up, or wait for ~/start
+Subscribes to the contract's observation features the policy reads (and its task topic), decodes them into
+LeRobot units and feeds the streaming resampler; on each tick of the ROS clock (`use_sim_time` works), or
+on a triggering feature, `policy.tick_loop` takes the frame, runs the policy (inline, or in an inference
+thread with chunk blending) and this node publishes the safe action on the contract's action topic.
+Parameters: `PolicyParams` below (`ros2 param describe` shows description, unit, range, read-only or not).
 Topics out: action topic, ~/predicted_chunk (JointTrajectory, for rviz), ~/latency_ms (observation stamp ->
-action publish), ~/tick_info (JSON per tick: status, dry, depth, reason, timings incl. wall-clock receive/publish stamps), /diagnostics.
-Services: ~/start, ~/stop, ~/reset (std_srvs/Trigger).
-Environment: GOMP_SPINCOUNT=10000 unless set (or OMP_WAIT_POLICY is): idle OpenMP workers stop spinning
-after inference instead of holding a core while the action goes out (lerobot_ros.policy.openmp).
-
-Any policy type LeRobot registers loads the same way (tested: ACT, Diffusion). VLAs (SmolVLA, pi0, pi05 ...)
-need their extra installed (`lerobot[smolvla]`, `lerobot[pi]`), a GPU in practice (device:=cuda) and a task
-string: `-p task:="pick up the cube"` or a std_msgs/String on the contract's task topic; their language
-tokenizer runs in the pre-processor they were saved with. Async inference suits them (slow, long chunks);
-it needs n_obs_steps == 1, as LeRobot's policy server does (Diffusion with n_obs_steps=2 runs in sync mode).
+action publish), ~/tick_info (JSON per tick: status, dry, depth, reason, timings incl. wall-clock receive/publish
+stamps), /diagnostics. Services: ~/start, ~/stop, ~/reset (std_srvs/Trigger).
+GOMP_SPINCOUNT=10000 unless set (or OMP_WAIT_POLICY is): idle OpenMP workers stop spinning after inference
+(lerobot_ros.policy.openmp). Any LeRobot policy type loads the same way (tested: ACT, Diffusion); VLAs (SmolVLA,
+pi0 ...) need their extra (`lerobot[smolvla]`), a GPU in practice and a task (`-p task:=...` or the task
+topic). Async inference suits them; it needs n_obs_steps == 1, as LeRobot's policy server does.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import threading
 import time
+from dataclasses import dataclass
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.clock import Clock, ClockType, JumpThreshold
 from rclpy.duration import Duration
 from rclpy.node import Node
-from rclpy.parameter import Parameter
-from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64, Float64MultiArray, String
+from std_msgs.msg import Float64, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from lerobot_ros.codecs import chunk_to_joint_trajectory, float64_array, numpy_to_float64_multi_array, numpy_to_joint_state
-from lerobot_ros.contract import ContractError, load_contract, message_class
-from lerobot_ros.policy import (
-    ON_STALE,
-    PolicyController,
-    PolicyLoadError,
-    PolicyRunner,
-    RollingStats,
-    SafetyFilter,
-    feature_mismatches,
-    load_policy,
-)
+from lerobot_ros.codecs import chunk_to_joint_trajectory, ns_to_time
+from lerobot_ros.codecs.action import ACTION_MESSAGES, ActionEncoder
+from lerobot_ros.contract import ContractError, message_class
+from lerobot_ros.policy import AGGREGATE_FUNCTIONS, DEVICES, ON_STALE
+from lerobot_ros.policy.inputs import parse_overrides
 from lerobot_ros.policy.openmp import limit_openmp_spin
-from lerobot_ros.resample import StreamingResampler, StreamSpec
+from lerobot_ros.policy.output import OUTPUT_MODES, action_topic, output_mode
+from lerobot_ros.policy.startup import build_tick_loop, load_checked
 from lerobot_ros.ros.entry import NodeStartupError, run_node
+from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS, qos_by_name
 
-OUTPUT_MODES = ("commands", "joint_state", "trajectory")
-_MODE_OF_TYPE = {
-    "std_msgs/msg/Float64MultiArray": "commands",
-    "sensor_msgs/msg/JointState": "joint_state",
-    "trajectory_msgs/msg/JointTrajectory": "trajectory",
-}
-_SIBLING = {"commands": "commands", "joint_state": "joint_command", "trajectory": "joint_trajectory"}
+_LIVE = dict(reconfigurable=True)
+_UNITS = "the action's LeRobot units"
+_PER_JOINT = "([] = off, one value = every joint)"
 
 
-def parse_overrides(items, what: str) -> dict[str, float]:
-    """["name=value", ...] -> {name: value}; a malformed entry is a start-up error naming it."""
-    out = {}
-    for item in items or []:
-        name, sep, value = str(item).partition("=")
-        try:
-            if not sep:
-                raise ValueError
-            out[name.strip()] = float(value)
-        except ValueError:
-            raise NodeStartupError(f"{what}: expected 'feature=milliseconds', got {item!r}") from None
-    return out
+@dataclass(frozen=True)
+class PolicyParams:
+    """policy_node's parameters: what runs and where is fixed at start-up; the safety envelope is not."""
+
+    pretrained_path: str = param("", "folder written by lerobot-train / save_pretrained (or a hub id); required")
+    contract: str = param("so101", "contract file or shipped name (so101, so101_sim, koch, metaworld, libero)")
+    device: str = param("auto", f"torch device of the policy: {' | '.join(DEVICES)} (cuda:N too)")
+    output_mode: str = param("", "what is published ('' = from the contract's action type)", choices=("", *OUTPUT_MODES))
+    action_topic: str = param("", "'' = the contract's action topic (or its sibling joint_command / joint_trajectory)")
+    tick_on: str = param("timer", "'timer' (the contract's fps on the ROS clock) or a feature that triggers each tick")
+    async_inference: bool = param(False, "run inference in its own thread and blend chunks (needs n_obs_steps == 1)")
+    chunk_threshold: float = param(0.5, "async: ask for a chunk when at most this fraction of one is queued", min=0.0,
+                                   max=1.0, **_LIVE)
+    aggregate_fn: str = param("weighted_average", "async: how overlapping chunks merge", choices=tuple(AGGREGATE_FUNCTIONS))
+    actions_per_chunk: int = param(0, "async: actions used per chunk (0 = the policy's chunk length)", min=0)
+    max_age_ms: float = param(500.0, "oldest acceptable observation (0 = no limit)", unit="ms", min=0.0, **_LIVE)
+    max_age_overrides: list[str] = param([], "per-stream max_age_ms as 'feature=milliseconds'", unit="ms", **_LIVE)
+    on_stale: str = param("hold", "gated tick: repeat the last command, or publish nothing", choices=ON_STALE, **_LIVE)
+    action_lower: list[float] = param([], f"lower action limits {_PER_JOINT}", unit=_UNITS, **_LIVE)
+    action_upper: list[float] = param([], f"upper action limits {_PER_JOINT}", unit=_UNITS, **_LIVE)
+    max_delta: list[float] = param([], f"largest change per tick {_PER_JOINT}", unit=_UNITS, **_LIVE)
+    task: str = param("", "task string for VLAs ('' = the contract's); messages on its task topic replace it", **_LIVE)
+    seed: int = param(-1, "torch seed at start-up and on ~/reset (-1 = none); a new one acts at the next ~/reset", **_LIVE)
+    autostart: bool = param(True, "act from start-up, or wait for ~/start")
+    diagnostics_period_s: float = param(1.0, "/diagnostics period (steady clock)", unit="s", min=0.0, min_exclusive=True,
+                                        **_LIVE)
+
+    def __post_init__(self):
+        parse_overrides(self.max_age_overrides, "max_age_overrides")  # the syntax, at start-up and at run time
 
 
 class PolicyNode(Node):
+    params_class = PolicyParams
+
     def __init__(self, **kwargs):
         super().__init__("policy_node", **kwargs)
-        p = self._declare_parameters()
+        self.params = declare_params(self, PolicyParams, self._reconfigure)
+        p = self.params.values
         try:
-            self.contract = load_contract(p["contract"])
-        except ContractError as exc:
-            raise NodeStartupError(f"contract: {exc}") from None
-        if not p["pretrained_path"]:
-            raise NodeStartupError("parameter pretrained_path is required (a LeRobot pretrained_model folder)")
-        try:
-            loaded = load_policy(p["pretrained_path"], p["device"])
-        except PolicyLoadError as exc:
-            raise NodeStartupError(str(exc)) from None
-        problems = feature_mismatches(loaded.config, self.contract.lerobot_features())
-        if problems:
-            raise NodeStartupError(
-                f"policy {p['pretrained_path']} does not match contract {self.contract.source or p['contract']}: "
-                + "; ".join(problems)
-            )
-        self.action_feature = self.contract.action_feature
-        self.joint_names = self.action_feature.joints or [n.removesuffix(".pos") for n in self.action_feature.names]
-        self.mode = p["output_mode"] or _MODE_OF_TYPE.get(self.action_feature.msg_type, "commands")
-        self._action_msg = None  # reused per tick (see _action_message)
-        if self.mode not in OUTPUT_MODES:
-            raise NodeStartupError(f"output_mode must be one of {OUTPUT_MODES}, got {self.mode!r}")
-        if p["on_stale"] not in ON_STALE:
-            raise NodeStartupError(f"on_stale must be one of {ON_STALE}, got {p['on_stale']!r}")
-        # observation streams the policy reads (extra contract features are not subscribed)
-        inputs = set((loaded.config.input_features or {}).keys())
-        self.streams = {n: f for n, f in self.contract.observation_features.items() if n in inputs}
-        overrides = parse_overrides(p["max_age_overrides"], "max_age_overrides")
-        unknown = sorted(set(overrides) - set(self.streams))
-        if unknown:
-            raise NodeStartupError(f"max_age_overrides names unknown stream(s) {unknown}; streams: {sorted(self.streams)}")
-        max_age_ns = {n: int(overrides.get(n, p["max_age_ms"]) * 1e6) for n in self.streams}
-        self.tick_on = p["tick_on"]
-        if self.tick_on != "timer" and self.tick_on not in self.streams:
-            raise NodeStartupError(f"tick_on must be 'timer' or one of {sorted(self.streams)}, got {self.tick_on!r}")
-        try:
-            safety = SafetyFilter.from_lists(
-                int(loaded.config.output_features["action"].shape[0]), p["action_lower"], p["action_upper"], p["max_delta"]
-            )
-            runner = PolicyRunner(loaded, robot_type=self.contract.robot_type, seed=None if p["seed"] < 0 else p["seed"])
-            self.controller = PolicyController(
-                runner,
-                safety,
-                max_age_ns,
-                p["on_stale"],
-                use_async=p["async_inference"],
-                threshold=p["chunk_threshold"],
-                aggregate=p["aggregate_fn"],
-                actions_per_chunk=p["actions_per_chunk"] or None,
-                trajectory_mode=self.mode == "trajectory",
-            )
+            self.contract, loaded = load_checked(p)
+            feature = self.action_feature = self.contract.action_feature
+            self.mode = output_mode(p.output_mode, feature.msg_type)
+            self.action_topic = action_topic(self.mode, p.action_topic, feature.msg_type, feature.topic)
+            self.loop = build_tick_loop(loaded, self.contract, p, self.mode, on_time_jump=self.get_logger().warning)
         except ValueError as exc:
             raise NodeStartupError(str(exc)) from None
-        self.resampler = StreamingResampler(
-            {n: StreamSpec(f.alignment.policy, f.alignment.tolerance_ns, not f.is_image) for n, f in self.streams.items()}
-        )
-        self.task = p["task"] or (self.contract.task.default or "")
-        self.running = bool(p["autostart"])
-        self.tick_index = 0
-        self.last_tick_ns: int | None = None
-        self.rejected = {n: 0 for n in self.streams}
-        self.last_reject: str | None = None
-        self.latency_ms = RollingStats()
-        self._tick_lock = threading.Lock()
-        self._rate_mark: tuple[float, int] | None = None  # (monotonic s, ticks) at the last diagnostics
-        self._make_interfaces(p)
-        self.get_logger().info(
-            f"{loaded.type} policy from {loaded.path} on {loaded.device}; {len(self.streams)} observation stream(s); "
-            f"{self.mode} on {self.action_topic} at {self.contract.fps} Hz ({'async' if p['async_inference'] else 'sync'})"
-        )
-
-    # ---- set-up ---------------------------------------------------------------------------------
-    def _declare_parameters(self) -> dict:
-        defaults = {
-            "pretrained_path": "",
-            "contract": "so101",
-            "device": "auto",
-            "output_mode": "",
-            "action_topic": "",
-            "tick_on": "timer",
-            "async_inference": False,
-            "chunk_threshold": 0.5,
-            "aggregate_fn": "weighted_average",
-            "actions_per_chunk": 0,
-            "max_age_ms": 500.0,
-            "max_age_overrides": Parameter.Type.STRING_ARRAY,
-            "on_stale": "hold",
-            "action_lower": Parameter.Type.DOUBLE_ARRAY,
-            "action_upper": Parameter.Type.DOUBLE_ARRAY,
-            "max_delta": Parameter.Type.DOUBLE_ARRAY,
-            "task": "",
-            "seed": -1,
-            "autostart": True,
-            "diagnostics_period_s": 1.0,
-        }
-        out = {}
-        for name, default in defaults.items():
-            if isinstance(default, Parameter.Type):
-                value = self.declare_parameter(name, default).value
-                out[name] = list(value) if value is not None else []
-            else:
-                out[name] = self.declare_parameter(name, default).value
-        return out
-
-    def _make_interfaces(self, p: dict) -> None:
-        feature = self.action_feature
-        if p["action_topic"]:
-            self.action_topic = p["action_topic"]
-        elif _MODE_OF_TYPE.get(feature.msg_type) == self.mode:
-            self.action_topic = feature.topic
-        else:
-            self.action_topic = f"{os.path.dirname(feature.topic).rstrip('/')}/{_SIBLING[self.mode]}"
-        msg_type = {"commands": Float64MultiArray, "joint_state": JointState, "trajectory": JointTrajectory}[self.mode]
+        self.joint_names = feature.joints or [n.removesuffix(".pos") for n in feature.names]
+        self.tick_on, self.streams, self.controller = p.tick_on, self.loop.features, self.loop.controller
+        self.resampler = self.loop.resampler
+        self.encoder = ActionEncoder(self.mode, self.joint_names) if self.mode in ACTION_MESSAGES else None
+        msg_type = ACTION_MESSAGES.get(self.mode, JointTrajectory)
         self.action_pub = self.create_publisher(msg_type, self.action_topic, qos_by_name(feature.qos))
         self.plan_pub = self.create_publisher(JointTrajectory, "~/predicted_chunk", RELIABLE_QOS)
         self.latency_pub = self.create_publisher(Float64, "~/latency_ms", RELIABLE_QOS)
         self.tick_pub = self.create_publisher(String, "~/tick_info", RELIABLE_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
-        self._subs = []
-        for name, f in self.streams.items():
-            cls = message_class(f.msg_type)
-            self._subs.append(
-                self.create_subscription(cls, f.topic, lambda msg, n=name: self.on_observation(n, msg), qos_by_name(f.qos))
-            )
+        self._subs = [
+            self.create_subscription(message_class(f.msg_type), f.topic, lambda msg, n=name: self.on_observation(n, msg),
+                                     qos_by_name(f.qos))
+            for name, f in self.streams.items()
+        ]
         if self.contract.task.topic:
             self._subs.append(self.create_subscription(String, self.contract.task.topic, self.on_task, RELIABLE_QOS))
         self.create_service(Trigger, "~/start", self.on_start)
@@ -232,183 +121,101 @@ class PolicyNode(Node):
                 post_callback=lambda _jump: self.timer.reset(),
             )
         # diagnostics on the steady clock: a paused simulation still reports why nothing moves
-        self.diag_timer = self.create_timer(p["diagnostics_period_s"], self.publish_diagnostics, clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self.diag_timer = self.create_timer(p.diagnostics_period_s, self.publish_diagnostics,
+                                            clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self.get_logger().info(
+            f"{loaded.type} policy from {loaded.path} on {loaded.device}; {len(self.streams)} observation stream(s); "
+            f"{self.mode} on {self.action_topic} at {self.contract.fps} Hz ({'async' if p.async_inference else 'sync'})"
+        )
 
-    # ---- inputs ---------------------------------------------------------------------------------
+    def _reconfigure(self, new: PolicyParams, changed: dict) -> None:
+        """A reconfigurable parameter set at run time; a ValueError refuses it with the reason."""
+        self.loop.reconfigure(new, {k: v for k, v in changed.items() if k != "diagnostics_period_s"})
+        if "diagnostics_period_s" in changed:
+            self.diag_timer.timer_period_ns = int(new.diagnostics_period_s * 1e9)
+
+    # ---- inputs and ticks -----------------------------------------------------------------------
     def on_observation(self, name: str, msg) -> None:
         received_wall_ns = time.time_ns()
         feature = self.streams[name]
-        now_ns = self.get_clock().now().nanoseconds
         try:
             value = feature.decode(msg)
         except ContractError as exc:
-            self.rejected[name] += 1
-            self.last_reject = str(exc)
+            self.loop.reject(name, str(exc))
             self.get_logger().warning(f"rejected {name}: {exc}", throttle_duration_sec=5.0)
             return
-        stamp = feature.stamp_ns(msg, now_ns)
-        self.resampler.push(name, stamp, value)
+        stamp = feature.stamp_ns(msg, self.get_clock().now().nanoseconds)
+        self.loop.observe(name, stamp, value)
         if self.tick_on == name:
-            self.run_tick(stamp, received_wall_ns)
+            self.loop.run(stamp, self._publish, received_wall_ns)
 
     def on_task(self, msg: String) -> None:
-        self.task = msg.data
+        self.loop.task = msg.data
 
     def on_timer(self) -> None:
-        self.run_tick(self.get_clock().now().nanoseconds)
+        self.loop.run(self.get_clock().now().nanoseconds, self._publish)
 
-    # ---- the tick -------------------------------------------------------------------------------
-    def run_tick(self, t_ns: int, received_wall_ns: int | None = None) -> None:
-        """One control tick at ROS time `t_ns`; `received_wall_ns`: when the observation that triggered it arrived."""
-        start = time.perf_counter()
-        with self._tick_lock:
-            if self.last_tick_ns is not None and t_ns == self.last_tick_ns:
-                return  # the clock did not advance (paused simulation): nothing new to do
-            if self.last_tick_ns is not None and t_ns < self.last_tick_ns:  # time jumped back (simulator restarted)
-                self.get_logger().warning("ROS time jumped back; observation buffers cleared")
-                self.resampler.clear()
-            self.last_tick_ns = t_ns
-            if not self.running:
-                result = self.controller.stopped()
-            else:
-                frame = self.resampler.frame_at(t_ns)
-                ages = {n: (None if frame.values.get(n) is None else frame.staleness_ns[n]) for n in self.streams}
-                result = self.controller.step(self.tick_index, frame.values, ages, self.task, frame.reasons)
-            self._publish(t_ns, result, None if not self.running else ages, start, received_wall_ns)
-            self.tick_index += 1
-
-    def _action_message(self, ros: np.ndarray, t_ns: int):
-        """The per-tick action message. One message is reused and only its values (and stamp) change:
-        publish() serializes at once, and right after inference (caches full of image tensors) building
-        a fresh message with its layout costs about a tenth of a millisecond of the tick's latency."""
-        msg = self._action_msg
-        if msg is None or len(msg.data if self.mode == "commands" else msg.position) != ros.size:
-            if self.mode == "commands":
-                msg = numpy_to_float64_multi_array(ros)
-            else:
-                msg = numpy_to_joint_state(self.joint_names, position=ros, stamp_ns=t_ns)
-            self._action_msg = msg
-            return msg
-        if self.mode == "commands":
-            msg.data = float64_array(ros)
-        else:
-            msg.position = float64_array(ros)
-            stamp = msg.header.stamp
-            stamp.sec, stamp.nanosec = divmod(int(t_ns), 1_000_000_000)
-        return msg
-
-    def _publish(self, t_ns: int, result, frame_ages, start: float, received_wall_ns: int | None = None) -> None:
+    def _trajectory(self, lerobot_chunk: np.ndarray, t_ns: int, offset_ticks: int) -> JointTrajectory:
         fps = self.contract.fps
-        published = False
+        return chunk_to_joint_trajectory(self.joint_names, self.action_feature.to_ros(lerobot_chunk), fps, stamp_ns=t_ns,
+                                         start_offset_s=offset_ticks / fps)
+
+    def _publish(self, t_ns: int, result, ages, start: float, received_wall_ns: int | None) -> None:
+        """The loop's `emit`: the tick's action (or trajectory), plan, latency and tick_info."""
         published_wall_ns = None
-        if result.action is not None and self.mode != "trajectory":
-            self.action_pub.publish(self._action_message(self.action_feature.to_ros(result.action), t_ns))
-            published, published_wall_ns = True, time.time_ns()
-        elif result.trajectory is not None and self.mode == "trajectory":
-            ros = self.action_feature.to_ros(result.trajectory)
-            offset = result.trajectory_offset_ticks / fps
-            self.action_pub.publish(chunk_to_joint_trajectory(self.joint_names, ros, fps, stamp_ns=t_ns, start_offset_s=offset))
-            published, published_wall_ns = True, time.time_ns()
+        if result.action is not None and self.encoder is not None:
+            self.action_pub.publish(self.encoder.encode(self.action_feature.to_ros(result.action), t_ns))
+            published_wall_ns = time.time_ns()
+        elif result.trajectory is not None and self.encoder is None:
+            self.action_pub.publish(self._trajectory(result.trajectory, t_ns, result.trajectory_offset_ticks))
+            published_wall_ns = time.time_ns()
         if result.plan is not None and np.all(np.isfinite(result.plan)):
-            ros = self.action_feature.to_ros(result.plan)
-            self.plan_pub.publish(chunk_to_joint_trajectory(self.joint_names, ros, fps, stamp_ns=t_ns, start_offset_s=0.0))
-        if published and frame_ages:
-            known = [a for a in frame_ages.values() if a is not None]
-            if known:
-                obs_stamp = t_ns - min(known)
-                latency = (self.get_clock().now().nanoseconds - obs_stamp) / 1e6
-                self.latency_ms.add(latency)
+            self.plan_pub.publish(self._trajectory(result.plan, t_ns, 0))
+        if published_wall_ns is not None:
+            stamp = self.loop.observation_stamp(t_ns, ages)
+            if stamp is not None:
+                latency = self.loop.add_latency(self.get_clock().now().nanoseconds - stamp)
                 self.latency_pub.publish(Float64(data=latency))
-        info = {"tick": self.tick_index, "t_ns": t_ns, "status": result.status, "dry": result.dry, "depth": result.depth,
-                "reason": result.reason, "published": published,
-                "inference_ms": None if result.inference_ms is None else round(result.inference_ms, 3),
-                "tick_ms": round((time.perf_counter() - start) * 1e3, 3),
-                # wall clock (time.time_ns) when the triggering observation reached its callback and when the
-                # action was published: with the sender's own wall stamps they split latency into DDS in/node/out
-                "received_wall_ns": received_wall_ns, "published_wall_ns": published_wall_ns}
+        info = self.loop.tick_info(t_ns, result, start, received_wall_ns, published_wall_ns)
         self.tick_pub.publish(String(data=json.dumps(info)))
 
     # ---- services -------------------------------------------------------------------------------
     def on_start(self, request, response):
-        self.running = True
+        self.loop.running = True
         response.success, response.message = True, "started"
         return response
 
     def on_stop(self, request, response):
-        self.running = False
+        self.loop.running = False
         response.success, response.message = True, "stopped: no actions are published until ~/start"
         return response
 
     def on_reset(self, request, response):
-        with self._tick_lock:
-            self.controller.reset()
-            self.resampler.clear()
-            self.last_tick_ns = None  # a new episode may restart simulated time
+        self.loop.reset()  # a new episode may restart simulated time
         response.success, response.message = True, "policy state, action queue and observation buffers cleared"
         return response
 
     # ---- diagnostics ----------------------------------------------------------------------------
     def diagnostic_values(self) -> dict[str, str]:
-        c = self.controller
-        inf = c.inference_stats.summary()
-        lat = self.latency_ms.summary()
-        now_wall = time.monotonic()
-        ticks = c.counts["ticks"]
-        rate = None
-        if self._rate_mark is not None and now_wall > self._rate_mark[0]:
-            rate = (ticks - self._rate_mark[1]) / (now_wall - self._rate_mark[0])
-        self._rate_mark = (now_wall, ticks)
-        values = {
-            "running": str(self.running),
-            "rate_hz": _fmt(rate),
-            "target_rate_hz": str(self.contract.fps) if self.tick_on == "timer" else f"on {self.tick_on}",
-            "mode": f"{self.mode} ({'async' if c.is_async else 'sync'})",
-            "ticks": str(c.counts["ticks"]),
-            "published": str(c.counts["ok"] + c.counts["held"]),
-            "dropped_ticks": str(sum(c.counts[k] for k in ("gated", "dry", "error", "dropped"))),
-            "queue_dry_ticks": str(c.counts["dry"]),
-            "policy_errors": str(c.counts["error"] + (c.worker.errors if c.worker else 0)),
-            "last_error": c.last_error or "",
-            "last_reason": c.last_reason or "",
-            "inference_ms_p50": _fmt(inf["p50"]),
-            "inference_ms_p99": _fmt(inf["p99"]),
-            "latency_ms_p50": _fmt(lat["p50"]),
-            "latency_ms_p99": _fmt(lat["p99"]),
-            "queue_depth": str(c.worker.queue.depth() if c.worker else ""),
-        }
-        now = self.get_clock().now().nanoseconds
-        for name in self.streams:
-            latest = self.resampler.latest_time(name)
-            values[f"staleness_ms.{name}"] = "never" if latest is None else _fmt((now - latest) / 1e6)
-            values[f"rejected.{name}"] = str(self.rejected[name])
-        return values
+        """What /diagnostics reports now (reading it changes nothing)."""
+        return self.loop.diagnostic_values(self.get_clock().now().nanoseconds, time.monotonic())
 
     def publish_diagnostics(self) -> None:
-        c = self.controller
-        status = DiagnosticStatus(name=f"{self.get_name()}: policy", hardware_id=self.get_fully_qualified_name())
-        if not self.running:
-            status.level, status.message = DiagnosticStatus.WARN, "stopped"
-        elif c.counts["ticks"] and c.last_reason and c.counts["ok"] == 0:
-            status.level, status.message = DiagnosticStatus.WARN, c.last_reason
-        elif c.counts["error"]:
-            status.level, status.message = DiagnosticStatus.ERROR, f"policy raised: {c.last_error}"
-        else:
-            status.level, status.message = DiagnosticStatus.OK, "ok"
+        level, message = self.loop.status()
+        status = DiagnosticStatus(level=bytes([level]), message=message, name=f"{self.get_name()}: policy",
+                                  hardware_id=self.get_fully_qualified_name())
         status.values = [KeyValue(key=k, value=v) for k, v in self.diagnostic_values().items()]
+        self.loop.next_window(time.monotonic())  # the next report's rate_hz counts from here
         msg = DiagnosticArray(status=[status])
-        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.stamp = ns_to_time(self.get_clock().now().nanoseconds)
         self.diag_pub.publish(msg)
 
     def close(self) -> None:
         """Stop publishing and end the inference thread (called on shutdown)."""
-        self.running = False
+        self.loop.running = False
         if self.timer is not None:
             self.timer.cancel()
         self.controller.close()
-
-
-def _fmt(value) -> str:
-    return "" if value is None else f"{value:.2f}"
 
 
 def main(args=None) -> None:

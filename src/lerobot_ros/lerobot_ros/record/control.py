@@ -6,14 +6,62 @@ command. In both, keyboard commands work as in lerobot-record: `next` ends the e
 skips the rest of a reset, `rerecord` discards the current episode and records it again, `stop` keeps the
 current episode and ends the session.
 
-Every method returns the actions the caller must carry out, in order: ("start",), ("stop", outcome),
-("finish",).
+Every method returns the actions the caller must carry out, in order: `Start()`, `Stop(outcome)`,
+`Finish()` (typed, so a caller dispatches with `match` and a typo is an error, not a silent no-op).
 """
 
 from __future__ import annotations
 
-IDLE, RECORDING, RESETTING, DONE = "idle", "recording", "resetting", "done"
-COMMANDS = ("next", "rerecord", "stop")
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class State(StrEnum):
+    IDLE = "idle"
+    RECORDING = "recording"
+    RESETTING = "resetting"
+    DONE = "done"
+
+
+IDLE, RECORDING, RESETTING, DONE = State.IDLE, State.RECORDING, State.RESETTING, State.DONE
+
+
+class Command(StrEnum):
+    """The keyboard commands (episode_keyboard sends their names on `episode_control`)."""
+
+    NEXT = "next"
+    RERECORD = "rerecord"
+    STOP = "stop"
+
+    @classmethod
+    def parse(cls, name: "str | Command") -> "Command":
+        try:
+            return cls(name)
+        except ValueError:
+            raise ValueError(f"unknown command {name!r}; use one of {', '.join(COMMANDS)}") from None
+
+
+COMMANDS = tuple(c.value for c in Command)
+
+
+@dataclass(frozen=True)
+class Start:
+    """Open the next episode."""
+
+
+@dataclass(frozen=True)
+class Stop:
+    """Close the current episode with `outcome` (success | failure | discard)."""
+
+    outcome: str
+
+
+@dataclass(frozen=True)
+class Finish:
+    """The session is over (num_episodes kept, or the stop key)."""
+
+
+Action = Start | Stop | Finish
 
 
 class EpisodeControl:
@@ -31,19 +79,19 @@ class EpisodeControl:
     def automatic(self) -> bool:
         return self.episode_time_s > 0
 
-    def _enter(self, state: str, now: float) -> None:
+    def _enter(self, state: State, now: float) -> None:
         self.state, self.since = state, now
 
-    def _start(self, now: float) -> list[tuple]:
+    def _start(self, now: float) -> list[Action]:
         self._enter(RECORDING, now)
-        return [("start",)]
+        return [Start()]
 
-    def _keep(self, now: float, outcome: str = "success") -> list[tuple]:
+    def _keep(self, now: float, outcome: str = "success") -> list[Action]:
         self.kept += 1
-        actions: list[tuple] = [("stop", outcome)]
+        actions: list[Action] = [Stop(outcome)]
         if self.num_episodes and self.kept >= self.num_episodes:
             self._enter(DONE, now)
-            return actions + [("finish",)]
+            return actions + [Finish()]
         if self.automatic and self.reset_time_s > 0:
             self._enter(RESETTING, now)
         elif self.automatic:
@@ -52,7 +100,7 @@ class EpisodeControl:
             self._enter(IDLE, now)
         return actions
 
-    def tick(self, now: float) -> list[tuple]:
+    def tick(self, now: float) -> list[Action]:
         """Advance the automatic loop; call periodically."""
         if not self.automatic:
             return []
@@ -64,36 +112,39 @@ class EpisodeControl:
             return self._start(now)
         return []
 
-    def command(self, name: str, now: float) -> list[tuple]:
-        """A keyboard command: next, rerecord or stop."""
-        if name not in COMMANDS:
-            raise ValueError(f"unknown command {name!r}; use one of {', '.join(COMMANDS)}")
+    def command(self, name: str | Command, now: float) -> list[Action]:
+        """A keyboard command: next, rerecord or stop (ValueError for anything else)."""
+        command = Command.parse(name)
         if self.state == DONE:
             return []
-        if name == "stop":
-            actions = [("stop", "success")] if self.state == RECORDING else []
+        if command is Command.STOP:
+            actions: list[Action] = [Stop("success")] if self.state == RECORDING else []
             if self.state == RECORDING:
                 self.kept += 1
             self._enter(DONE, now)
-            return actions + [("finish",)]
-        if name == "next":
+            return actions + [Finish()]
+        if command is Command.NEXT:
             if self.state == RECORDING:
                 return self._keep(now)
             return self._start(now)  # idle, or skipping the rest of a reset
         # rerecord
         if self.state == RECORDING:
-            actions: list[tuple] = [("stop", "discard")]
+            actions = [Stop("discard")]
             if self.automatic and self.reset_time_s > 0:
                 self._enter(RESETTING, now)
                 return actions
             return actions + self._start(now)
         return []
 
-    # Episodes started/stopped through the services keep the loop's bookkeeping right.
+    # Episodes started/stopped through the services (or ended by a writer error) keep the loop's bookkeeping right.
     def started(self, now: float) -> None:
         self._enter(RECORDING, now)
 
-    def stopped(self, outcome: str, now: float) -> list[tuple]:
+    def end(self, now: float) -> None:
+        """The session cannot go on (the disk is full, an episode cannot start): no more episodes."""
+        self._enter(DONE, now)
+
+    def stopped(self, outcome: str, now: float) -> list[Action]:
         if outcome == "discard":
             self._enter(RESETTING if self.automatic and self.reset_time_s > 0 else IDLE, now)
             return []

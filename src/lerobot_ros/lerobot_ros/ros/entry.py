@@ -18,7 +18,11 @@ class NodeStartupError(RuntimeError):
 
 
 def run_node(factory: Callable[..., Node], args=None, multi_threaded: bool = False) -> None:
-    """Create the node with `factory()`, spin it until Ctrl-C / SIGTERM / shutdown, then clean up."""
+    """Create the node with `factory()`, spin it until Ctrl-C / SIGTERM / shutdown, then clean up.
+
+    A node that ends by itself (the recorder after its last episode) has a `finished` rclpy Future: its
+    result is the exit status (sys.exit when non-zero), so no callback needs to raise SystemExit.
+    """
     rclpy.init(args=args)
     node = None
     code = 0
@@ -26,8 +30,13 @@ def run_node(factory: Callable[..., Node], args=None, multi_threaded: bool = Fal
         node = factory()
         executor = MultiThreadedExecutor() if multi_threaded else SingleThreadedExecutor()
         executor.add_node(node)
+        finished = getattr(node, "finished", None)
         try:
-            executor.spin()
+            if finished is None:
+                executor.spin()
+            else:
+                executor.spin_until_future_complete(finished)
+                code = int(finished.result() or 0) if finished.done() else 0
         finally:
             executor.shutdown(timeout_sec=2.0)
     except (KeyboardInterrupt, ExternalShutdownException):

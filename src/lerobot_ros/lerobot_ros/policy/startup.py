@@ -1,0 +1,62 @@
+"""policy_node's start-up without ROS: does the policy fit the contract, and the tick loop it runs in.
+
+Everything here raises ValueError with one line naming the setting at fault (the node reports it as a
+start-up error); `p` is the node's parameters, read by attribute (PolicyParams).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from lerobot_ros.contract import ContractError, load_contract
+from lerobot_ros.policy.controller import PolicyController
+from lerobot_ros.policy.features import feature_mismatches
+from lerobot_ros.policy.inputs import check_tick_on, max_ages_ns, parse_overrides, policy_streams, streaming_resampler
+from lerobot_ros.policy.loading import LoadedPolicy, PolicyLoadError, load_policy
+from lerobot_ros.policy.runner import PolicyRunner
+from lerobot_ros.policy.safety import SafetyFilter
+from lerobot_ros.policy.tick_loop import PolicyTickLoop
+
+
+def load_checked(p):
+    """(contract, loaded policy) for settings `p`, the policy checked against the contract."""
+    try:
+        contract = load_contract(p.contract)
+    except ContractError as exc:
+        raise ValueError(f"contract: {exc}") from None
+    if not p.pretrained_path:
+        raise ValueError("parameter pretrained_path is required (a LeRobot pretrained_model folder)")
+    try:
+        loaded = load_policy(p.pretrained_path, p.device)
+    except PolicyLoadError as exc:
+        raise ValueError(str(exc)) from None
+    check_fit(loaded, contract, p.pretrained_path, p.contract)
+    return contract, loaded
+
+
+def check_fit(loaded: LoadedPolicy, contract, path: str, contract_name: str) -> None:
+    """Every feature the policy was trained on, in the shape it expects, is in the contract."""
+    problems = feature_mismatches(loaded.config, contract.lerobot_features())
+    if problems:
+        raise ValueError(f"policy {path} does not match contract {contract.source or contract_name}: "
+                         + "; ".join(problems))
+
+
+def build_tick_loop(loaded: LoadedPolicy, contract, p, mode: str,
+                    on_time_jump: Callable[[str], None] | None = None) -> PolicyTickLoop:
+    """The controller (runner, safety, staleness gates, async worker) inside its tick loop."""
+    streams = policy_streams(contract.observation_features, loaded.config.input_features or {})
+    max_age_ns = max_ages_ns(streams, p.max_age_ms, parse_overrides(p.max_age_overrides, "max_age_overrides"))
+    tick_on = check_tick_on(p.tick_on, streams)
+    dim = int(loaded.config.output_features["action"].shape[0])
+    safety = SafetyFilter.from_lists(dim, p.action_lower, p.action_upper, p.max_delta)
+    runner = PolicyRunner(loaded, robot_type=contract.robot_type, seed=None if p.seed < 0 else p.seed)
+    controller = PolicyController(
+        runner, safety, max_age_ns, p.on_stale, use_async=p.async_inference, threshold=p.chunk_threshold,
+        aggregate=p.aggregate_fn, actions_per_chunk=p.actions_per_chunk or None, trajectory_mode=mode == "trajectory",
+    )
+    return PolicyTickLoop(
+        controller, streaming_resampler(streams), streams, task=p.task, default_task=contract.task.default or "",
+        running=p.autostart, mode=mode, target_rate=str(contract.fps) if tick_on == "timer" else f"on {tick_on}",
+        on_time_jump=on_time_jump,
+    )
