@@ -169,7 +169,7 @@ def write_path_ratio(bag: Path, workdir: Path, compression: str | None) -> dict:
     from rosbags.rosbag2 import Reader, StoragePlugin, Writer
     from rosbags.rosbag2.enums import CompressionFormat, CompressionMode
 
-    from lerobot_ros.record.bag_writer import EpisodeBagWriter
+    from lerobot_ros.record.episode_bag_writer import EpisodeBagWriter
 
     with Reader(bag) as reader:
         conns = {c.topic: c for c in reader.connections}

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from lerobot_ros.bag import BagWriter, write_bag
-from lerobot_ros.bag.synthetic import JOINTS, T0, camera_frame, joint_positions, so101_messages, write_so101_bag
+from fixtures_bags import JOINTS, T0, camera_frame, joint_positions, so101_messages, write_so101_bag
 from lerobot_ros.cli.main import main
 from lerobot_ros.codecs import numpy_to_image, numpy_to_joint_state
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from lerobot_ros.bag import write_bag
-from lerobot_ros.bag.synthetic import JOINTS, T0, so101_messages
+from fixtures_bags import JOINTS, T0, so101_messages
 from lerobot_ros.cli.main import main
 
 pytestmark = pytest.mark.slow

@@ -26,7 +26,7 @@ from lerobot_ros.codecs import (
 )
 from lerobot_ros.nodes.scripted_expert_node import ScriptedExpertNode
 from lerobot_ros.nodes.sim_bridge_node import SimBridgeNode
-from lerobot_ros.ros.qos import LATCHED_HISTORY_QOS, LATCHED_QOS, RELIABLE_QOS
+from lerobot_ros.ros.qos import EPISODE_STATUS_QOS, LATCHED_QOS, RELIABLE_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
 from lerobot_ros.sim.so101_twin import JOINT_NAMES
 
@@ -70,7 +70,7 @@ class Client:
     def __init__(self, ros, ns: str):
         self.node = ros.create_node(f"client_{ns.strip('/') or 'root'}")
         # transient local, like the bridge: a client matched after a status was published still gets it
-        self.status = MessageCollector(self.node, EpisodeStatus, f"{ns}/episode_status", LATCHED_HISTORY_QOS)
+        self.status = MessageCollector(self.node, EpisodeStatus, f"{ns}/episode_status", EPISODE_STATUS_QOS)
         self.joints = MessageCollector(self.node, JointState, f"{ns}/joint_states", 10)
         self.env_state = MessageCollector(self.node, Float64MultiArray, f"{ns}/environment_state", 10)
         self.commands = self.node.create_publisher(Float64MultiArray, f"{ns}/commands", RELIABLE_QOS)

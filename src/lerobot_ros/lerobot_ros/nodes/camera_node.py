@@ -19,9 +19,9 @@ from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 
 from lerobot_ros.codecs import make_camera_info, ns_to_time, numpy_to_compressed, numpy_to_image
 from lerobot_ros.hardware.camera import CameraSourceError, open_camera_source
-from lerobot_ros.hardware.diagnostics import diagnostic_array, health_status
+from lerobot_ros.ros.diagnostics import diagnostic_array, health_status
 from lerobot_ros.hardware.health import Backoff, Health
-from lerobot_ros.hardware.ros_params import param_getter
+from lerobot_ros.ros.param_getter import param_getter
 from lerobot_ros.ros.dds import use_large_data_profile
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.qos import RELIABLE_QOS, qos_by_name

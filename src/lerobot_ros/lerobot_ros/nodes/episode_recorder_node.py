@@ -17,7 +17,6 @@ all publishers are, transient-local likewise), depth 1000, and stamped with the 
 
 from __future__ import annotations
 
-import importlib
 import signal
 import sys
 import threading
@@ -29,51 +28,19 @@ from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
 from rclpy.clock import Clock, ClockType
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
-from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from std_msgs.msg import String
 
 from lerobot_ros.codecs import ns_to_time
-from lerobot_ros.record.bag_writer import BagWriteError
+from lerobot_ros.contract import message_class
+from lerobot_ros.record.episode_bag_writer import BagWriteError
 from lerobot_ros.record.control import DONE, IDLE, RECORDING, RESETTING, EpisodeControl
 from lerobot_ros.record.session import EpisodeError, EpisodeSession, TopicSpec
 from lerobot_ros.record.streams import RecordingPlan, WantedTopic, plan_from_contract, plan_from_topics
 from lerobot_ros.ros.entry import NodeStartupError, run_node
-from lerobot_ros.ros.qos import RELIABLE_QOS
+from lerobot_ros.ros.qos import RELIABLE_QOS, subscription_qos, to_bag_qos
 
 IGNORED_TOPICS = {"/rosout", "/parameter_events", "/diagnostics"}
 BACKLOG_WARN = 500  # queued messages (~5 s of 3 cameras) before /diagnostics warns
-
-
-def message_class(msgtype: str):
-    pkg, _, name = msgtype.split("/")
-    return getattr(importlib.import_module(f"{pkg}.msg"), name)
-
-
-def _qtime(duration) -> QosTime:
-    sec, nsec = divmod(int(duration.nanoseconds), 1_000_000_000)
-    return QosTime(sec, nsec)
-
-
-def to_bag_qos(profile) -> Qos:
-    """rclpy QoSProfile -> the rosbags Qos written as offered_qos_profiles."""
-    return Qos(
-        QosHistory(int(profile.history)), int(profile.depth), QosReliability(int(profile.reliability)),
-        QosDurability(int(profile.durability)), _qtime(profile.deadline), _qtime(profile.lifespan),
-        QosLiveliness(int(profile.liveliness)), _qtime(profile.liveliness_lease_duration),
-        bool(profile.avoid_ros_namespace_conventions),
-    )
-
-
-def subscription_qos(offered: list) -> QoSProfile:
-    """Reliable / transient-local only when every publisher offers it (else a publisher would not match)."""
-    reliable = bool(offered) and all(p.reliability == ReliabilityPolicy.RELIABLE for p in offered)
-    latched = bool(offered) and all(p.durability == DurabilityPolicy.TRANSIENT_LOCAL for p in offered)
-    return QoSProfile(
-        depth=1000, history=HistoryPolicy.KEEP_LAST,
-        reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
-        durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE,
-    )
 
 
 class EpisodeRecorder(Node):

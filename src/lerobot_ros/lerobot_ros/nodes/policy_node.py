@@ -50,7 +50,13 @@ from std_msgs.msg import Float64, Float64MultiArray, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from lerobot_ros.codecs import chunk_to_joint_trajectory, float64_array, numpy_to_float64_multi_array, numpy_to_joint_state
+from lerobot_ros.codecs import (
+    chunk_to_joint_trajectory,
+    float64_array,
+    numpy_to_float64_multi_array,
+    numpy_to_joint_state,
+    set_stamp,
+)
 from lerobot_ros.contract import ContractError, load_contract, message_class
 from lerobot_ros.policy import (
     ON_STALE,
@@ -293,8 +299,7 @@ class PolicyNode(Node):
             msg.data = float64_array(ros)
         else:
             msg.position = float64_array(ros)
-            stamp = msg.header.stamp
-            stamp.sec, stamp.nanosec = divmod(int(t_ns), 1_000_000_000)
+            set_stamp(msg.header.stamp, t_ns)
         return msg
 
     def _publish(self, t_ns: int, result, frame_ages, start: float, received_wall_ns: int | None = None) -> None:

@@ -31,13 +31,14 @@ from lerobot_ros.codecs import (
     float64_multi_array_to_numpy,
     joint_trajectory_to_chunk,
     numpy_to_joint_state,
+    set_stamp,
     time_to_ns,
 )
 from lerobot_ros.hardware.commands import TIMEOUT, CommandBuffer
 from lerobot_ros.hardware.devices import DeviceConfigError, make_follower
-from lerobot_ros.hardware.diagnostics import diagnostic_array, health_status
+from lerobot_ros.ros.diagnostics import diagnostic_array, health_status
 from lerobot_ros.hardware.driver import ArmDriver
-from lerobot_ros.hardware.ros_params import param_getter
+from lerobot_ros.ros.param_getter import param_getter
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 
@@ -125,8 +126,7 @@ class RobotNode(Node):
             msg = self._state_msg = numpy_to_joint_state(self.names, positions, frame_id=self.frame_id)
         else:
             msg.position = float64_array(positions)
-        stamp = msg.header.stamp
-        stamp.sec, stamp.nanosec = divmod(int(stamp_ns), 1_000_000_000)
+        set_stamp(msg.header.stamp, stamp_ns)
         return msg
 
     def _now(self) -> int:

@@ -11,7 +11,7 @@ from typing import Mapping
 import numpy as np
 
 from lerobot_ros.policy.async_inference import AsyncInference
-from lerobot_ros.policy.runner import PolicyRunner
+from lerobot_ros.policy.inference import PolicyRunner
 from lerobot_ros.policy.safety import SafetyFilter, staleness_reason
 from lerobot_ros.policy.stats import RollingStats
 

@@ -17,9 +17,9 @@ from typing import Callable
 
 from rosbags.interfaces import Qos
 
-from .bag_writer import BagResult, BagWriteError, EpisodeBagWriter
+from .episode_bag_writer import BagResult, BagWriteError, EpisodeBagWriter
 from .msgdefs import MessageDefinitions
-from .qa import StreamQA
+from .live_qa import StreamQA
 
 OUTCOMES = ("success", "failure", "discard")
 _EPISODE_DIR = re.compile(r"^episode_(\d+)$")

@@ -1,7 +1,7 @@
 """One rosbag2 (MCAP, format version 9) per episode, written on its own thread so DDS callbacks never block.
 
 Callers hand over serialized CDR bytes exactly as received (`write(topic, stamp_ns, data)` only appends to
-a queue). The writer thread uses the `rosbags` Writer (with a copy-saving MCAP storage, see mcap_fast) and adds what
+a queue). The writer thread uses the `rosbags` Writer (with a copy-saving MCAP storage, see fast_mcap_writer) and adds what
 a recorder needs on top of it:
 
 - time-bounded chunks: a chunk is closed and flushed to the OS at least every `flush_interval_s`, so a
@@ -33,7 +33,7 @@ from rosbags.interfaces import Qos
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.rosbag2.enums import CompressionFormat, CompressionMode
 
-from .mcap_fast import FastMcapWriter
+from .fast_mcap_writer import FastMcapWriter
 from .msgdefs import MessageDefinitions
 
 UNFINISHED = "recording"  #: custom_data outcome of a bag whose recorder never closed it

@@ -1,4 +1,4 @@
-"""Parameter declaration for the hardware nodes: numbers accept ints and floats alike.
+"""Parameter declaration for the hardware nodes (a ROS adapter, moved here from hardware/): numbers accept ints and floats alike.
 
 rclpy refuses `rate_hz:=30` for a parameter declared as 30.0 (INTEGER vs DOUBLE), and `source:=0` for a
 string; launch files and command lines write both, so numbers and strings are declared with dynamic
