@@ -32,14 +32,15 @@ from std_msgs.msg import String
 
 from lerobot_ros.codecs import ns_to_time
 from lerobot_ros.contract import message_class
-from lerobot_ros.record.episode_bag_writer import BagWriteError
-from lerobot_ros.record.control import DONE, IDLE, RECORDING, RESETTING, EpisodeControl
+from lerobot_ros.record.episode_bag_writer import BagWriteError, WriterSettings
+from lerobot_ros.record.control import DONE, IDLE, RECORDING, RESETTING, ActionKind, ControlAction, EpisodeControl
 from lerobot_ros.record.session import EpisodeError, EpisodeSession, TopicSpec
 from lerobot_ros.record.streams import RecordingPlan, WantedTopic, plan_from_contract, plan_from_topics
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.qos import RELIABLE_QOS, subscription_qos, to_bag_qos
 
 IGNORED_TOPICS = {"/rosout", "/parameter_events", "/diagnostics"}
+WRITER_DEFAULTS = WriterSettings()  # compression, flush_interval_s, min_free_mb defaults
 BACKLOG_WARN = 500  # queued messages (~5 s of 3 cameras) before /diagnostics warns
 
 
@@ -54,14 +55,14 @@ class EpisodeRecorder(Node):
         self.all_topics = p("all_topics", False).value
         output_dir = p("output_dir", "recordings").value
         task = p("task", "").value
-        compression = p("compression", "none").value
-        flush_interval_s = self._number("flush_interval_s", 0.5)
+        compression = p("compression", WRITER_DEFAULTS.compression).value
+        flush_interval_s = self._number("flush_interval_s", WRITER_DEFAULTS.flush_interval_s)
         episode_time_s = self._number("episode_time_s", 0.0)
         reset_time_s = self._number("reset_time_s", 0.0)
         num_episodes = int(self._number("num_episodes", 0))
         self.exit_when_done = p("exit_when_done", True).value
         stall_timeout_s = self._number("stall_timeout_s", 1.0)
-        min_free_mb = self._number("min_free_mb", 64.0)
+        min_free_mb = self._number("min_free_mb", WRITER_DEFAULTS.min_free_bytes / 2**20)
         self.progress_period_s = self._number("progress_period_s", 1.0)
         discovery_period_s = self._number("discovery_period_s", 0.5)
         self.wait_for_topics_s = self._number("wait_for_topics_s", 10.0)
@@ -70,18 +71,16 @@ class EpisodeRecorder(Node):
             plan = plan_from_contract(contract) if contract else RecordingPlan([])
             extra = plan_from_topics([t for t in topics if t], plan.fps)
             self.control = EpisodeControl(episode_time_s, reset_time_s, num_episodes)
+            writer = WriterSettings(compression, flush_interval_s, int(min_free_mb * 2**20))
         except Exception as exc:  # ContractError, bad topic or loop settings: one line, no traceback
             raise NodeStartupError(str(exc)) from None
         known = {w.topic for w in plan.topics}
         self.wanted = {w.topic: w for w in plan.topics + [w for w in extra.topics if w.topic not in known]}
         if not self.wanted and not self.all_topics:
             raise NodeStartupError("nothing to record: set `contract`, `topics` or `all_topics:=true`")
-        if compression not in ("none", "zstd"):
-            raise NodeStartupError(f"compression must be 'none' or 'zstd', not {compression!r}")
         self.fps = plan.fps
         self.session = EpisodeSession(
-            output_dir, compression=compression, flush_interval_s=flush_interval_s,
-            min_free_bytes=int(min_free_mb * 2**20), stall_timeout_s=stall_timeout_s,
+            output_dir, writer=writer, stall_timeout_s=stall_timeout_s,
             contract_text=plan.contract_text, contract_path=plan.contract_path, task_key=plan.task_key,
             clock_ns=lambda: self.get_clock().now().nanoseconds,
         )
@@ -161,14 +160,14 @@ class EpisodeRecorder(Node):
         self._stop_requested = time.monotonic()
 
     # ---- episode control ------------------------------------------------------------------------
-    def _do(self, actions: list[tuple]) -> str:
+    def _do(self, actions: list[ControlAction]) -> str:
         message = ""
         for action in actions:
-            if action[0] == "start":
+            if action.kind is ActionKind.START:
                 message = self._start()
-            elif action[0] == "stop":
-                message = self._stop(action[1])
-            elif action[0] == "finish":
+            elif action.kind is ActionKind.STOP:
+                message = self._stop(action.outcome)
+            elif action.kind is ActionKind.FINISH:
                 self._finish(0)
         return message
 
@@ -294,9 +293,9 @@ class EpisodeRecorder(Node):
         array = DiagnosticArray()
         array.header.stamp = ns_to_time(self.get_clock().now().nanoseconds)
         for topic, s in snapshot.items():
-            status = DiagnosticStatus(level=bytes([s["level"]]), name=f"episode_recorder: {topic}",
-                                      message=s["message"], hardware_id=self.get_fully_qualified_name())
-            status.values = [KeyValue(key=k, value=str(v)) for k, v in s.items() if k not in ("level", "message")]
+            status = DiagnosticStatus(level=bytes([s.level]), name=f"episode_recorder: {topic}",
+                                      message=s.message, hardware_id=self.get_fully_qualified_name())
+            status.values = [KeyValue(key=k, value=str(v)) for k, v in s.values().items()]
             array.status.append(status)
         writer = self.session.writer
         if writer is not None:

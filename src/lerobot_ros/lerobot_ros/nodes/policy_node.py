@@ -60,6 +60,7 @@ from lerobot_ros.codecs import (
 from lerobot_ros.contract import ContractError, load_contract, message_class
 from lerobot_ros.policy import (
     ON_STALE,
+    AsyncInferenceConfig,
     PolicyController,
     PolicyLoadError,
     PolicyRunner,
@@ -74,6 +75,7 @@ from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.qos import RELIABLE_QOS, qos_by_name
 
 OUTPUT_MODES = ("commands", "joint_state", "trajectory")
+ASYNC_DEFAULTS = AsyncInferenceConfig()  # chunk_threshold / aggregate_fn defaults
 _MODE_OF_TYPE = {
     "std_msgs/msg/Float64MultiArray": "commands",
     "sensor_msgs/msg/JointState": "joint_state",
@@ -145,10 +147,9 @@ class PolicyNode(Node):
                 safety,
                 max_age_ns,
                 p["on_stale"],
-                use_async=p["async_inference"],
-                threshold=p["chunk_threshold"],
-                aggregate=p["aggregate_fn"],
-                actions_per_chunk=p["actions_per_chunk"] or None,
+                async_inference=AsyncInferenceConfig(
+                    p["chunk_threshold"], p["aggregate_fn"], p["actions_per_chunk"] or None
+                ) if p["async_inference"] else None,
                 trajectory_mode=self.mode == "trajectory",
             )
         except ValueError as exc:
@@ -181,8 +182,8 @@ class PolicyNode(Node):
             "action_topic": "",
             "tick_on": "timer",
             "async_inference": False,
-            "chunk_threshold": 0.5,
-            "aggregate_fn": "weighted_average",
+            "chunk_threshold": ASYNC_DEFAULTS.threshold,
+            "aggregate_fn": ASYNC_DEFAULTS.aggregate,
             "actions_per_chunk": 0,
             "max_age_ms": 500.0,
             "max_age_overrides": Parameter.Type.STRING_ARRAY,

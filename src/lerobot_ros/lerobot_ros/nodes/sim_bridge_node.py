@@ -46,6 +46,7 @@ from lerobot_ros.sim.stepping import Frame, rejected_summary
 
 #: reliable keep-last publishers: a lockstep consumer gets every step, a slow best-effort one never stalls us
 OBS_QOS = RELIABLE_QOS
+RENDER_DEFAULTS = RenderSettings()  # render parameter defaults: the library's, which eval shares
 MODES = ("lockstep", "realtime")
 
 
@@ -59,10 +60,10 @@ class SimBridgeNode(Node):
                 ("task", ""),
                 ("task_id", 0),
                 ("mode", "lockstep"),
-                ("render_width", 480),
-                ("render_height", 480),
-                ("shadows", False),
-                ("antialias", True),
+                ("render_width", RENDER_DEFAULTS.width),
+                ("render_height", RENDER_DEFAULTS.height),
+                ("shadows", RENDER_DEFAULTS.shadows),
+                ("antialias", RENDER_DEFAULTS.antialias),
                 ("fps", 0.0),
                 ("max_episode_steps", 0),
                 ("reset_on_start", True),

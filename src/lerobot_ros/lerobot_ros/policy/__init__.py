@@ -3,7 +3,7 @@ check it against a contract, run it synchronously or in an inference thread with
 its actions safe (warm-up/staleness gates, NaN drop, joint-limit clamp, max change per tick).
 """
 
-from lerobot_ros.policy.async_inference import AsyncInference, AsyncTick
+from lerobot_ros.policy.async_inference import AsyncInference, AsyncInferenceConfig, AsyncTick
 from lerobot_ros.policy.controller import ON_STALE, PolicyController, TickResult
 from lerobot_ros.policy.chunks import AGGREGATE_FUNCTIONS, ActionQueue, aggregate_function
 from lerobot_ros.policy.features import feature_mismatches, policy_io
@@ -16,6 +16,7 @@ __all__ = [
     "AGGREGATE_FUNCTIONS",
     "ActionQueue",
     "AsyncInference",
+    "AsyncInferenceConfig",
     "AsyncTick",
     "DEVICES",
     "ON_STALE",

@@ -6,14 +6,44 @@ command. In both, keyboard commands work as in lerobot-record: `next` ends the e
 skips the rest of a reset, `rerecord` discards the current episode and records it again, `stop` keeps the
 current episode and ends the session.
 
-Every method returns the actions the caller must carry out, in order: ("start",), ("stop", outcome),
-("finish",).
+Every method returns the actions the caller must carry out, in order: `START`, `stop(outcome)`, `FINISH`
+(`ControlAction` records; the caller dispatches on `.kind`).
 """
 
 from __future__ import annotations
 
-IDLE, RECORDING, RESETTING, DONE = "idle", "recording", "resetting", "done"
+from enum import StrEnum
+from typing import NamedTuple
+
+
+class ControlState(StrEnum):
+    IDLE = "idle"
+    RECORDING = "recording"
+    RESETTING = "resetting"
+    DONE = "done"
+
+
+IDLE, RECORDING, RESETTING, DONE = ControlState
 COMMANDS = ("next", "rerecord", "stop")
+
+
+class ActionKind(StrEnum):
+    START = "start"  # start an episode
+    STOP = "stop"  # stop the current episode with `outcome`
+    FINISH = "finish"  # the session is over (num_episodes kept, or `stop`)
+
+
+class ControlAction(NamedTuple):
+    kind: ActionKind
+    outcome: str = ""  # STOP only: success | failure | discard
+
+
+START = ControlAction(ActionKind.START)
+FINISH = ControlAction(ActionKind.FINISH)
+
+
+def stop(outcome: str) -> ControlAction:
+    return ControlAction(ActionKind.STOP, outcome)
 
 
 class EpisodeControl:
@@ -31,19 +61,19 @@ class EpisodeControl:
     def automatic(self) -> bool:
         return self.episode_time_s > 0
 
-    def _enter(self, state: str, now: float) -> None:
+    def _enter(self, state: ControlState, now: float) -> None:
         self.state, self.since = state, now
 
-    def _start(self, now: float) -> list[tuple]:
+    def _start(self, now: float) -> list[ControlAction]:
         self._enter(RECORDING, now)
-        return [("start",)]
+        return [START]
 
-    def _keep(self, now: float, outcome: str = "success") -> list[tuple]:
+    def _keep(self, now: float, outcome: str = "success") -> list[ControlAction]:
         self.kept += 1
-        actions: list[tuple] = [("stop", outcome)]
+        actions: list[ControlAction] = [stop(outcome)]
         if self.num_episodes and self.kept >= self.num_episodes:
             self._enter(DONE, now)
-            return actions + [("finish",)]
+            return actions + [FINISH]
         if self.automatic and self.reset_time_s > 0:
             self._enter(RESETTING, now)
         elif self.automatic:
@@ -52,7 +82,7 @@ class EpisodeControl:
             self._enter(IDLE, now)
         return actions
 
-    def tick(self, now: float) -> list[tuple]:
+    def tick(self, now: float) -> list[ControlAction]:
         """Advance the automatic loop; call periodically."""
         if not self.automatic:
             return []
@@ -64,25 +94,25 @@ class EpisodeControl:
             return self._start(now)
         return []
 
-    def command(self, name: str, now: float) -> list[tuple]:
+    def command(self, name: str, now: float) -> list[ControlAction]:
         """A keyboard command: next, rerecord or stop."""
         if name not in COMMANDS:
             raise ValueError(f"unknown command {name!r}; use one of {', '.join(COMMANDS)}")
         if self.state == DONE:
             return []
         if name == "stop":
-            actions = [("stop", "success")] if self.state == RECORDING else []
+            actions = [stop("success")] if self.state == RECORDING else []
             if self.state == RECORDING:
                 self.kept += 1
             self._enter(DONE, now)
-            return actions + [("finish",)]
+            return actions + [FINISH]
         if name == "next":
             if self.state == RECORDING:
                 return self._keep(now)
             return self._start(now)  # idle, or skipping the rest of a reset
         # rerecord
         if self.state == RECORDING:
-            actions: list[tuple] = [("stop", "discard")]
+            actions: list[ControlAction] = [stop("discard")]
             if self.automatic and self.reset_time_s > 0:
                 self._enter(RESETTING, now)
                 return actions
@@ -93,7 +123,7 @@ class EpisodeControl:
     def started(self, now: float) -> None:
         self._enter(RECORDING, now)
 
-    def stopped(self, outcome: str, now: float) -> list[tuple]:
+    def stopped(self, outcome: str, now: float) -> list[ControlAction]:
         if outcome == "discard":
             self._enter(RESETTING if self.automatic and self.reset_time_s > 0 else IDLE, now)
             return []
