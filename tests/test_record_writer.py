@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
-from rosbags.rosbag2 import Reader
+from rosbags.rosbag2 import Reader, ReaderError
 from rosbags.typesys import Stores, get_typestore
 
 from lerobot_ros.record.episode_bag_writer import BagWriteError, EpisodeBagWriter, WriterSettings, read_custom_data
@@ -161,7 +161,7 @@ def test_closed_chunks_reach_the_disk_while_recording(tmp_path):
     assert got == {"/joint_states": 40}
     assert read_custom_data(copy) == {"task": "reach", "outcome": "recording"}
     assert read_custom_data(tmp_path / "rep") == {"task": "reach", "outcome": "interrupted", "repaired_from": str(copy)}
-    with pytest.raises(Exception, match="magic"):  # rosbags alone rejects the file of a killed writer
+    with pytest.raises(ReaderError, match="File end magic is invalid"):  # rosbags alone rejects the file of a killed writer
         with Reader(copy / "ep.mcap"):
             pass
     w.close()

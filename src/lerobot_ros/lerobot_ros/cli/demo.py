@@ -77,10 +77,14 @@ def run(args: argparse.Namespace) -> int:
     cfg = DemoConfig(env=args.env, task=args.task, episodes=args.episodes, seed=args.seed, height=args.render[0],
                      width=args.render[1], out=args.out, eval_episodes=args.eval_episodes, eval=not args.no_eval,
                      policy_path=args.policy_path, vcodec=args.vcodec)
-    if args.policy_path and not (Path(args.policy_path).expanduser() / "config.json").is_file():
-        print(f"lerobot-ros demo: {args.policy_path} has no config.json; pass a LeRobot pretrained_model folder",
-              file=sys.stderr)
-        return 2
+    if args.policy_path:  # checked before minutes of recording, not when eval finally reads it
+        from lerobot_ros.policy.loading import PolicyLoadError, read_policy_config
+
+        try:
+            read_policy_config(args.policy_path)
+        except PolicyLoadError as exc:
+            print(f"lerobot-ros demo: {exc}", file=sys.stderr)
+            return 2
     try:
         res = run_demo(cfg, printer=lambda s: print(s, flush=True))
     except DemoError as exc:

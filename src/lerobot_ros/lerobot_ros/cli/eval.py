@@ -44,6 +44,14 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     from lerobot_ros.eval.runner import EvalConfig, EvalSetupError, Evaluation
+    from lerobot_ros.policy.loading import PolicyLoadError, read_policy_config
+
+    if args.policy_path:  # a missing or malformed config.json: one line before any process starts
+        try:
+            read_policy_config(args.policy_path)
+        except PolicyLoadError as exc:
+            print(f"lerobot-ros eval: {exc}", file=sys.stderr)
+            return 1
 
     cfg = EvalConfig(
         env=args.env, task=args.task, task_id=args.task_id, policy_path=args.policy_path, expert=args.expert,
