@@ -80,16 +80,23 @@ class RobotNode(Node):
         self._stop = threading.Event()
         if not self.driver.connect():
             self.get_logger().warning(f"cannot open {self.port} yet ({self.driver.health.last_error}); retrying")
-        self.create_timer(float(p("diagnostics_period_s", 1.0)), self.on_diagnostics)
-        self._thread = threading.Thread(target=self._control_loop, args=(1.0 / rate_hz,), name="robot_node-loop", daemon=True)
+        # /diagnostics comes from the control thread, between two ticks: an executor timer waiting for the bus
+        # lock starved whenever the loop overran (it takes the lock back at once), e.g. rate_hz above the bus's
+        # speed in bench/hardware.py, which then saw no diagnostics in a 1 s window.
+        diagnostics_period = float(p("diagnostics_period_s", 1.0))
+        self._thread = threading.Thread(target=self._control_loop, args=(1.0 / rate_hz, diagnostics_period),
+                                        name="robot_node-loop", daemon=True)
         self._thread.start()
 
-    def _control_loop(self, period: float) -> None:
-        next_tick = time.monotonic()
+    def _control_loop(self, period: float, diagnostics_period: float) -> None:
+        next_tick = next_diagnostics = time.monotonic()
         while not self._stop.is_set():
             try:
                 with self._lock:
                     self.on_tick()
+                    if time.monotonic() >= next_diagnostics:
+                        next_diagnostics = time.monotonic() + diagnostics_period
+                        self.on_diagnostics()
             except Exception as exc:  # noqa: BLE001 - the loop must survive anything a tick throws
                 self.get_logger().error(f"control loop: {exc}", throttle_duration_sec=1.0)
             next_tick += period
