@@ -229,6 +229,9 @@ def test_ctrl_c_leaves_a_dataset_that_loads(tmp_path, ros_env):
         [sys.executable, "-m", "lerobot_ros.cli.main", "convert", str(bags), "--contract", str(contract_file(tmp_path)),
          "--out", str(out)],
         env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        # Ctrl-C as a terminal delivers it, even when this suite runs as a background job (which ignores SIGINT,
+        # and an ignored signal stays ignored across exec: Python would then not turn it into KeyboardInterrupt)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     seen: list[str] = []
     reader = threading.Thread(target=lambda: seen.extend(iter(lambda: proc.stdout.read(1), "")), daemon=True)
