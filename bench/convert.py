@@ -23,14 +23,16 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # fixtures_bags: a test fixture, not shipped
 
 import numpy as np  # noqa: E402
 import yaml  # noqa: E402
 
 from lerobot_ros.bag import BagReader  # noqa: E402
 from lerobot_ros.bag.episodes import iter_frames, plan_bag  # noqa: E402
-from lerobot_ros.bag.synthetic import write_so101_bag  # noqa: E402
 from lerobot_ros.contract import load_contract  # noqa: E402
+
+from fixtures_bags import write_so101_bag  # noqa: E402
 
 CAMERAS = ("front", "wrist")
 

@@ -169,7 +169,7 @@ def write_path_ratio(bag: Path, workdir: Path, compression: str | None) -> dict:
     from rosbags.rosbag2 import Reader, StoragePlugin, Writer
     from rosbags.rosbag2.enums import CompressionFormat, CompressionMode
 
-    from lerobot_ros.record.bag_writer import EpisodeBagWriter
+    from lerobot_ros.record.episode_bag_writer import EpisodeBagWriter, WriterSettings
 
     with Reader(bag) as reader:
         conns = {c.topic: c for c in reader.connections}
@@ -198,7 +198,7 @@ def write_path_ratio(bag: Path, workdir: Path, compression: str | None) -> dict:
 
     def ours() -> tuple[float, float]:
         t0 = time.perf_counter()
-        bag = EpisodeBagWriter(workdir / "ours", compression=compression).open()
+        bag = EpisodeBagWriter(workdir / "ours", settings=WriterSettings(compression=compression or "none")).open()
         for topic, c in conns.items():
             bag.add_topic(topic, c.msgtype)
         for topic, stamp, _ in sequence:

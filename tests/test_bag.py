@@ -51,9 +51,9 @@ def test_truncated_mcap_is_read_front_to_back_and_recovered(tmp_path):
     data = (path / "bag.mcap").read_bytes()
     cut = tmp_path / "killed.mcap"
     cut.write_bytes(data[: len(data) * 2 // 3])  # writer killed mid-file: no summary, no footer
-    from rosbags.rosbag2 import Reader
+    from rosbags.rosbag2 import Reader, ReaderError
 
-    with pytest.raises(Exception):
+    with pytest.raises(ReaderError, match="File end magic is invalid"):  # rosbags alone: no footer, no read
         Reader(cut).open()
     with open_bag(cut) as bag:
         assert bag.truncated

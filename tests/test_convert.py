@@ -3,6 +3,7 @@ reloads with the expected values; each bad input gets a one-line error and the o
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -18,7 +19,7 @@ import pytest
 import yaml
 
 from lerobot_ros.bag import BagWriter, write_bag
-from lerobot_ros.bag.synthetic import JOINTS, T0, camera_frame, joint_positions, so101_messages, write_so101_bag
+from fixtures_bags import JOINTS, T0, camera_frame, joint_positions, so101_messages, write_so101_bag
 from lerobot_ros.cli.main import main
 from lerobot_ros.codecs import numpy_to_image, numpy_to_joint_state
 
@@ -212,32 +213,51 @@ def test_episode_boundary_splits_a_bag_and_workers(tmp_path):
 
 
 def test_ctrl_c_leaves_a_dataset_that_loads(tmp_path, ros_env):
+    """Ctrl-C during a conversion: the episodes already saved form a dataset that loads.
+
+    The third bag is a FIFO: the converter blocks on it, and our write end opening (possible only once the
+    converter opened it for reading, i.e. after the first two bags were saved) tells us so. Held open
+    and never written, it keeps the converter reading when the signal lands: no race with a fast machine."""
     bags = tmp_path / "bags"
-    for i in range(3):
+    for i in range(2):
         write_so101_bag(bags / f"b{i}", 2.0, task=f"task {i}")
+    (bags / "b2").mkdir()
+    fifo = bags / "b2" / "b2.mcap"
+    os.mkfifo(fifo)
     out = tmp_path / "ds"
     proc = subprocess.Popen(
         [sys.executable, "-m", "lerobot_ros.cli.main", "convert", str(bags), "--contract", str(contract_file(tmp_path)),
          "--out", str(out)],
         env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        # Ctrl-C as a terminal delivers it, even when this suite runs as a background job (which ignores SIGINT,
+        # and an ignored signal stays ignored across exec: Python would then not turn it into KeyboardInterrupt)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     seen: list[str] = []
     reader = threading.Thread(target=lambda: seen.extend(iter(lambda: proc.stdout.read(1), "")), daemon=True)
     reader.start()
-    deadline = time.monotonic() + 240
-    while proc.poll() is None and time.monotonic() < deadline:  # wait until the second bag is being written
-        counts = [int(n) for n in re.findall(r"frames=(\d+)", "".join(seen))]
-        if counts and max(counts) >= 90:  # 61 frames per bag, progress every 30
-            break
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    proc.wait(timeout=240)
+    write_end = None
+    try:
+        deadline = time.monotonic() + 300
+        while write_end is None:
+            assert proc.poll() is None, "".join(seen)  # it cannot end on its own: the FIFO blocks it
+            assert time.monotonic() < deadline, "the converter never reached the third bag:\n" + "".join(seen)
+            try:
+                write_end = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO until the converter opens it
+            except OSError as exc:
+                assert exc.errno == errno.ENXIO, exc
+                time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=240)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if write_end is not None:
+            os.close(write_end)
     reader.join(timeout=10)
     output = "".join(seen)
-    if proc.returncode == 0:  # finished before the signal landed: nothing to test
-        pytest.skip("conversion finished before Ctrl-C")
     assert proc.returncode == 130, output
     ds = load(out)
-    assert 1 <= ds.num_episodes <= 2 and ds[0]["task"] == "task 0"
+    assert ds.num_episodes == 2 and [ds[int(e["dataset_from_index"])]["task"] for e in ds.meta.episodes] == ["task 0", "task 1"]
     assert not (tmp_path / ".ds.partial").exists()
     assert "interrupted" in output

@@ -20,7 +20,7 @@ from lerobot_ros.demo.pipeline import MARKER, eval_available, prepare_output
 
 def test_demo_contract_points_at_the_rendered_camera(tmp_path):
     from lerobot_ros.contract import load_contract
-    from lerobot_ros.demo.contract import write_demo_contract
+    from lerobot_ros.demo.demo_contract import write_demo_contract
 
     path = write_demo_contract("metaworld", tmp_path / "c.yaml", "corner2/image_raw", 48, 64)
     contract = load_contract(str(path))

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from lerobot_ros.bag import write_bag
-from lerobot_ros.bag.synthetic import JOINTS, T0, so101_messages
+from fixtures_bags import JOINTS, T0, so101_messages
 from lerobot_ros.cli.main import main
 
 pytestmark = pytest.mark.slow
@@ -112,3 +112,18 @@ def test_export_errors(source, capsys):
     assert main(["export", str(tmp / "ds1"), "--out", str(tmp / "z"), "--episodes", "7", "--no-progress"]) == 2
     assert "no episode(s) [7]" in capsys.readouterr().err
     assert not (tmp / "y").exists() and not (tmp / "z").exists()
+
+
+def test_export_to_an_unwritable_folder_is_one_line(source, capsys):
+    """An output path that cannot be created (here: under a regular file, which stops root as well) is an
+    OSError from the bag writer; the CLI reports it in one line and leaves nothing behind."""
+    tmp, _ = source
+    blocker = tmp / "a_file"
+    blocker.write_text("not a folder")
+    out = blocker / "bag"
+    assert main(["export", str(tmp / "ds1"), "--out", str(out), "--no-progress"]) == 1
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("lerobot-ros export: "), lines
+    assert "not a directory; a part of the path is a file, not a folder" in lines[0]
+    assert [p.name for p in tmp.iterdir() if p.name.startswith(".")] == []
+

@@ -9,7 +9,7 @@ import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
 
 from lerobot_ros.hardware.commands import IDLE, TIMEOUT, TRACKING, TRAJECTORY, CommandBuffer
-from lerobot_ros.hardware.diagnostics import health_status
+from lerobot_ros.ros.diagnostics import health_status
 from lerobot_ros.hardware.health import Backoff, Health
 from lerobot_ros.hardware.units import DEGREES, RANGE_0_100, RANGE_M100_100, JointSpec, JointUnits
 

@@ -10,6 +10,7 @@ import pytest
 from lerobot_ros.policy import (
     ActionQueue,
     AsyncInference,
+    AsyncInferenceConfig,
     PolicyLoadError,
     SafetyFilter,
     feature_mismatches,
@@ -159,6 +160,17 @@ def test_action_queue_latest_only_and_unknown():
 
 
 # ---- async scheduling -------------------------------------------------------------------------------
+def test_async_config_defaults_and_validation():
+    """One source of the async defaults (LeRobot's async client: threshold 0.5, weighted_average)."""
+    assert AsyncInferenceConfig() == AsyncInferenceConfig(0.5, "weighted_average", None)
+    with pytest.raises(ValueError, match=r"chunk threshold must be in \[0, 1\], got 1.5"):
+        AsyncInferenceConfig(threshold=1.5)
+    with pytest.raises(ValueError, match="unknown aggregate function 'median'"):
+        AsyncInferenceConfig(aggregate="median")
+    with pytest.raises(ValueError, match="actions_per_chunk must be at least 1"):
+        AsyncInferenceConfig(actions_per_chunk=0)
+
+
 def test_async_tick_never_waits_for_inference():
     """The policy blocks until the test releases it; ticks still return (queue dry) meanwhile."""
     release = threading.Event()
@@ -169,7 +181,7 @@ def test_async_tick_never_waits_for_inference():
         release.wait(10)
         return np.arange(6.0)[:, None] + 100 * frame["k"]
 
-    worker = AsyncInference(predict, chunk_length=6, threshold=0.5, aggregate="latest_only")
+    worker = AsyncInference(predict, chunk_length=6, config=AsyncInferenceConfig(threshold=0.5, aggregate="latest_only"))
     try:
         first = worker.tick(0, {"k": 0}, "task")
         assert first.submitted and first.action is None
@@ -200,7 +212,7 @@ def test_async_policy_error_skips_and_continues():
             raise RuntimeError("boom")
         return np.ones((4, 2))
 
-    worker = AsyncInference(predict, chunk_length=4, threshold=1.0)
+    worker = AsyncInference(predict, chunk_length=4, config=AsyncInferenceConfig(threshold=1.0))
     try:
         worker.tick(0, {}, "")
         assert worker.wait_idle(10)

@@ -21,7 +21,7 @@ import yaml
 from diagnostic_msgs.msg import DiagnosticArray
 from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
-from rosbags.rosbag2 import Reader
+from rosbags.rosbag2 import Reader, ReaderError
 from rosbags.typesys import Stores, get_typestore
 
 from lerobot_ros.bag import open_bag
@@ -206,7 +206,7 @@ def test_what_survives_a_killed_recorder(ros, ros_env, tmp_path, sig):
         if sig == "SIGKILL":
             assert code == -signal.SIGKILL
             assert metadata(bag)["custom_data"]["outcome"] == "recording"  # the provisional metadata.yaml
-            with pytest.raises(Exception):  # rosbags alone rejects the unfinished file
+            with pytest.raises(ReaderError, match="File end magic is invalid"):  # rosbags alone rejects the unfinished file
                 Reader(bag / "episode_000000.mcap").open()
             killed = open_bag(bag)  # the converter's reader takes the killed bag as it is
             assert killed.truncated and killed.custom_data["task"] == "survive"

@@ -16,10 +16,10 @@ from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, Qo
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore
 
-from lerobot_ros.record.bag_writer import BagWriteError, EpisodeBagWriter, read_custom_data
+from lerobot_ros.record.episode_bag_writer import BagWriteError, EpisodeBagWriter, read_custom_data
 from lerobot_ros.record.control import DONE, IDLE, RECORDING, RESETTING, Command, EpisodeControl, Finish, Start, Stop
 from lerobot_ros.record.msgdefs import MessageDefinitions, UnknownMessageType
-from lerobot_ros.record.qa import StreamQA, stream_report
+from lerobot_ros.record.live_qa import StreamQA, stream_report
 from lerobot_ros.record.repair import RepairError, repair_bag
 from lerobot_ros.record.session import EpisodeError, EpisodeSession, TopicSpec, next_free_index
 
@@ -158,7 +158,7 @@ DISK_FULL_CHILD = textwrap.dedent("""
     import json, resource, signal, sys
     sys.path.insert(0, {tests!r})
     from test_record_writer import image, joint_state
-    from lerobot_ros.record.bag_writer import EpisodeBagWriter
+    from lerobot_ros.record.episode_bag_writer import EpisodeBagWriter
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)           # a full file system: writes fail with an OSError
     resource.setrlimit(resource.RLIMIT_FSIZE, (3_000_000, 3_000_000))
     errors = []
@@ -375,7 +375,7 @@ def test_fast_mcap_storage_writes_the_same_bytes_as_rosbags(tmp_path, compressio
     from rosbags.rosbag2 import StoragePlugin, Writer
     from rosbags.rosbag2.enums import CompressionFormat, CompressionMode
 
-    from lerobot_ros.record.mcap_fast import FastMcapWriter
+    from lerobot_ros.record.fast_mcap_writer import FastMcapWriter
 
     rng = np.random.default_rng(0)
     payloads = [bytes(rng.integers(0, 255, n, dtype=np.uint8)) for n in (200, 921_700, 50, 300_000)]

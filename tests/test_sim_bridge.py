@@ -26,7 +26,7 @@ from lerobot_ros.codecs import (
 )
 from lerobot_ros.nodes.scripted_expert_node import ScriptedExpertNode
 from lerobot_ros.nodes.sim_bridge_node import SimBridgeNode
-from lerobot_ros.ros.qos import LATCHED_HISTORY_QOS, LATCHED_QOS, RELIABLE_QOS
+from lerobot_ros.ros.qos import EPISODE_STATUS_QOS, LATCHED_QOS, RELIABLE_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
 from lerobot_ros.sim.so101_twin import JOINT_NAMES
 
@@ -70,7 +70,7 @@ class Client:
     def __init__(self, ros, ns: str):
         self.node = ros.create_node(f"client_{ns.strip('/') or 'root'}")
         # transient local, like the bridge: a client matched after a status was published still gets it
-        self.status = MessageCollector(self.node, EpisodeStatus, f"{ns}/episode_status", LATCHED_HISTORY_QOS)
+        self.status = MessageCollector(self.node, EpisodeStatus, f"{ns}/episode_status", EPISODE_STATUS_QOS)
         self.joints = MessageCollector(self.node, JointState, f"{ns}/joint_states", 10)
         self.env_state = MessageCollector(self.node, Float64MultiArray, f"{ns}/environment_state", 10)
         self.commands = self.node.create_publisher(Float64MultiArray, f"{ns}/commands", RELIABLE_QOS)
@@ -240,8 +240,13 @@ def test_several_bridges_in_their_own_processes_and_namespaces(ros, ros_env):
         assert not np.array_equal(cubes[0], cubes[1])  # seeds 0 and 1 put the cube in different places
         clients[1].step(np.full(6, 0.2))
         wait_until(lambda: clients[1].last_status().step == 2, 30, what="/sim_1 stepping")
-        time.sleep(0.5)  # /sim_0 had as long to step, had the action leaked to it
-        assert clients[0].last_status().step == 1
+        # the graph: each bridge takes commands from its own namespace only
+        for i, c in enumerate(clients):
+            subs = c.node.get_subscriptions_info_by_topic(f"/sim_{i}/commands")
+            assert [s.node_namespace for s in subs] == [f"/sim_{i}"]
+        # behaviour: /sim_0's next step, caused by its own action, is its second (step() waits for the step after
+        # the last status: had /sim_1's action stepped /sim_0 too, this would be step 3)
+        assert clients[0].step(np.zeros(6)).step == 2
     finally:
         for p in procs:
             p.terminate()

@@ -10,21 +10,22 @@ from typing import Iterable
 
 from lerobot_ros.bag.errors import BagError
 from lerobot_ros.bag.typestore import cdr_deserialize, make_typestore
+from lerobot_ros.conventions.qos import PROFILE_NAMES, QOS_SPECS
 
-# QoS written into metadata.yaml (what `ros2 bag play` offers when replaying).
-_QOS_NAMES = ("sensor", "reliable", "latched", "recording")
 
 
 def _qos(name: str):
+    """The rosbags Qos written into metadata.yaml for profile `name` (what `ros2 bag play` offers on replay):
+    the same numbers as the live profile of that name (lerobot_ros.conventions.qos)."""
     from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 
+    spec = QOS_SPECS[name]
     zero = QosTime(0, 0)
-    reliable = name != "sensor"
     return Qos(
         QosHistory.KEEP_LAST,
-        1 if name == "latched" else (5 if name == "sensor" else 10),
-        QosReliability.RELIABLE if reliable else QosReliability.BEST_EFFORT,
-        QosDurability.TRANSIENT_LOCAL if name == "latched" else QosDurability.VOLATILE,
+        spec.depth,
+        QosReliability.RELIABLE if spec.reliable else QosReliability.BEST_EFFORT,
+        QosDurability.TRANSIENT_LOCAL if spec.latched else QosDurability.VOLATILE,
         zero,
         zero,
         QosLiveliness.AUTOMATIC,
@@ -75,7 +76,7 @@ class BagWriter:
         if msgtype not in self.typestore.fielddefs:
             raise BagError(self.path, f"no message definition for {msgtype}")
         self._conns[topic] = self._writer.add_connection(
-            topic, msgtype, typestore=self.typestore, offered_qos_profiles=[_qos(qos if qos in _QOS_NAMES else "reliable")]
+            topic, msgtype, typestore=self.typestore, offered_qos_profiles=[_qos(qos if qos in PROFILE_NAMES else "reliable")]
         )
         self._types[topic] = msgtype
         self.counts[topic] = 0

@@ -9,6 +9,7 @@ a table) says per episode and stream what the resampler had to do. Ctrl-C keeps 
 from __future__ import annotations
 
 import argparse
+import errno
 import multiprocessing as mp
 import shutil
 import signal
@@ -35,8 +36,8 @@ def find_bags(paths: list[str]) -> list[Path]:
     out: list[Path] = []
     for arg in paths:
         path = Path(arg)
-        if not path.exists():
-            out.append(path)  # reported as missing by the worker, like any bad bag
+        if not path.exists():  # a mistyped path: one line (cli.main) before anything is converted
+            raise FileNotFoundError(errno.ENOENT, "no such bag file or folder", str(path))
         elif path.is_file() or (path / "metadata.yaml").exists() or any(path.glob("*.mcap")) or any(path.glob("*.db3")):
             out.append(path)
         else:

@@ -9,15 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-
-def _size(text: str) -> tuple[int, int]:
-    try:
-        h, w = (int(v) for v in text.lower().split("x"))
-        if h < 16 or w < 16:
-            raise ValueError
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected HEIGHTxWIDTH of at least 16x16, such as 96x96, got {text!r}") from None
-    return h, w
+from lerobot_ros.cli.args import render_size
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -26,7 +18,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", default="", help="Meta-World task (default push-v3) or SO-101 scene (default pick)")
     p.add_argument("--episodes", type=int, default=3, help="episodes to record (default 3)")
     p.add_argument("--seed", type=int, default=0, help="seed of the first recorded episode (default 0)")
-    p.add_argument("--render", type=_size, default=(96, 96), metavar="HxW", help="camera image size (default 96x96)")
+    p.add_argument("--render", type=render_size(16), default=(96, 96), metavar="HxW", help="camera image size (default 96x96)")
     p.add_argument("--out", type=Path, default=Path("outputs/demo"), help="output folder (default outputs/demo; an earlier demo's is replaced)")
     p.add_argument("--eval-episodes", type=int, default=3, help="episodes for lerobot-ros eval (default 3)")
     p.add_argument("--no-eval", action="store_true", help="stop after converting the dataset")
@@ -85,10 +77,14 @@ def run(args: argparse.Namespace) -> int:
     cfg = DemoConfig(env=args.env, task=args.task, episodes=args.episodes, seed=args.seed, height=args.render[0],
                      width=args.render[1], out=args.out, eval_episodes=args.eval_episodes, eval=not args.no_eval,
                      policy_path=args.policy_path, vcodec=args.vcodec)
-    if args.policy_path and not (Path(args.policy_path).expanduser() / "config.json").is_file():
-        print(f"lerobot-ros demo: {args.policy_path} has no config.json; pass a LeRobot pretrained_model folder",
-              file=sys.stderr)
-        return 2
+    if args.policy_path:  # checked before minutes of recording, not when eval finally reads it
+        from lerobot_ros.policy.loading import PolicyLoadError, read_policy_config
+
+        try:
+            read_policy_config(args.policy_path)
+        except PolicyLoadError as exc:
+            print(f"lerobot-ros demo: {exc}", file=sys.stderr)
+            return 2
     try:
         res = run_demo(cfg, printer=lambda s: print(s, flush=True))
     except DemoError as exc:

@@ -14,17 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-
-def _size(text: str) -> tuple[int, int]:
-    import argparse
-
-    try:
-        h, w = (int(v) for v in text.lower().split("x"))
-        if h <= 0 or w <= 0:
-            raise ValueError
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected HEIGHTxWIDTH such as 96x96, got {text!r}") from None
-    return h, w
+from lerobot_ros.cli.args import render_size
 
 
 def add_arguments(p) -> None:
@@ -41,7 +31,7 @@ def add_arguments(p) -> None:
                    help="use the sim bridges already running in these namespaces (e.g. /sim from `lerobot-ros launch sim_metaworld`); "
                         "--expert / --policy.path start that source beside them (--expert uses a scripted one already "
                         "running there), else the running source is used")
-    p.add_argument("--render", type=_size, default=None, metavar="HxW", help="render size (default: the policy's image size, else 480x480)")
+    p.add_argument("--render", type=render_size(1), default=None, metavar="HxW", help="render size (default: the policy's image size, else 480x480)")
     p.add_argument("--shadows", action="store_true", help="render shadows (slow on a CPU; off by default)")
     p.add_argument("--max-episode-steps", type=int, default=0, help="cut episodes at this many steps (default: the env's own)")
     p.add_argument("--videos", type=int, default=2, help="render videos of the first N episodes (default 2)")
@@ -54,6 +44,14 @@ def add_arguments(p) -> None:
 
 def run(args) -> int:
     from lerobot_ros.eval.runner import EvalConfig, EvalSetupError, Evaluation
+    from lerobot_ros.policy.loading import PolicyLoadError, read_policy_config
+
+    if args.policy_path:  # a missing or malformed config.json: one line before any process starts
+        try:
+            read_policy_config(args.policy_path)
+        except PolicyLoadError as exc:
+            print(f"lerobot-ros eval: {exc}", file=sys.stderr)
+            return 1
 
     cfg = EvalConfig(
         env=args.env, task=args.task, task_id=args.task_id, policy_path=args.policy_path, expert=args.expert,

@@ -48,6 +48,48 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except EXPECTED_FAILURES as exc:  # a user's file or folder, not a bug: one line, no traceback
+        print(f"lerobot-ros {args.verb}: {describe_failure(exc)}", file=sys.stderr)
+        return 1
+
+
+def _expected_failures() -> tuple[type[BaseException], ...]:
+    import json
+
+    import yaml
+
+    return (OSError, json.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError)
+
+
+EXPECTED_FAILURES = _expected_failures()
+
+
+def describe_failure(exc: BaseException) -> str:
+    """One line for an expected failure: what, which file, what to do."""
+    import json
+
+    import yaml
+
+    if isinstance(exc, OSError):
+        where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
+        what = (exc.strerror or str(exc)).lower()
+        hint = {
+            "FileNotFoundError": "check the path",
+            "PermissionError": "choose a folder you can write to, or fix its permissions",
+            "IsADirectoryError": "pass a file, not a folder",
+            "NotADirectoryError": "a part of the path is a file, not a folder",
+        }.get(type(exc).__name__, "check the path and the disk")
+        return f"{where + ': ' if where else ''}{what}; {hint}"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"malformed JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); fix or replace the file"
+    if isinstance(exc, yaml.YAMLError):
+        mark = getattr(exc, "problem_mark", None)
+        at = f" in {mark.name} at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        return f"malformed YAML{at}: {problem}; fix the file"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"a file is not UTF-8 text ({exc.reason} at byte {exc.start}); pass the right file"
+    return f"{type(exc).__name__}: {exc}"
 
 
 if __name__ == "__main__":

@@ -20,6 +20,10 @@ import threading
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from lerobot_ros.record.episode_bag_writer import WriterSettings
+
+WRITER_DEFAULTS = WriterSettings()
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--contract", help="contract file or shipped name (so101, koch, metaworld ...)")
@@ -30,8 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--episode-time-s", type=float, default=0.0, help="automatic mode: seconds per episode")
     parser.add_argument("--reset-time-s", type=float, default=0.0, help="automatic mode: seconds between episodes")
     parser.add_argument("--num-episodes", type=int, default=0, help="stop after this many kept episodes (0: no limit)")
-    parser.add_argument("--compression", choices=["none", "zstd"], default="none", help="MCAP chunk compression")
-    parser.add_argument("--flush-interval-s", type=float, default=0.5,
+    parser.add_argument("--compression", choices=WriterSettings.COMPRESSIONS, default=WRITER_DEFAULTS.compression,
+                        help="MCAP chunk compression")
+    parser.add_argument("--flush-interval-s", type=float, default=WRITER_DEFAULTS.flush_interval_s,
                         help="close and flush a chunk at least this often (bounds the loss on a crash)")
     parser.add_argument("--keyboard", action="store_true", help="control episodes from this terminal")
     parser.add_argument("--convert-to", metavar="DATASET_DIR",

@@ -10,6 +10,8 @@ from lerobot_ros.codecs.time import (
     ns_to_duration,
     ns_to_time,
     seconds_to_ns,
+    set_stamp,
+    split_ns,
     time_to_ns,
 )
 from lerobot_ros.codecs.image import (
@@ -45,5 +47,7 @@ __all__ = [
     "numpy_to_image",
     "numpy_to_joint_state",
     "seconds_to_ns",
+    "set_stamp",
+    "split_ns",
     "time_to_ns",
 ]

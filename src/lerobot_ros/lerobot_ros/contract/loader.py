@@ -12,6 +12,7 @@ from pathlib import Path
 
 import yaml
 
+from lerobot_ros.conventions.qos import PROFILE_NAMES
 from lerobot_ros.contract import messages as M
 from lerobot_ros.contract import transforms as T
 from lerobot_ros.contract.errors import ContractError
@@ -32,7 +33,7 @@ FEATURE_KEYS = {
 }
 RESERVED = {"timestamp", "frame_index", "episode_index", "index", "task_index", "task"}
 _NAME = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$")
-_QOS = ("sensor", "reliable", "latched", "recording")  # lerobot_ros.ros.qos.PROFILES (kept ROS-free here)
+_QOS = PROFILE_NAMES  # the names lerobot_ros.ros.qos.qos_by_name takes (ROS-free here)
 
 
 def contract_dirs() -> list[Path]:

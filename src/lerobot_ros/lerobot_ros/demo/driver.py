@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import ResetEpisode, StartEpisode, StopEpisode
 
-from lerobot_ros.ros.qos import LATCHED_HISTORY_QOS as STATUS_QOS  # as the bridge publishes episode_status
+from lerobot_ros.ros.qos import EPISODE_STATUS_QOS  # as the bridge publishes episode_status
 
 
 class DemoError(RuntimeError):
@@ -38,7 +38,7 @@ class EpisodeDriver:
         self.sim_ns, self.recorder_ns = sim_ns.rstrip("/"), recorder_ns.rstrip("/")
         self.latest: EpisodeStatus | None = None
         self._changed = time.monotonic()
-        node.create_subscription(EpisodeStatus, f"{self.sim_ns}/episode_status", self._on_status, STATUS_QOS)
+        node.create_subscription(EpisodeStatus, f"{self.sim_ns}/episode_status", self._on_status, EPISODE_STATUS_QOS)
         self.reset_client = node.create_client(ResetEpisode, f"{self.sim_ns}/reset_episode")
         self.start_client = node.create_client(StartEpisode, f"{self.recorder_ns}/start_episode")
         self.stop_client = node.create_client(StopEpisode, f"{self.recorder_ns}/stop_episode")

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lerobot_ros.demo.contract import write_demo_contract
+from lerobot_ros.demo.demo_contract import write_demo_contract
 from lerobot_ros.demo.driver import DemoError, RecordedEpisode
 
 MARKER = ".lerobot_ros_demo"
@@ -81,11 +81,10 @@ def _cli(*args: str) -> list[str]:
 
 
 def eval_available() -> bool:
+    """Whether `lerobot-ros eval` can run here (the demo calls it as a process; it never imports the cli)."""
     import importlib.util
 
-    from lerobot_ros.cli.main import VERBS
-
-    return "eval" in VERBS and importlib.util.find_spec("lerobot_ros.eval.runner") is not None
+    return importlib.util.find_spec("lerobot_ros.eval") is not None
 
 
 def prepare_output(out: Path) -> None:

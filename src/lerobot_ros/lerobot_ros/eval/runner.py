@@ -122,7 +122,7 @@ class Evaluation:
         cfg = self.cfg
         try:
             self.sim = make_sim(
-                cfg.env, cfg.task, RenderSettings(cfg.render[1], cfg.render[0], cfg.shadows, cfg.antialias),
+                cfg.env, cfg.task, RenderSettings.of_size(cfg.render, cfg.shadows, cfg.antialias),
                 cameras=cameras, task_id=cfg.task_id, max_episode_steps=cfg.max_episode_steps,
             )
             if preflight:

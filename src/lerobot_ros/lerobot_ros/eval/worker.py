@@ -20,21 +20,12 @@ from sensor_msgs.msg import Image
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
-from rclpy.qos import DurabilityPolicy, QoSProfile
-
-from lerobot_ros.codecs import image_to_rgb
+from lerobot_ros.codecs import image_to_rgb, time_to_ns
 from lerobot_ros.eval.attach import normalize_ns, ns_join
 from lerobot_ros.eval.results import EpisodeResult
-from lerobot_ros.ros.qos import RECORDING_QOS
-
-#: reliable and deep (the recorder's profile): a lockstep episode must not lose a status, action or frame
-DEEP_QOS = RECORDING_QOS
-#: the bridge latches its last statuses (transient local): an evaluator that attaches late still learns
-#: whether an episode is running before it resets
-STATUS_QOS = QoSProfile(
-    depth=RECORDING_QOS.depth, reliability=RECORDING_QOS.reliability, history=RECORDING_QOS.history,
-    durability=DurabilityPolicy.TRANSIENT_LOCAL,
-)
+# RECORDING_QOS: reliable and deep, a lockstep episode must not lose an action or frame; STATUS_FOLLOWER_QOS:
+# as deep, and latched, so an evaluator that attaches late still learns whether an episode is running
+from lerobot_ros.ros.qos import RECORDING_QOS, STATUS_FOLLOWER_QOS
 
 
 class EvalError(RuntimeError):
@@ -74,8 +65,8 @@ class BridgeWorker:
         self.kicks = 0
         self._latest: EpisodeStatus | None = None  # newest status seen, of any episode (latched ones too)
         self._latest_at = 0.0
-        node.create_subscription(EpisodeStatus, ns_join(self.ns, "episode_status"), self._on_status, STATUS_QOS)
-        node.create_subscription(Float64MultiArray, ns_join(self.ns, "commands"), self._on_action, DEEP_QOS)
+        node.create_subscription(EpisodeStatus, ns_join(self.ns, "episode_status"), self._on_status, STATUS_FOLLOWER_QOS)
+        node.create_subscription(Float64MultiArray, ns_join(self.ns, "commands"), self._on_action, RECORDING_QOS)
         self._image_sub = None
         self.reset_client = node.create_client(ResetEpisode, ns_join(self.ns, "reset_episode"))
         self.policy_client = None
@@ -87,7 +78,7 @@ class BridgeWorker:
         """Reset this policy node (its `~/reset` Trigger) before each episode and follow its `~/tick_info`."""
         self.policy_client = self.node.create_client(Trigger, reset_service)
         tick_topic = reset_service.rsplit("/", 1)[0] + "/tick_info"
-        self.node.create_subscription(String, tick_topic, self._on_tick, DEEP_QOS)
+        self.node.create_subscription(String, tick_topic, self._on_tick, RECORDING_QOS)
 
     # -- callbacks ---------------------------------------------------------------------------------
     def _on_status(self, msg: EpisodeStatus) -> None:
@@ -124,7 +115,7 @@ class BridgeWorker:
         with self._cond:
             if self._frames is None:
                 return
-        stamp = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        stamp = time_to_ns(msg.header.stamp)
         frame = image_to_rgb(msg).copy()
         with self._cond:
             if self._frames is not None:
@@ -198,7 +189,7 @@ class BridgeWorker:
 
     def enable_video(self, on: bool) -> None:
         if on and self._image_sub is None and self.image_topic:
-            self._image_sub = self.node.create_subscription(Image, self.image_topic, self._on_image, DEEP_QOS)
+            self._image_sub = self.node.create_subscription(Image, self.image_topic, self._on_image, RECORDING_QOS)
         elif not on and self._image_sub is not None:
             self.node.destroy_subscription(self._image_sub)
             self._image_sub = None
@@ -316,4 +307,4 @@ class BridgeWorker:
 
 
 def _stamp(msg) -> int:
-    return msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+    return time_to_ns(msg.header.stamp)

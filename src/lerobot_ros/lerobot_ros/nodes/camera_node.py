@@ -22,7 +22,7 @@ from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 from lerobot_ros.codecs import make_camera_info, ns_to_time, numpy_to_compressed, numpy_to_image
 from lerobot_ros.hardware.camera import CameraSourceError
 from lerobot_ros.hardware.camera_driver import CameraDriver
-from lerobot_ros.hardware.diagnostics import diagnostic_array, health_status
+from lerobot_ros.ros.diagnostics import diagnostic_array, health_status
 from lerobot_ros.ros.dds import use_large_data_profile
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param

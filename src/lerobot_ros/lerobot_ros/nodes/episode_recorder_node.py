@@ -30,14 +30,13 @@ from rclpy.task import Future
 from std_msgs.msg import String
 
 from lerobot_ros.codecs import ns_to_time
-from lerobot_ros.record.bag_writer import BagWriteError
+from lerobot_ros.record.episode_bag_writer import BagWriteError
 from lerobot_ros.contract import message_class
 from lerobot_ros.record.recorder import Status, build_recorder
 from lerobot_ros.record.session import OUTCOMES, EpisodeError, TopicSpec
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param
-from lerobot_ros.ros.qos import RELIABLE_QOS
-from lerobot_ros.ros.qos_match import subscription_qos, to_bag_qos
+from lerobot_ros.ros.qos import RELIABLE_QOS, subscription_qos, to_bag_qos
 
 _NEXT = "reconfigurable; applies from the next episode"
 

@@ -38,7 +38,7 @@ from lerobot_ros.codecs import (
 from lerobot_ros.hardware.commands import CommandBuffer
 from lerobot_ros.hardware.control import FollowerControl, SteadyLoop
 from lerobot_ros.hardware.devices import DeviceConfigError, make_follower
-from lerobot_ros.hardware.diagnostics import diagnostic_array, health_status
+from lerobot_ros.ros.diagnostics import diagnostic_array, health_status
 from lerobot_ros.hardware.driver import ArmDriver
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param

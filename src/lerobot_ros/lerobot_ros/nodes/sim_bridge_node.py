@@ -37,16 +37,15 @@ from lerobot_ros.codecs import (
 )
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param
-from lerobot_ros.ros.qos import LATCHED_HISTORY_QOS, LATCHED_QOS, RELIABLE_QOS
+from lerobot_ros.ros.qos import EPISODE_STATUS_QOS, LATCHED_QOS, RELIABLE_QOS
 from lerobot_ros.sim import ActionRejected, ActionSchedule, RenderSettings, SimRunner, SimStartupError, make_sim
 from lerobot_ros.ros.dds import use_large_data_profile
 from lerobot_ros.sim.gl import ensure_offscreen_gl
 from lerobot_ros.sim.factory import ENV_KINDS
-from lerobot_ros.sim.runner import Frame, rejected_summary
+from lerobot_ros.sim.stepping import Frame, rejected_summary
 
 #: reliable keep-last publishers: a lockstep consumer gets every step, a slow best-effort one never stalls us
 OBS_QOS = RELIABLE_QOS
-STATUS_QOS = LATCHED_HISTORY_QOS
 MODES = ("lockstep", "realtime")
 
 
@@ -97,7 +96,7 @@ class SimBridgeNode(Node):
 
         self.joint_pub = self.create_publisher(JointState, "joint_states", OBS_QOS)
         self.env_state_pub = self.create_publisher(Float64MultiArray, "environment_state", OBS_QOS)
-        self.status_pub = self.create_publisher(EpisodeStatus, "episode_status", STATUS_QOS)
+        self.status_pub = self.create_publisher(EpisodeStatus, "episode_status", EPISODE_STATUS_QOS)
         self.task_pub = self.create_publisher(String, "task", LATCHED_QOS)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if p.publish_clock else None
         self.cameras = {}

@@ -14,11 +14,11 @@ from rclpy.node import Node
 from sensor_msgs.msg import CameraInfo, Image, JointState
 
 from lerobot_ros.codecs import make_camera_info, ns_to_time, numpy_to_image, numpy_to_joint_state
+from lerobot_ros.conventions.joints import SO101_JOINTS
 from lerobot_ros.ros.entry import run_node
 from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import SENSOR_QOS
 
-SO101_JOINTS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
 
 
 def synthetic_frame(width: int, height: int, tick: int) -> np.ndarray:

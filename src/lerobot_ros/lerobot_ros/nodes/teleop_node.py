@@ -20,7 +20,7 @@ from std_msgs.msg import Float64MultiArray
 
 from lerobot_ros.codecs import numpy_to_float64_multi_array, numpy_to_joint_state
 from lerobot_ros.hardware.devices import DeviceConfigError, make_leader
-from lerobot_ros.hardware.diagnostics import diagnostic_array, health_status
+from lerobot_ros.ros.diagnostics import diagnostic_array, health_status
 from lerobot_ros.hardware.driver import ArmDriver
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param

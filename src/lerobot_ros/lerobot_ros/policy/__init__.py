@@ -3,12 +3,12 @@ check it against a contract, run it synchronously or in an inference thread with
 its actions safe (warm-up/staleness gates, NaN drop, joint-limit clamp, max change per tick).
 """
 
-from lerobot_ros.policy.async_inference import AsyncInference, AsyncTick
+from lerobot_ros.policy.async_inference import AsyncInference, AsyncInferenceConfig, AsyncTick
 from lerobot_ros.policy.controller import ON_STALE, PolicyController, TickResult
 from lerobot_ros.policy.chunks import AGGREGATE_FUNCTIONS, ActionQueue, aggregate_function
 from lerobot_ros.policy.features import feature_mismatches, policy_io
-from lerobot_ros.policy.loading import DEVICES, LoadedPolicy, PolicyLoadError, load_policy, resolve_device
-from lerobot_ros.policy.runner import PolicyRunner
+from lerobot_ros.policy.loading import DEVICES, LoadedPolicy, PolicyLoadError, load_policy, read_policy_config, resolve_device
+from lerobot_ros.policy.inference import PolicyRunner
 from lerobot_ros.policy.safety import SafetyFilter, staleness_reason
 from lerobot_ros.policy.stats import RollingStats
 
@@ -16,6 +16,7 @@ __all__ = [
     "AGGREGATE_FUNCTIONS",
     "ActionQueue",
     "AsyncInference",
+    "AsyncInferenceConfig",
     "AsyncTick",
     "DEVICES",
     "ON_STALE",
@@ -30,6 +31,7 @@ __all__ = [
     "feature_mismatches",
     "load_policy",
     "policy_io",
+    "read_policy_config",
     "resolve_device",
     "staleness_reason",
 ]

@@ -15,8 +15,29 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from lerobot_ros.policy.chunks import ActionQueue
+from lerobot_ros.policy.chunks import DEFAULT_AGGREGATE, ActionQueue, aggregate_function
 from lerobot_ros.policy.stats import RollingStats
+
+
+@dataclass(frozen=True)
+class AsyncInferenceConfig:
+    """Settings of async inference, one source for the node's parameter defaults, the controller and eval.
+
+    threshold: start an inference once at most `threshold * chunk_length` actions are queued (LeRobot's
+    `chunk_size_threshold`, default 0.5); aggregate: how an incoming chunk blends with queued actions;
+    actions_per_chunk: use only the first N actions of a chunk (None: the policy's chunk length).
+    """
+
+    threshold: float = 0.5
+    aggregate: str = DEFAULT_AGGREGATE
+    actions_per_chunk: int | None = None
+
+    def __post_init__(self):
+        if not 0.0 <= self.threshold <= 1.0:
+            raise ValueError(f"chunk threshold must be in [0, 1], got {self.threshold}")
+        aggregate_function(self.aggregate)  # ValueError naming the known functions
+        if self.actions_per_chunk is not None and self.actions_per_chunk < 1:
+            raise ValueError(f"actions_per_chunk must be at least 1 (or unset), got {self.actions_per_chunk}")
 
 
 @dataclass
@@ -33,17 +54,15 @@ class AsyncInference:
         self,
         predict: Callable[[Mapping[str, np.ndarray], str], np.ndarray],
         chunk_length: int,
-        threshold: float = 0.5,
-        aggregate: str = "weighted_average",
-        actions_per_chunk: int | None = None,
+        config: AsyncInferenceConfig | None = None,
         on_error: Callable[[BaseException], None] | None = None,
     ):
-        if not 0.0 <= threshold <= 1.0:
-            raise ValueError(f"chunk threshold must be in [0, 1], got {threshold}")
+        config = config or AsyncInferenceConfig()
+        self.config = config
         self.predict = predict
-        self.chunk_length = max(1, int(actions_per_chunk or chunk_length))
-        self.threshold = threshold
-        self.queue = ActionQueue(aggregate)
+        self.chunk_length = max(1, int(config.actions_per_chunk or chunk_length))
+        self.threshold = config.threshold
+        self.queue = ActionQueue(config.aggregate)
         self.on_error = on_error
         self.latency_ms = RollingStats()
         self.errors = 0

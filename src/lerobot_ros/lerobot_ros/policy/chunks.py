@@ -22,6 +22,10 @@ AGGREGATE_FUNCTIONS: dict[str, Callable[[np.ndarray, np.ndarray], np.ndarray]] =
 }
 
 
+#: LeRobot's async client default (`RobotClientConfig.aggregate_fn_name`)
+DEFAULT_AGGREGATE = "weighted_average"
+
+
 def aggregate_function(name: str) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
     try:
         return AGGREGATE_FUNCTIONS[name]
@@ -32,7 +36,7 @@ def aggregate_function(name: str) -> Callable[[np.ndarray, np.ndarray], np.ndarr
 class ActionQueue:
     """tick -> action; thread-safe (the inference thread merges, the control tick pops)."""
 
-    def __init__(self, aggregate: str | Callable = "weighted_average"):
+    def __init__(self, aggregate: str | Callable = DEFAULT_AGGREGATE):
         self.aggregate = aggregate_function(aggregate) if isinstance(aggregate, str) else aggregate
         self._items: dict[int, np.ndarray] = {}
         self._last_tick = -1

@@ -10,8 +10,8 @@ from typing import Mapping
 
 import numpy as np
 
-from lerobot_ros.policy.async_inference import AsyncInference
-from lerobot_ros.policy.runner import PolicyRunner
+from lerobot_ros.policy.async_inference import AsyncInference, AsyncInferenceConfig
+from lerobot_ros.policy.inference import PolicyRunner
 from lerobot_ros.policy.safety import SafetyFilter, staleness_reason
 from lerobot_ros.policy.stats import RollingStats
 
@@ -40,10 +40,7 @@ class PolicyController:
         safety: SafetyFilter | None = None,
         max_age_ns: Mapping[str, int] | None = None,
         on_stale: str = "hold",
-        use_async: bool = False,
-        threshold: float = 0.5,
-        aggregate: str = "weighted_average",
-        actions_per_chunk: int | None = None,
+        async_inference: AsyncInferenceConfig | None = None,
         trajectory_mode: bool = False,
     ):
         if on_stale not in ON_STALE:
@@ -55,16 +52,14 @@ class PolicyController:
         self.trajectory_mode = trajectory_mode
         self.n_action_steps = runner.loaded.n_action_steps
         self.worker: AsyncInference | None = None
-        if use_async:
+        if async_inference is not None:
             n_obs = getattr(runner.loaded.config, "n_obs_steps", 1) or 1
             if n_obs > 1:
                 raise ValueError(
                     f"async inference sends one observation per inference (as LeRobot's policy server does), but this "
                     f"{runner.loaded.type} policy uses n_obs_steps={n_obs}; set async_inference:=false"
                 )
-            self.worker = AsyncInference(
-                runner.predict_chunk, runner.loaded.chunk_length, threshold, aggregate, actions_per_chunk
-            )
+            self.worker = AsyncInference(runner.predict_chunk, runner.loaded.chunk_length, async_inference)
         self._seen_chunks = 0
         self.last_action: np.ndarray | None = None
         self.inference_ms = RollingStats()

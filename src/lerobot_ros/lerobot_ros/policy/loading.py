@@ -69,6 +69,26 @@ class LoadedPolicy:
         return value if isinstance(value, int) and value > 0 else self.chunk_length
 
 
+def read_policy_config(path: str | Path) -> dict:
+    """The config.json of a local pretrained folder as a dict, without LeRobot or torch: a check the CLI runs
+    before it starts anything. PolicyLoadError (one line, naming the file) when missing or malformed."""
+    import json
+
+    config = Path(path).expanduser() / "config.json"
+    if not config.is_file():  # also when the folder is missing
+        raise PolicyLoadError(f"{config.parent} has no config.json; pass a LeRobot pretrained_model folder")
+    try:
+        data = json.loads(config.read_text())
+    except json.JSONDecodeError as exc:
+        raise PolicyLoadError(f"{config} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+                              "re-export the policy with save_pretrained") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyLoadError(f"cannot read {config}: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+        raise PolicyLoadError(f"{config} is not a LeRobot policy config (no \"type\" key); pass a pretrained_model folder")
+    return data
+
+
 def load_policy(path: str, device: str = "auto") -> LoadedPolicy:
     """Load policy + processors from `path` (a folder with config.json, or a hub id where a network exists)."""
     from lerobot.configs.policies import PreTrainedConfig

@@ -13,7 +13,7 @@ from lerobot_ros.policy.controller import PolicyController
 from lerobot_ros.policy.features import feature_mismatches
 from lerobot_ros.policy.inputs import check_tick_on, max_ages_ns, parse_overrides, policy_streams, streaming_resampler
 from lerobot_ros.policy.loading import LoadedPolicy, PolicyLoadError, load_policy
-from lerobot_ros.policy.runner import PolicyRunner
+from lerobot_ros.policy.inference import PolicyRunner
 from lerobot_ros.policy.safety import SafetyFilter
 from lerobot_ros.policy.tick_loop import PolicyTickLoop
 

@@ -10,9 +10,10 @@ is over `exit_code` is set: the node then ends its executor (it never raises out
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Iterable, NamedTuple, Protocol
 
-from .bag_writer import BagResult, BagWriteError
+from .episode_bag_writer import BagResult, BagWriteError, WriterSettings
 from .control import IDLE, RECORDING, RESETTING, Action, EpisodeControl, Finish, Start, Stop
 from .session import EpisodeError, EpisodeSession
 from .streams import RecordingPlan, WantedTopic, plan_from_contract, plan_from_topics
@@ -20,7 +21,7 @@ from .streams import RecordingPlan, WantedTopic, plan_from_contract, plan_from_t
 IGNORED_TOPICS = frozenset({"/rosout", "/parameter_events", "/diagnostics"})  # never recorded by all_topics
 BACKLOG_WARN = 500  # queued messages (~5 s of 3 cameras) before /diagnostics warns
 QUIET_S = 0.25  # draining ends once no message arrived for this long (or after drain_s)
-OK, WARN, ERROR = 0, 1, 2  # diagnostic_msgs/DiagnosticStatus levels
+from .live_qa import ERROR, OK, WARN  # diagnostic_msgs/DiagnosticStatus levels
 #: settings `reconfigure` applies while recording (the node's other parameters are read-only)
 RECONFIGURABLE = ("task", "episode_time_s", "reset_time_s", "num_episodes", "default_outcome", "flush_interval_s",
                   "stall_timeout_s", "min_free_mb", "progress_period_s", "discovery_period_s", "drain_s")
@@ -258,10 +259,12 @@ class Recorder:
                 setattr(c, name, float(value))
             elif name == "num_episodes":
                 c.num_episodes = int(value)
-            elif name in ("flush_interval_s", "stall_timeout_s"):
-                setattr(s, name, float(value))
+            elif name == "stall_timeout_s":
+                s.stall_timeout_s = float(value)
+            elif name == "flush_interval_s":  # applies from the next episode's writer
+                s.writer_settings = replace(s.writer_settings, flush_interval_s=float(value))
             elif name == "min_free_mb":
-                s.min_free_bytes = int(value * 2**20)
+                s.writer_settings = replace(s.writer_settings, min_free_bytes=int(value * 2**20))
             else:  # default_outcome, progress_period_s, drain_s, discovery_period_s (the node's timer)
                 setattr(self, name, value)
 
@@ -276,8 +279,7 @@ class Recorder:
         snapshot = self.session.qa_snapshot()
         if not snapshot:
             return []
-        out = [Diagnostic(s["level"], f"episode_recorder: {topic}", s["message"],
-                          {k: str(v) for k, v in s.items() if k not in ("level", "message")})
+        out = [Diagnostic(int(s.level), f"episode_recorder: {topic}", s.message, {k: str(v) for k, v in s.values().items()})
                for topic, s in snapshot.items()]
         writer = self.session.writer
         if writer is not None:
@@ -322,8 +324,8 @@ def build_recorder(p, log: Log, *, clock_ns: Callable[[], int], now: float,
     plan = plan_from_contract(p.contract) if p.contract else RecordingPlan([])
     extra = plan_from_topics([t for t in p.topics if t], plan.fps)
     session = EpisodeSession(
-        p.output_dir, compression=p.compression, flush_interval_s=p.flush_interval_s,
-        min_free_bytes=int(p.min_free_mb * 2**20), stall_timeout_s=p.stall_timeout_s,
+        p.output_dir, writer=WriterSettings(p.compression, p.flush_interval_s, int(p.min_free_mb * 2**20)),
+        stall_timeout_s=p.stall_timeout_s,
         contract_text=plan.contract_text, contract_path=plan.contract_path, task_key=plan.task_key,
         clock_ns=clock_ns,
     )

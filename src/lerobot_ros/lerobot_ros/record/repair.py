@@ -13,7 +13,7 @@ import yaml
 
 from lerobot_ros.bag import BagError, RecoveryReport, recover_mcap
 
-from .bag_writer import UNFINISHED, read_custom_data
+from .episode_bag_writer import UNFINISHED, read_custom_data
 
 RepairError = BagError
 

@@ -17,9 +17,9 @@ from typing import Callable
 
 from rosbags.interfaces import Qos
 
-from .bag_writer import BagResult, BagWriteError, EpisodeBagWriter
+from .episode_bag_writer import BagResult, BagWriteError, EpisodeBagWriter, WriterSettings
 from .msgdefs import MessageDefinitions
-from .qa import StreamQA
+from .live_qa import StreamQA, TopicQA
 
 OUTCOMES = ("success", "failure", "discard")
 _EPISODE_DIR = re.compile(r"^episode_(\d+)$")
@@ -61,9 +61,7 @@ class EpisodeSession:
         self,
         output_dir: str | Path,
         *,
-        compression: str | None = None,
-        flush_interval_s: float = 0.5,
-        min_free_bytes: int = 64 << 20,
+        writer: WriterSettings | None = None,
         stall_timeout_s: float = 1.0,
         contract_text: str = "",
         contract_path: str = "",
@@ -72,9 +70,7 @@ class EpisodeSession:
         clock_ns: Callable[[], int] = time.time_ns,
     ):
         self.output_dir = Path(output_dir)
-        self.compression = compression
-        self.flush_interval_s = flush_interval_s
-        self.min_free_bytes = min_free_bytes
+        self.writer_settings = writer or WriterSettings()
         self.stall_timeout_s = stall_timeout_s
         self.contract_text = contract_text
         self.contract_path = contract_path
@@ -130,8 +126,7 @@ class EpisodeSession:
             }
             custom[self.task_key] = self.task
             writer = EpisodeBagWriter(
-                path, compression=self.compression, flush_interval_s=self.flush_interval_s,
-                min_free_bytes=self.min_free_bytes, msgdefs=self.msgdefs, on_error=self._writer_error,
+                path, settings=self.writer_settings, msgdefs=self.msgdefs, on_error=self._writer_error,
                 custom_data=custom,
             )
             writer.open()  # BagWriteError for an existing dir or a full disk
@@ -190,7 +185,7 @@ class EpisodeSession:
             return result
 
     # ---- status ---------------------------------------------------------------------------------
-    def qa_snapshot(self) -> dict[str, dict]:
+    def qa_snapshot(self) -> dict[str, TopicQA]:
         """Live QA of the running episode ({} when idle)."""
         qa = self.qa
         if qa is None or self.writer is None:

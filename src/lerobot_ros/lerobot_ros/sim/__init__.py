@@ -4,9 +4,9 @@ Layering: this package uses only numpy, MuJoCo and LeRobot's env modules, never 
 """
 
 from lerobot_ros.sim.actions import ActionRejected, ActionValidator
-from lerobot_ros.sim.base import Observation, RenderSettings, SimEnv, SimStartupError, StepResult
+from lerobot_ros.sim.base import Observation, RenderSettings, RenderSize, SimEnv, SimStartupError, StepResult
 from lerobot_ros.sim.factory import ENV_KINDS, make_sim
-from lerobot_ros.sim.runner import ActionSchedule, EpisodeState, Frame, SimRunner
+from lerobot_ros.sim.stepping import ActionSchedule, EpisodeState, Frame, SimRunner
 
 __all__ = [
     "ENV_KINDS",
@@ -17,6 +17,7 @@ __all__ = [
     "Frame",
     "Observation",
     "RenderSettings",
+    "RenderSize",
     "SimEnv",
     "SimRunner",
     "SimStartupError",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -17,19 +18,54 @@ class SimStartupError(RuntimeError):
     """An expected start-up failure (unknown task, missing package, assets or GL); the message says how to fix it."""
 
 
+class RenderSize(NamedTuple):
+    """An image size as the command lines write it (`--render HxW`, height first, like numpy's shape)."""
+
+    height: int
+    width: int
+
+    @classmethod
+    def parse(cls, text: str, minimum: int = 1) -> "RenderSize":
+        """`"96x128"` -> RenderSize(height=96, width=128); ValueError with the expected form otherwise."""
+        try:
+            h, w = (int(v) for v in str(text).lower().split("x"))
+        except ValueError:
+            h = w = 0
+        if h < minimum or w < minimum:
+            raise ValueError(f"expected HEIGHTxWIDTH of at least {minimum}x{minimum}, such as 96x96, got {text!r}")
+        return cls(h, w)
+
+    def __str__(self) -> str:
+        return f"{self.height}x{self.width}"
+
+
 @dataclass(frozen=True)
 class RenderSettings:
     """Offscreen render size, shadows and multisample anti-aliasing; on a CPU (llvmpipe) shadow maps
-    dominate render time, and MSAA doubles what is left for mesh-heavy models like the SO-101."""
+    dominate render time, and MSAA doubles what is left for mesh-heavy models like the SO-101.
+
+    The defaults are the bridge's parameter defaults (`sim_bridge_node` declares them from here) and
+    eval's: no shadows (`shadows:=true` / `--shadows` for images like LeRobot's LIBERO renders).
+    """
 
     width: int = 480
     height: int = 480
-    shadows: bool = True
+    shadows: bool = False
     antialias: bool = True
 
     def __post_init__(self):
         if self.width <= 0 or self.height <= 0:
             raise ValueError(f"render size must be positive, got {self.width}x{self.height}")
+
+    @classmethod
+    def of_size(cls, size: tuple[int, int], shadows: bool = False, antialias: bool = True) -> "RenderSettings":
+        """From a (height, width) size such as `RenderSize.parse("96x128")` (no hand-swapped fields)."""
+        size = RenderSize(*size)
+        return cls(width=size.width, height=size.height, shadows=shadows, antialias=antialias)
+
+    @property
+    def size(self) -> RenderSize:
+        return RenderSize(self.height, self.width)
 
 
 @dataclass

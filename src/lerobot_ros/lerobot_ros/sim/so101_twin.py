@@ -16,9 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
+from lerobot_ros.conventions.joints import SO101_JOINTS
 from lerobot_ros.sim.base import Observation, RenderSettings, SimEnv, SimStartupError, StepResult
 
-JOINT_NAMES = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
+JOINT_NAMES = SO101_JOINTS  # the MJCF names its joints and actuators as LeRobot names the motors
 BLOCK_STATE_NAMES = ("block_x", "block_y", "block_z")
 SCENES = {"pick": "pick_scene.xml", "arm": "so101_new_calib.xml"}
 JAW_PADS = ("fixed_jaw_pad", "moving_jaw_pad")

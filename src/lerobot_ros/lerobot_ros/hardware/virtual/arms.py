@@ -14,10 +14,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from lerobot_ros.conventions.joints import ARM_JOINTS
 from lerobot_ros.hardware.virtual.bus import VirtualBus
 from lerobot_ros.hardware.virtual.servo import VirtualServo
 
-MOTOR_NAMES = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
+MOTOR_NAMES = ARM_JOINTS  # every preset below has these six motors, in this bus order
 
 # Calibrated ranges (Present_Position units, after homing) per joint, and homing offsets per role:
 # leader and follower differ, as two real arms do, so tests exercise the unit conversions.

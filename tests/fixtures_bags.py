@@ -1,4 +1,7 @@
-"""Synthetic SO-101-style recordings (joint states, commands, cameras) for tests and benchmarks.
+"""Test fixture: synthetic SO-101-style recordings (joint states, commands, cameras) for tests and benchmarks.
+
+Not shipped in the library: `bench/convert.py` puts tests/ on sys.path to use it, as bench/eval.py does
+for fixtures_policy.
 
 Values follow known functions of time, so a converted dataset can be checked value by value.
 Camera frames look like a camera's (smooth background, a moving object, mild sensor noise), which
@@ -14,9 +17,9 @@ import numpy as np
 
 from lerobot_ros.bag.writer import BagWriter
 from lerobot_ros.codecs import numpy_to_compressed, numpy_to_float64_multi_array, numpy_to_image, numpy_to_joint_state
-from lerobot_ros.ros.qos import PROFILES  # noqa: F401  (qos names used below must exist)
+from lerobot_ros.conventions.joints import SO101_JOINTS
 
-JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
+JOINTS = list(SO101_JOINTS)
 T0 = 1_700_000_000_000_000_000
 
 

@@ -1,4 +1,7 @@
-"""diagnostic_msgs/DiagnosticStatus from a Health record (what every hardware node puts on /diagnostics)."""
+"""diagnostic_msgs/DiagnosticStatus from a hardware `Health` record (what every hardware node puts on /diagnostics).
+
+A ROS adapter over the ROS-free bookkeeping in `lerobot_ros.hardware.health`, hence in ros/, not hardware/.
+"""
 
 from __future__ import annotations
 

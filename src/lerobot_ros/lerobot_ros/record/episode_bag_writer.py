@@ -1,7 +1,7 @@
 """One rosbag2 (MCAP, format version 9) per episode, written on its own thread so DDS callbacks never block.
 
 Callers hand over serialized CDR bytes exactly as received (`write(topic, stamp_ns, data)` only appends to
-a queue). The writer thread uses the `rosbags` Writer (with a copy-saving MCAP storage, see mcap_fast) and adds what
+a queue). The writer thread uses the `rosbags` Writer (with a copy-saving MCAP storage, see fast_mcap_writer) and adds what
 a recorder needs on top of it:
 
 - time-bounded chunks: a chunk is closed and flushed to the OS at least every `flush_interval_s`, so a
@@ -33,12 +33,37 @@ from rosbags.interfaces import Qos
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.rosbag2.enums import CompressionFormat, CompressionMode
 
-from .mcap_fast import FastMcapWriter
+from .fast_mcap_writer import FastMcapWriter
 from .msgdefs import MessageDefinitions
 
 UNFINISHED = "recording"  #: custom_data outcome of a bag whose recorder never closed it
 _STOP = object()
 _ADD = object()
+
+
+@dataclass(frozen=True)
+class WriterSettings:
+    """How an episode bag is written; one source for the writer, the session, the node and `lerobot-ros record`.
+
+    compression: MCAP chunk compression, "none" or "zstd"; flush_interval_s: the longest a chunk stays open
+    (what a SIGKILL can lose); min_free_bytes: the episode stops before the disk has less free space.
+    """
+
+    compression: str = "none"
+    flush_interval_s: float = 0.5
+    min_free_bytes: int = 64 << 20
+
+    COMPRESSIONS = ("none", "zstd")
+
+    def __post_init__(self):
+        if self.compression in (None, ""):
+            object.__setattr__(self, "compression", "none")
+        if self.compression not in self.COMPRESSIONS:
+            raise ValueError(f"compression must be 'none' or 'zstd', not {self.compression!r}")
+        if not self.flush_interval_s > 0:
+            raise ValueError(f"flush_interval_s must be positive, got {self.flush_interval_s}")
+        if self.min_free_bytes < 0:
+            raise ValueError(f"the minimum free space must be >= 0, got {self.min_free_bytes} bytes")
 
 
 class BagWriteError(RuntimeError):
@@ -70,19 +95,17 @@ class EpisodeBagWriter:
         self,
         path: str | Path,
         *,
-        compression: str | None = None,
-        flush_interval_s: float = 0.5,
-        min_free_bytes: int = 64 << 20,
+        settings: WriterSettings | None = None,
         msgdefs: MessageDefinitions | None = None,
         on_error: Callable[[str], None] | None = None,
         custom_data: dict[str, str] | None = None,
     ):
         self.path = Path(path)
-        if compression not in (None, "", "none", "zstd"):
-            raise ValueError(f"unknown compression {compression!r}; use 'none' or 'zstd'")
-        self.compression = "zstd" if compression == "zstd" else None
-        self.flush_interval_s = float(flush_interval_s)
-        self.min_free_bytes = int(min_free_bytes)
+        settings = settings or WriterSettings()
+        self.settings = settings
+        self.compression = "zstd" if settings.compression == "zstd" else None
+        self.flush_interval_s = float(settings.flush_interval_s)
+        self.min_free_bytes = int(settings.min_free_bytes)
         self.msgdefs = msgdefs or MessageDefinitions()
         self.on_error = on_error
         self.custom_data: dict[str, str] = dict(custom_data or {})

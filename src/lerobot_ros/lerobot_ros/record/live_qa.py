@@ -11,14 +11,49 @@ for receive-time alignment.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from enum import IntEnum
 
 import numpy as np
 
 from lerobot_ros.resample import ResampleReport, StreamReport, grid_between, plan_stream
 
-OK, WARN, ERROR = 0, 1, 2
+class Level(IntEnum):
+    """diagnostic_msgs/DiagnosticStatus levels."""
+
+    OK = 0
+    WARN = 1
+    ERROR = 2
+
+
+OK, WARN, ERROR = Level.OK, Level.WARN, Level.ERROR
 LEVEL_NAMES = {OK: "ok", WARN: "warn", ERROR: "error"}
+
+
+@dataclass(frozen=True)
+class TopicQA:
+    """One recorded topic over the last window: the resampler's figures, stall state, level and message."""
+
+    count: int
+    rate_hz: float
+    expected_hz: float | None
+    max_gap_ms: float
+    gaps: int
+    frames: int
+    held_frames: int
+    stale_frames: int
+    missing_frames: int
+    max_staleness_ms: float
+    stalls: int
+    last_age_s: float
+    level: Level
+    message: str
+
+    def values(self) -> dict[str, object]:
+        """The figures as /diagnostics key/values (everything but level and message)."""
+        out = asdict(self)
+        del out["level"], out["message"]
+        return out
 
 
 @dataclass
@@ -65,7 +100,7 @@ class StreamQA:
                 stream.stamps.append(int(stamp_ns))
                 stream.stalled = False
 
-    def snapshot(self, now_ns: int, started_ns: int) -> dict[str, dict]:
+    def snapshot(self, now_ns: int, started_ns: int) -> dict[str, TopicQA]:
         """Per topic over the last window: the resampler's figures, plus stall state, level and message."""
         out = {}
         with self._lock:
@@ -90,13 +125,13 @@ class StreamQA:
                 level, message = WARN, f"rate {window_rate:.1f} Hz below the contract's {s.expected_hz:g} Hz"
             elif rep.warnings():
                 level, message = WARN, rep.warnings()[0]
-            out[topic] = {
-                "count": len(stamps), "rate_hz": round(window_rate, 2), "expected_hz": s.expected_hz,
-                "max_gap_ms": round(rep.max_gap_ms, 1), "gaps": rep.gaps, "frames": rep.frames,
-                "held_frames": rep.held_frames, "stale_frames": rep.stale_frames,
-                "missing_frames": rep.missing_frames, "max_staleness_ms": round(rep.max_staleness_ms, 1),
-                "stalls": s.stalls, "last_age_s": round(age_ns / 1e9, 3), "level": level, "message": message,
-            }
+            out[topic] = TopicQA(
+                count=len(stamps), rate_hz=round(window_rate, 2), expected_hz=s.expected_hz,
+                max_gap_ms=round(rep.max_gap_ms, 1), gaps=rep.gaps, frames=rep.frames,
+                held_frames=rep.held_frames, stale_frames=rep.stale_frames,
+                missing_frames=rep.missing_frames, max_staleness_ms=round(rep.max_staleness_ms, 1),
+                stalls=s.stalls, last_age_s=round(age_ns / 1e9, 3), level=level, message=message,
+            )
         return out
 
     def report(self, started_ns: int, stopped_ns: int) -> dict:
