@@ -13,13 +13,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
-from rosbags.rosbag2 import Reader
+from rosbags.rosbag2 import Reader, ReaderError
 from rosbags.typesys import Stores, get_typestore
 
-from lerobot_ros.record.episode_bag_writer import BagWriteError, EpisodeBagWriter, read_custom_data
+from lerobot_ros.record.episode_bag_writer import BagWriteError, EpisodeBagWriter, WriterSettings, read_custom_data
 from lerobot_ros.record.control import DONE, IDLE, RECORDING, RESETTING, Command, EpisodeControl, Finish, Start, Stop
 from lerobot_ros.record.msgdefs import MessageDefinitions, UnknownMessageType
-from lerobot_ros.record.live_qa import StreamQA, stream_report
+from lerobot_ros.record.live_qa import Level, StreamQA, TopicQA, stream_report
 from lerobot_ros.record.repair import RepairError, repair_bag
 from lerobot_ros.record.session import EpisodeError, EpisodeSession, TopicSpec, next_free_index
 
@@ -55,10 +55,23 @@ def read_bag(path: Path) -> tuple[dict[str, int], dict, list]:
 
 
 # ---- writer ------------------------------------------------------------------------------------------
+def test_writer_settings_one_source_and_validation():
+    """The node's and `lerobot-ros record`'s defaults are the writer's own."""
+    from lerobot_ros.cli import record as cli_record
+    from lerobot_ros.nodes.episode_recorder_node import WRITER_DEFAULTS
+
+    assert WRITER_DEFAULTS == cli_record.WRITER_DEFAULTS == WriterSettings("none", 0.5, 64 << 20)
+    assert WriterSettings(compression=None).compression == "none"
+    with pytest.raises(ValueError, match="compression must be 'none' or 'zstd', not 'lz4'"):
+        WriterSettings(compression="lz4")
+    with pytest.raises(ValueError, match="flush_interval_s must be positive, got 0"):
+        WriterSettings(flush_interval_s=0)
+
+
 @pytest.mark.parametrize("compression", [None, "zstd"])
 def test_writer_roundtrip_metadata_and_bytes(tmp_path, compression):
     bag = tmp_path / "ep"
-    w = EpisodeBagWriter(bag, compression=compression, custom_data={"task": "pick the cube"}).open()
+    w = EpisodeBagWriter(bag, settings=WriterSettings(compression=compression), custom_data={"task": "pick the cube"}).open()
     w.add_topic("/joint_states", JS, [SENSOR])
     w.add_topic("/cam/image_raw", IMG)
     w.add_topic("/status", "lerobot_ros_msgs/msg/EpisodeStatus")  # our own type, from its installed .msg
@@ -111,7 +124,7 @@ def test_writer_never_overwrites(tmp_path):
 def test_writer_refuses_to_start_on_a_full_disk(tmp_path):
     free = shutil.disk_usage(tmp_path).free
     with pytest.raises(BagWriteError, match=r"disk nearly full: \d+ MiB free .*choose another output dir"):
-        EpisodeBagWriter(tmp_path / "ep", min_free_bytes=free * 2).open()
+        EpisodeBagWriter(tmp_path / "ep", settings=WriterSettings(min_free_bytes=free * 2)).open()
     assert not (tmp_path / "ep").exists()
 
 
@@ -126,7 +139,7 @@ def test_unknown_message_type_is_a_clear_error(tmp_path):
 def test_closed_chunks_reach_the_disk_while_recording(tmp_path):
     """What a SIGKILL would leave: a copy of the open file recovers everything older than the flush interval."""
     bag = tmp_path / "ep"
-    w = EpisodeBagWriter(bag, flush_interval_s=0.2, custom_data={"task": "reach"}).open()
+    w = EpisodeBagWriter(bag, settings=WriterSettings(flush_interval_s=0.2), custom_data={"task": "reach"}).open()
     w.add_topic("/joint_states", JS)
     for i in range(40):
         w.write("/joint_states", i * 10_000_000, joint_state(i))
@@ -148,7 +161,7 @@ def test_closed_chunks_reach_the_disk_while_recording(tmp_path):
     assert got == {"/joint_states": 40}
     assert read_custom_data(copy) == {"task": "reach", "outcome": "recording"}
     assert read_custom_data(tmp_path / "rep") == {"task": "reach", "outcome": "interrupted", "repaired_from": str(copy)}
-    with pytest.raises(Exception, match="magic"):  # rosbags alone rejects the file of a killed writer
+    with pytest.raises(ReaderError, match="File end magic is invalid"):  # rosbags alone rejects the file of a killed writer
         with Reader(copy / "ep.mcap"):
             pass
     w.close()
@@ -158,11 +171,11 @@ DISK_FULL_CHILD = textwrap.dedent("""
     import json, resource, signal, sys
     sys.path.insert(0, {tests!r})
     from test_record_writer import image, joint_state
-    from lerobot_ros.record.episode_bag_writer import EpisodeBagWriter
+    from lerobot_ros.record.episode_bag_writer import EpisodeBagWriter, WriterSettings
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)           # a full file system: writes fail with an OSError
     resource.setrlimit(resource.RLIMIT_FSIZE, (3_000_000, 3_000_000))
     errors = []
-    w = EpisodeBagWriter({bag!r}, flush_interval_s=0.05, min_free_bytes=0, on_error=errors.append,
+    w = EpisodeBagWriter({bag!r}, settings=WriterSettings(flush_interval_s=0.05, min_free_bytes=0), on_error=errors.append,
                          custom_data={{"task": "t"}}).open()
     w.add_topic("/cam/image_raw", "sensor_msgs/msg/Image")
     w.add_topic("/joint_states", "sensor_msgs/msg/JointState")
@@ -199,7 +212,7 @@ def test_disk_full_stops_the_episode_and_keeps_a_readable_bag(tmp_path):
 # ---- recovery -------------------------------------------------------------------------------------------
 def test_recover_truncated_bag_at_any_cut(tmp_path):
     bag = tmp_path / "ep"
-    w = EpisodeBagWriter(bag, flush_interval_s=0.01, custom_data={"task": "stack", "episode_index": "3"}).open()
+    w = EpisodeBagWriter(bag, settings=WriterSettings(flush_interval_s=0.01), custom_data={"task": "stack", "episode_index": "3"}).open()
     w.add_topic("/joint_states", JS)
     w.add_topic("/cam/image_raw", IMG)
     for i in range(60):
@@ -238,7 +251,7 @@ def test_repair_cli_in_place(tmp_path):
     from lerobot_ros.cli.main import main
 
     bag = tmp_path / "episode_000000"
-    w = EpisodeBagWriter(bag, flush_interval_s=0.01, custom_data={"task": "t"}).open()
+    w = EpisodeBagWriter(bag, settings=WriterSettings(flush_interval_s=0.01), custom_data={"task": "t"}).open()
     w.add_topic("/joint_states", JS)
     for i in range(30):
         w.write("/joint_states", i, joint_state(i))
@@ -353,15 +366,16 @@ def test_live_qa_flags_slow_stalled_and_silent_streams():
         qa.observe("/slow", k * 100 * MS)
     qa.observe("/task", 0)
     snap = qa.snapshot(now_ns=1995 * MS, started_ns=0)
-    assert snap["/fast"]["level"] == 0 and snap["/fast"]["rate_hz"] == pytest.approx(100.0)
-    assert snap["/fast"]["count"] == 200 and snap["/fast"]["frames"] == 60 and snap["/fast"]["missing_frames"] == 0
-    assert snap["/slow"]["level"] == 1 and "below the contract's 30 Hz" in snap["/slow"]["message"]
-    assert snap["/silent"]["level"] == 1 and snap["/silent"]["message"].startswith("no message for 2.0 s")
-    assert snap["/silent"]["missing_frames"] == 60
-    assert snap["/task"]["level"] == 0
+    assert snap["/fast"].level is Level.OK and snap["/fast"].rate_hz == pytest.approx(100.0)
+    assert snap["/fast"].count == 200 and snap["/fast"].frames == 60 and snap["/fast"].missing_frames == 0
+    assert snap["/slow"].level is Level.WARN and "below the contract's 30 Hz" in snap["/slow"].message
+    assert snap["/silent"].level == 1 and snap["/silent"].message.startswith("no message for 2.0 s")
+    assert snap["/silent"].missing_frames == 60
+    assert snap["/task"].level is Level.OK
+    assert isinstance(snap["/fast"], TopicQA) and set(snap["/fast"].values()) >= {"count", "rate_hz", "stalls", "last_age_s"} and "level" not in snap["/fast"].values()
     later = qa.snapshot(now_ns=3000 * MS, started_ns=0)
-    assert later["/fast"]["message"] == "stalled: last message 1.0 s ago" and later["/fast"]["stalls"] == 1
-    assert qa.snapshot(now_ns=3100 * MS, started_ns=0)["/fast"]["stalls"] == 1  # one stall, counted once
+    assert later["/fast"].message == "stalled: last message 1.0 s ago" and later["/fast"].stalls == 1
+    assert qa.snapshot(now_ns=3100 * MS, started_ns=0)["/fast"].stalls == 1  # one stall, counted once
     report = qa.report(0, 3000 * MS)
     assert report["fps"] == 30 and report["frames"] == 91
     assert report["streams"]["/fast"]["samples"] == 200 and report["streams"]["/fast"]["rate_hz"] == pytest.approx(100.0)

@@ -162,7 +162,7 @@ def test_reconfigure_applies_or_refuses(tmp_path):
     rec.reconfigure({"episode_time_s": 2, "num_episodes": 1, "task": "stack", "min_free_mb": 1.0,
                      "progress_period_s": 0.2})
     c, s = rec.control, rec.session
-    assert (c.episode_time_s, c.num_episodes, s.task, s.min_free_bytes, rec.progress_period_s) == (2.0, 1, "stack", 2**20, 0.2)
+    assert (c.episode_time_s, c.num_episodes, s.task, s.writer_settings.min_free_bytes, rec.progress_period_s) == (2.0, 1, "stack", 2**20, 0.2)
     rec.tick(0.0)
     rec.tick(2.0)  # the new episode length and count act at once: one 2 s episode, then done
     assert rec.exit_code == 0

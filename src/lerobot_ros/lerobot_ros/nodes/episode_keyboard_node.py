@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from rclpy.duration import Duration
 from rclpy.node import Node
+from rclpy.task import Future
 from std_msgs.msg import String
 
 from lerobot_ros.ros.entry import run_node
@@ -64,7 +65,8 @@ class EpisodeKeyboard(Node):
         if os.isatty(self.fd):
             self._saved = termios.tcgetattr(self.fd)
             tty.setcbreak(self.fd)
-        self.finished = threading.Event()
+        self._input_done = threading.Event()  # set by the key thread
+        self.finished = Future()  # run_node spins until it is done (its result: the exit status)
         self._listening = False
         self.create_timer(0.1, self._check_finished)
         threading.Thread(target=self._read_keys, name="keyboard", daemon=True).start()
@@ -83,7 +85,7 @@ class EpisodeKeyboard(Node):
                 if command == "stop" and self.params.values.exit_on_stop:
                     break
         self.pub.wait_for_all_acked(Duration(seconds=2.0))  # let the last command reach the recorder
-        self.finished.set()
+        self._input_done.set()
 
     def _send(self, command: str) -> None:
         deadline = time.monotonic() + self.params.values.match_timeout_s
@@ -97,8 +99,10 @@ class EpisodeKeyboard(Node):
         print(f"-> {command}", file=sys.stderr, flush=True)
 
     def _check_finished(self) -> None:
-        if self.finished.is_set():
-            raise SystemExit(0)
+        if self._input_done.is_set():
+            if not self.finished.done():
+                self.finished.set_result(0)
+            return
         listening = self.pub.get_subscription_count() > 0
         if listening != self._listening:
             self._listening = listening

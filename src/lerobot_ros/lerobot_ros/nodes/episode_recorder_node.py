@@ -30,7 +30,7 @@ from rclpy.task import Future
 from std_msgs.msg import String
 
 from lerobot_ros.codecs import ns_to_time
-from lerobot_ros.record.episode_bag_writer import BagWriteError
+from lerobot_ros.record.episode_bag_writer import BagWriteError, WriterSettings
 from lerobot_ros.contract import message_class
 from lerobot_ros.record.recorder import Status, build_recorder
 from lerobot_ros.record.session import OUTCOMES, EpisodeError, TopicSpec
@@ -39,6 +39,7 @@ from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS, subscription_qos, to_bag_qos
 
 _NEXT = "reconfigurable; applies from the next episode"
+WRITER_DEFAULTS = WriterSettings()  # compression, flush_interval_s, min_free_mb: the writer's own defaults
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,8 @@ class RecorderParams:
     output_dir: str = param("recordings", "folder of the episode bags (episode_NNNNNN)")
     task: str = param("", "task string of the episodes ('' = the contract's default); applies from the next episode",
                       reconfigurable=True)
-    compression: str = param("none", "MCAP chunk compression", choices=("none", "zstd"))
-    flush_interval_s: float = param(0.5, f"how often written chunks reach the disk; {_NEXT}", unit="s", min=0.0,
+    compression: str = param(WRITER_DEFAULTS.compression, "MCAP chunk compression", choices=WriterSettings.COMPRESSIONS)
+    flush_interval_s: float = param(WRITER_DEFAULTS.flush_interval_s, f"how often written chunks reach the disk; {_NEXT}", unit="s", min=0.0,
                                     min_exclusive=True, reconfigurable=True)
     episode_time_s: float = param(0.0, "automatic mode: episode length (0 = manual mode; the mode itself is fixed)",
                                   unit="s", min=0.0, reconfigurable=True)
@@ -63,7 +64,7 @@ class RecorderParams:
     exit_when_done: bool = param(True, "end the process when the session is over (num_episodes kept, stop key)")
     stall_timeout_s: float = param(1.0, f"live QA: a stream silent this long is stalled; {_NEXT}", unit="s",
                                    min=0.0, min_exclusive=True, reconfigurable=True)
-    min_free_mb: float = param(64.0, f"refuse to start / stop writing below this free disk space; {_NEXT}",
+    min_free_mb: float = param(WRITER_DEFAULTS.min_free_bytes / 2**20, f"refuse to start / stop writing below this free disk space; {_NEXT}",
                                unit="MiB", min=0.0, reconfigurable=True)
     progress_period_s: float = param(1.0, "episode_status, /diagnostics and progress line period", unit="s",
                                      min=0.0, min_exclusive=True, reconfigurable=True)

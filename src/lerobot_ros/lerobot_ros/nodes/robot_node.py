@@ -102,13 +102,20 @@ class RobotNode(Node):
         self._lock = threading.RLock()
         if not self.driver.connect():
             self.get_logger().warning(f"cannot open {self.port} yet ({self.driver.health.last_error}); retrying")
-        self.diag_timer = self.create_timer(p.diagnostics_period_s, self.on_diagnostics)
+        # /diagnostics comes from the control thread between two ticks: an executor timer waiting for the bus lock
+        # starved whenever the loop overran (it takes the lock back at once), e.g. rate_hz above the bus's speed
+        # in bench/hardware.py, which then saw no diagnostics in a 1 s window.
+        self.diagnostics_period_s = p.diagnostics_period_s
+        self._next_diagnostics = time.monotonic()
         self.loop = SteadyLoop(self._locked_tick, 1.0 / p.rate_hz, name="robot_node-loop", on_error=self._loop_error)
         self.loop.start()
 
     def _locked_tick(self) -> None:
         with self._lock:
             self.on_tick()
+            if time.monotonic() >= self._next_diagnostics:
+                self._next_diagnostics = time.monotonic() + self.diagnostics_period_s
+                self.on_diagnostics()
 
     def _loop_error(self, exc: Exception) -> None:
         self.get_logger().error(f"control loop: {exc}", throttle_duration_sec=1.0)
@@ -123,7 +130,7 @@ class RobotNode(Node):
             if "torque_off_on_shutdown" in changed:
                 self.driver.torque_off_on_close = new.torque_off_on_shutdown
             if "diagnostics_period_s" in changed:
-                self.diag_timer.timer_period_ns = int(new.diagnostics_period_s * 1e9)
+                self.diagnostics_period_s = new.diagnostics_period_s
             if "max_relative_target" in changed:
                 # LeRobot's send_action reads its config each call; a reconnect builds from the new value
                 config = getattr(self.driver.device, "config", None)
