@@ -270,8 +270,9 @@ def check_file(path: str, launch_args: dict | None = None, environ: dict | None 
     try:
         _static_walk(path, report, set())
     except LaunchError as exc:
-        report.findings.append(Finding("parse", exc.file and f"{_rel(exc.file)}:{exc.line}" or _rel(path),
-                                       f"{exc.message}; ros2 launch rejects it too"))
+        if not any(f.kind == "parse" for f in report.findings):  # else the raw scan named it already
+            report.findings.append(Finding("parse", exc.file and f"{_rel(exc.file)}:{exc.line}" or _rel(path),
+                                           f"{exc.message}; ros2 launch rejects it too"))
         return report
     _share_links(path, report)
     _dynamic(path, dict(launch_args or {}), environ, report)

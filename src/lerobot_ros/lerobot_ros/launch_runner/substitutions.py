@@ -209,7 +209,7 @@ def _parse(s: str) -> tuple[Parts, list[str]]:
             sc.i += 1
     if raw or not parts:
         parts.append(Text(unescape(raw)))
-    return tuple(parts), sc.notes
+    return tuple(parts), list(dict.fromkeys(sc.notes))
 
 
 def source(parts: Parts, quote: str = "'") -> str:
