@@ -64,6 +64,7 @@ class Report:
     packages: dict = field(default_factory=dict)  # package -> prefix, or None when not installed
     needed_by: dict = field(default_factory=dict)  # package -> [file:line, ...]
     processes: list = field(default_factory=list)  # labels of what would start
+    started_packages: set = field(default_factory=set)  # packages of the nodes that would start
 
 
 def _rel(path: str) -> str:
@@ -223,6 +224,12 @@ def _node_params(cmd: list) -> dict:
     return params
 
 
+def _where(source: str) -> str:
+    """'/abs/path/f.launch.yaml:12' -> 'f.launch.yaml:12'."""
+    path, _, line = source.rpartition(":")
+    return f"{_rel(path)}:{line}" if path else source
+
+
 def _dynamic(path: str, launch_args: dict, environ: dict | None, report: Report) -> None:
     try:
         plan = evaluate_file(path, launch_args, environ, collect_missing=True)
@@ -231,35 +238,34 @@ def _dynamic(path: str, launch_args: dict, environ: dict | None, report: Report)
                                        f"{exc.message}; ros2 launch stops on this too"))
         return
     try:
-        for where, pkg, message in plan.missing:
-            where = f"{_rel(where.rsplit(':', 1)[0])}:{where.rsplit(':', 1)[1]}"
+        for source, pkg, message in plan.missing:
+            report.needed_by.setdefault(pkg, []).append(_where(source))
             kind = "missing-package" if ament.package_prefix(pkg, environ) is None else "missing-executable"
             report.findings.append(Finding(
-                kind, where, f"{message}: ros2 launch ends the whole launch here (nodes already started are left "
-                "running); install it, or start this node only behind an argument that defaults to false"))
+                kind, _where(source), f"{message}: ros2 launch ends the whole launch here (nodes already started "
+                "are left running); install it, or start this node only behind an argument that defaults to false"))
         for proc in plan.processes:
+            where = _where(proc.source)
             report.processes.append(proc.label)
+            report.started_packages.add(proc.package)
+            if proc.package is not None and where not in report.needed_by.setdefault(proc.package, []):
+                report.needed_by[proc.package].append(where)
             exe = proc.cmd[0] if proc.package is None else None
             if exe is not None and not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
                 report.findings.append(Finding(
-                    "missing-executable", proc.source and f"{_rel(proc.source.rsplit(':', 1)[0])}:"
-                    f"{proc.source.rsplit(':', 1)[1]}", f"{proc.label}: '{exe}' is not an executable file (nor on "
-                    "the PATH): the process exits at once; fix the command or install it"))
-            required = REQUIRED_PARAMETERS.get((proc.package, proc.executable))
-            if not required:
-                continue
+                    "missing-executable", where, f"{proc.label}: '{exe}' is not an executable file (nor on the "
+                    "PATH): the process exits at once; fix the command or install it"))
             params = _node_params(proc.cmd)
-            for name, (folder, hint) in required.items():
+            for name, (folder, hint) in REQUIRED_PARAMETERS.get((proc.package, proc.executable), {}).items():
                 value = params.get(name)
-                where = f"{_rel(proc.source.rsplit(':', 1)[0])}:{proc.source.rsplit(':', 1)[1]}"
                 if value in (None, ""):
                     report.findings.append(Finding(
-                        "required-parameter", where,
-                        f"{proc.label} would exit at once: parameter {name} is empty; {hint}"))
+                        "required-parameter", where, f"{proc.label} would exit at once: parameter {name} is empty; "
+                        f"{hint}"))
                 elif folder and not os.path.isdir(os.path.expanduser(str(value))):
                     report.findings.append(Finding(
-                        "required-parameter", where,
-                        f"{proc.label} would exit at once: parameter {name} is '{value}', not a folder; {hint}"))
+                        "required-parameter", where, f"{proc.label} would exit at once: parameter {name} is "
+                        f"'{value}', not a folder; {hint}"))
     finally:
         plan.cleanup()
 
@@ -285,8 +291,9 @@ def format_report(report: Report) -> list[str]:
     lines = [f"check {report.path}"]
     for pkg, prefix in report.packages.items():
         where = ", ".join(report.needed_by[pkg][:3]) + (" ..." if len(report.needed_by[pkg]) > 3 else "")
-        lines.append(f"  package {pkg}: " + (f"installed ({prefix})" if prefix else "NOT installed")
-                     + f"; used at {where}")
+        state = f"installed ({prefix})" if prefix else "NOT installed" + (
+            "" if pkg in report.started_packages else " (nothing that needs it starts with these arguments)")
+        lines.append(f"  package {pkg}: {state}; used at {where}")
     lines.append("  would start: " + (", ".join(report.processes) or "nothing"))
     for f in report.findings:
         lines.append(f"finding: {f}")
