@@ -9,7 +9,7 @@ launch/frontend/parse_substitution.py), including the corners where it is not wh
   that backslash is itself escaped (`\\$(var a)` is the text `\$(var a)`);
 - an argument may be quoted ('..' or "..", holding spaces and substitutions); inside quotes, the
   arguments of a nested substitution cannot be quoted again: there the other quote character is a plain
-  character (`'$(equals "a" a)'` compares the three characters `"a"` with `a`);
+  character (in `$(not '$(equals "a" a)')` the inner one compares the three characters `"a"` with `a`);
 - an empty quoted argument (`''`) is an empty list of substitutions, not an empty string: `equals` /
   `not-equals` turn it into the text `[]` (so `$(equals '' '')` is true but `$(equals '' $(var empty))`
   is false), boolean substitutions reject it. Such an argument is parsed as `()` here (EMPTY_QUOTED).
