@@ -41,7 +41,8 @@ die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
 fingerprint() {
   # Everything that, when changed, requires a new install or a rebuild of the interfaces.
   (cd "$ROOT" && cat requirements/lock.txt scripts/setup.sh src/lerobot_ros/setup.py src/lerobot_ros/setup.cfg \
-     src/lerobot_ros/package.xml && find msgs -type f | sort | xargs cat) | sha256sum | cut -d' ' -f1
+     src/lerobot_ros/package.xml && find msgs -type f | sort | xargs cat && find launch config -type f | sort) \
+    | sha256sum | cut -d' ' -f1
 }
 extra_stamp() { echo "$VENV/.lerobot_ros_extra_$1"; }
 extra_fingerprint() { (cd "$ROOT" && cat requirements/lock.txt "requirements/$1.txt") | sha256sum | cut -d' ' -f1; }
@@ -158,12 +159,21 @@ log "installing lerobot_ros (editable)"
 "$UV" pip install -q -p "$VENV/bin/python" --no-deps -e "$ROOT/src/lerobot_ros"
 # An editable install skips data_files: lay out the ament index, share/ and lib/ entries that a colcon
 # install would have, pointing at the checkout, so `find-pkg-share lerobot_ros` and
-# lib/lerobot_ros/<executable> resolve the same way as on a robot.
+# lib/lerobot_ros/<executable> resolve the same way as on a robot. share/ holds real folders with one
+# link per file: `ros2 launch lerobot_ros FILE` finds FILE by os.walk, which does not enter folder links.
+link_files() {  # link_files SRC DST: DST mirrors SRC's folders, one link per file; stale links go
+  local src="$1" dst="$2" rel
+  if [ -L "$dst" ]; then rm -f "$dst"; fi  # the folder link of older set-ups
+  mkdir -p "$dst"
+  find "$dst" -type l ! -exec test -e {} \; -delete
+  while IFS= read -r -d '' rel; do mkdir -p "$dst/$rel"; done < <(cd "$src" && find . -mindepth 1 -type d -print0)
+  while IFS= read -r -d '' rel; do ln -sfn "$src/${rel#./}" "$dst/${rel#./}"; done < <(cd "$src" && find . -type f -print0)
+}
 mkdir -p "$VENV/share/ament_index/resource_index/packages" "$VENV/share/lerobot_ros" "$VENV/lib/lerobot_ros"
 touch "$VENV/share/ament_index/resource_index/packages/lerobot_ros"
 ln -sfn "$ROOT/src/lerobot_ros/package.xml" "$VENV/share/lerobot_ros/package.xml"
-ln -sfn "$ROOT/launch" "$VENV/share/lerobot_ros/launch"
-ln -sfn "$ROOT/config" "$VENV/share/lerobot_ros/config"
+link_files "$ROOT/launch" "$VENV/share/lerobot_ros/launch"
+link_files "$ROOT/config" "$VENV/share/lerobot_ros/config"
 "$VENV/bin/python" - "$VENV" <<'PY'
 import os, sys
 from importlib.metadata import distribution

@@ -306,7 +306,7 @@ def test_executable_and_log(write):
     ("- let: {name: a, value: x, if: true}", ":2: <let> ", "attribute 'if' must be a string, got bool True \\(quote it: 'true'\\)"),
     ("- let: {name: a}", ":2: <let> ", "missing required attribute 'value'"),
     ("- let: {name: a, value: '$(bogus x)'}", ":2: <let> ", "unknown substitution '\\$\\(bogus"),
-    ("- let: {name: a, value: '$(var a b)'}", ":2: <let> ", "takes 1 argument"),
+    ("- let: {name: a, value: '$(var a b c)'}", ":2: <let> ", "takes 1 or 2 argument"),
     ("- node: {pkg: lerobot_ros, exec: talker, respawn_delay: 2}", ":2: <node> ", "must be a float, got 2 \\(write it with a decimal point"),
     ("- node: {pkg: lerobot_ros, exec: talker, on_exit: restart}", ":2: <node> ", "supports only 'shutdown'"),
     ("- node:\n    pkg: lerobot_ros\n    exec: talker\n    param:\n    - {name: a, value: 1, from: x.yaml}", ":6: <param> ", "'from' cannot be combined"),
@@ -386,22 +386,26 @@ def test_append_env_and_log_level(write):
         plan_of(path, bad="true")
 
 
-def test_optional_visualisation_nodes_are_skipped_when_missing_and_duplicates_warned(write):
+def test_a_missing_package_ends_the_launch_as_in_ros2_launch_and_duplicates_are_warned(write):
+    """ros2 launch stops everything on a node whose package is missing, so the runner does too (it used to
+    skip viewer packages, which hid issue 17's defect 2); --check lists them all (tests/test_launch_check.py)."""
     from lerobot_ros.launch_runner import ament
 
     if ament.package_prefix("rviz2") is not None:
         pytest.skip("rviz2 is installed here")
     path = write("""\
         launch:
-        - node: {pkg: rviz2, exec: rviz2, name: rviz}
         - node: {pkg: lerobot_ros, exec: talker, name: twin, namespace: sim}
         - node: {pkg: lerobot_ros, exec: listener, name: twin, namespace: /sim}
+        - node: {pkg: rviz2, exec: rviz2, name: rviz}
         """)
-    plan = plan_of(path)
+    with pytest.raises(LaunchError, match=r"t.launch.yaml:4: <node> package 'rviz2' not found in the ament index"):
+        plan_of(path)
+    plan = evaluate_file(path, collect_missing=True)
     assert [p.label for p in plan.processes] == ["twin", "twin-2"]
-    assert len(plan.warnings) == 2
-    assert "t.launch.yaml:2: skipping node 'rviz2': package 'rviz2' is not installed" in plan.warnings[0]
-    assert "t.launch.yaml:4: there are now at least 2 nodes named /sim/twin" in plan.warnings[1]
+    assert [(where.rsplit(":", 1)[1], pkg) for where, pkg, _ in plan.missing] == [("4", "rviz2")]
+    assert len(plan.warnings) == 1
+    assert "t.launch.yaml:3: there are now at least 2 nodes named /sim/twin" in plan.warnings[0]
 
 
 def test_show_args_lists_arguments_of_the_file_groups_and_static_includes(write, capsys):

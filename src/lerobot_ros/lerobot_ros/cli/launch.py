@@ -4,6 +4,8 @@
   lerobot-ros launch PKG FILE [name:=value ...]      FILE in share/PKG/launch (found via the ament index)
   lerobot-ros launch FILE --show-args                the file's arguments with defaults and descriptions
   lerobot-ros launch FILE --print                    the commands that would run, without running them
+  lerobot-ros launch FILE [name:=value ...] --check  what would differ or fail under ros2 launch (exit 1 if any)
+  lerobot-ros launch --installed PKG                 prints true or false (for `if:` conditions of launch files)
 
 The same files run under `ros2 launch` unchanged; the supported subset is listed in launch/README.md.
 """
@@ -20,12 +22,18 @@ DEFAULT_PACKAGE = "lerobot_ros"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("target", nargs="+", metavar="FILE|PKG FILE [name:=value ...]",
+    parser.add_argument("target", nargs="*", metavar="FILE|PKG FILE [name:=value ...]",
                         help="launch file (path or name) or package and file, then launch arguments name:=value")
     parser.add_argument("--print", dest="print_only", action="store_true",
                         help="print the processes that would start and exit")
     parser.add_argument("--show-args", "-s", action="store_true",
                         help="list the launch file's arguments (with defaults and descriptions) and exit")
+    parser.add_argument("--check", action="store_true",
+                        help="report constructs that differ under ros2 launch, missing packages and processes that "
+                             "would exit at once; exit status 1 when there is any finding")
+    parser.add_argument("--installed", metavar="PKG",
+                        help="print true if PKG is in the ament index, else false, and exit (a condition that "
+                             "ros2 launch and this runner evaluate alike: $(command '... --installed PKG'))")
 
 
 def split_target(items: list[str]) -> tuple[list[str], dict[str, str]]:
@@ -111,11 +119,22 @@ def show_args(path: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from lerobot_ros.launch_runner import LaunchError, evaluate_file, run_processes
 
+    if args.installed is not None:
+        from lerobot_ros.launch_runner import ament
+
+        print("true" if ament.package_prefix(args.installed) else "false")
+        return 0
     try:
         positional, launch_args = split_target(args.target)
         path = resolve_file(positional)
         if args.show_args:
             return show_args(path)
+        if args.check:
+            from lerobot_ros.launch_runner.check import check_file, format_report
+
+            report = check_file(path, launch_args)
+            print("\n".join(format_report(report)))
+            return 1 if report.findings else 0
         plan = evaluate_file(path, launch_args)
     except ValueError as exc:  # bad command line
         print(f"error: {exc}", file=sys.stderr)

@@ -30,12 +30,6 @@ _NODE_NAME = re.compile(rf"^{_TOKEN}$")
 _NAMESPACE = re.compile(rf"^/(?:{_TOKEN}(?:/{_TOKEN})*)?$")
 OUTPUTS = ("screen", "log", "both", "own_log")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-# Visualisation tools that are never on PyPI: a pip-only install skips their nodes with a warning instead
-# of failing, so that one launch file serves a robot with full ROS and a laptop with the venv alike.
-OPTIONAL_PACKAGES = ("rviz2", "robot_state_publisher", "joint_state_publisher", "joint_state_publisher_gui",
-                     "foxglove_bridge", "rqt_gui", "rqt_image_view", "rqt_plot", "image_view")
-
-
 @dataclass
 class ProcessSpec:
     """One process to start: everything the runner needs, fully substituted."""
@@ -54,6 +48,8 @@ class ProcessSpec:
     node_name: str | None = None
     namespace: str | None = None
     source: str = ""
+    package: str | None = None  # a node's pkg
+    executable: str | None = None  # a node's exec (cmd holds its resolved path)
 
 
 @dataclass
@@ -75,6 +71,7 @@ class Plan:
     warnings: list = field(default_factory=list)  # skipped optional nodes, duplicate node names ...
     configs: dict = field(default_factory=dict)
     temp_files: list = field(default_factory=list)
+    missing: list = field(default_factory=list)  # with collect_missing: (source, package, message) of skipped nodes
 
     def cleanup(self) -> None:
         for path in self.temp_files:
@@ -111,7 +108,8 @@ def make_absolute(ns: str | None) -> str | None:
 class Evaluator(ParamsMixin):
     """Visits entities in order, holding the launch configurations and environment (see module doc)."""
 
-    def __init__(self, launch_args: dict | None = None, environ: dict | None = None):
+    def __init__(self, launch_args: dict | None = None, environ: dict | None = None, collect_missing: bool = False):
+        self.collect_missing = collect_missing  # --check: note a node whose package/executable is missing, go on
         self.initial_environ = dict(os.environ if environ is None else environ)
         self.configs: dict = dict(launch_args or {})
         self.environ: dict = dict(self.initial_environ)
@@ -289,16 +287,16 @@ class Evaluator(ParamsMixin):
     def visit_node(self, ent: E.Node) -> None:
         env = dict(self.environ)
         executable = self.text(ent.exec_, ent, "exec")
+        pkg = None
         if ent.pkg is not None:
             pkg = self.text(ent.pkg, ent, "pkg")
-            if (pkg in OPTIONAL_PACKAGES or pkg.startswith("rqt_")) and ament.package_prefix(pkg, env) is None:
-                self.plan.warnings.append(f"{ent.file}:{ent.line}: skipping node '{executable}': package '{pkg}' "
-                                          "is not installed (an optional visualisation tool; install ROS 2 to use it)")
-                return
-            try:
+            try:  # as in ros2 launch, a missing package or executable ends the whole launch
                 path = ament.find_executable(pkg, executable, env)
             except LookupError as exc:
-                self.fail(str(exc), ent)
+                if not self.collect_missing:
+                    self.fail(str(exc), ent)
+                self.plan.missing.append((f"{ent.file}:{ent.line}", pkg, str(exc)))
+                return
         else:
             path = shutil.which(executable, path=env.get("PATH")) or executable
         name = None
@@ -341,9 +339,11 @@ class Evaluator(ParamsMixin):
             label = name or os.path.basename(executable)
         fields = self.process_fields(ent, env)
         self.plan.processes.append(ProcessSpec(label=self.unique_label(label), cmd=cmd, node_name=name,
-                                               namespace=namespace, **fields))
+                                               namespace=namespace, package=pkg, executable=executable, **fields))
 
 
-def evaluate_file(path: str, launch_args: dict | None = None, environ: dict | None = None) -> Plan:
-    """Parse and evaluate `path` with `name:=value` arguments; returns the Plan. Raises LaunchError."""
-    return Evaluator(launch_args, environ).run_file(path)
+def evaluate_file(path: str, launch_args: dict | None = None, environ: dict | None = None,
+                  collect_missing: bool = False) -> Plan:
+    """Parse and evaluate `path` with `name:=value` arguments; returns the Plan. Raises LaunchError
+    (with `collect_missing`, nodes of missing packages/executables go to `Plan.missing` instead)."""
+    return Evaluator(launch_args, environ, collect_missing).run_file(path)
