@@ -295,3 +295,35 @@ def test_viewer_argument_starts_the_viewer_node(tmp_path, monkeypatch, name, con
     (only,) = params.values()
     assert only["ros__parameters"]["contract"] == contract
     assert only["ros__parameters"]["use_sim_time"] is sim_time
+
+
+@pytest.mark.slow
+def test_dataset_episode_replays_on_its_frames_with_the_stored_contract(tmp_path):
+    import yaml
+
+    from lerobot_ros.bag import write_bag
+    from lerobot_ros.bag.synthetic import JOINTS, so101_messages
+    from lerobot_ros.cli.main import main
+
+    contract = tmp_path / "contract.yaml"
+    contract.write_text(yaml.safe_dump({
+        "robot_type": "so101_follower", "fps": 30, "task": {"topic": "/task"},
+        "features": {
+            "action": {"topic": "/follower/commands", "type": "std_msgs/msg/Float64MultiArray", "slice": [0, 6],
+                       "names": [f"{j}.pos" for j in JOINTS], "transforms": ["rad2deg"], "timeline": "receive"},
+            "observation.state": {"topic": "/follower/joint_states", "type": "sensor_msgs/msg/JointState",
+                                  "joints": JOINTS, "transforms": ["rad2deg"]},
+            "observation.images.front": {"topic": "/front/image_raw/compressed", "type": "sensor_msgs/msg/CompressedImage",
+                                         "shape": [48, 64, 3]}}}, sort_keys=False))
+    bag = write_bag(tmp_path / "bag", list(so101_messages(1.0, task="pick")))
+    assert main(["convert", str(bag), "--contract", str(contract), "--out", str(tmp_path / "ds"), "--no-progress"]) == 0
+    out = tmp_path / "ds.rrd"
+    r = run_cli(str(tmp_path / "ds"), "--episode", "0", "--save", str(out))
+    assert r.returncode == 0, r.stderr
+    chunks = rrd_chunks(out)
+    frames = rows(chunks, "/joints/wrist_flex/state")
+    assert 28 <= frames <= 31 and rows(chunks, "/cameras/front") == frames == rows(chunks, "/joints/wrist_flex/action")
+    assert rows(chunks, "/robot/current") == frames  # the contract stored beside the dataset gives the 3D pose
+    assert any("frame_index" in c.timeline_names for c in chunks["/joints/wrist_flex/state"])
+    r = run_cli(str(tmp_path / "ds"), "--episode", "7", "--viewer", "none")
+    assert r.returncode == 2 and "episode 7" in r.stderr and "Traceback" not in r.stderr

@@ -56,7 +56,9 @@ def _live(args) -> int:
         return ViewerNode(parameter_overrides=overrides)
 
     if args.exit_after:
-        threading.Timer(args.exit_after, lambda: rclpy.try_shutdown()).start()
+        timer = threading.Timer(args.exit_after, rclpy.try_shutdown)
+        timer.daemon = True
+        timer.start()
     try:
         run_node(viewer)
     except SystemExit as exc:

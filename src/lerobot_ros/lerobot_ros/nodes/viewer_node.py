@@ -25,8 +25,7 @@ Parameters
 
 from __future__ import annotations
 
-import time
-
+import rerun as rr
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
 from rclpy.serialization import deserialize_message
@@ -38,6 +37,8 @@ from lerobot_ros.contract import ContractError, load_contract, message_class
 from lerobot_ros.hardware.ros_params import param_getter
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.qos import LATCHED_QOS, SENSOR_QOS
+from lerobot_ros.viewer import EpisodeInfo, LiveFeed, ViewerLayout, ViewerLog, load_robot, open_viewer, state_joints
+from lerobot_ros.viewer.layout import camera_label
 from lerobot_ros.viz import UrdfError
 
 STATS_PERIOD_S = 10.0
@@ -46,10 +47,6 @@ STATS_PERIOD_S = 10.0
 class ViewerNode(Node):
     def __init__(self, node_name: str = "viewer", **kwargs):
         super().__init__(node_name, **kwargs)
-        import rerun as rr
-
-        from lerobot_ros.viewer import LiveFeed, ViewerLayout, ViewerLog, load_robot, open_viewer, state_joints
-
         p = param_getter(self)
         try:
             self.contract = load_contract(p("contract", "so101"))
@@ -114,8 +111,6 @@ class ViewerNode(Node):
         self.feed.offer_vector(kind, self._now(), feature.to_lerobot(ros), ros if kind == "state" else None)
 
     def _on_status(self, msg) -> None:
-        from lerobot_ros.viewer import EpisodeInfo
-
         self.feed.offer_status(self._now(), EpisodeInfo.from_msg(msg))
 
     def _on_chunk(self, msg: JointTrajectory) -> None:
@@ -135,21 +130,15 @@ class ViewerNode(Node):
         if self.feed.error and not self._said_error:
             self.get_logger().warning(self.feed.error)
             self._said_error = True
-        shown = ", ".join(f"{camera_name(k)} {v}/{s.images_offered.get(k, 0)}" for k, v in s.images_shown.items())
+        shown = ", ".join(f"{camera_label(k)} {v}/{s.images_offered.get(k, 0)}" for k, v in s.images_shown.items())
         self.get_logger().debug(f"frames shown/received: {shown or 'none yet'}; {s.vectors} vector samples; {s.chunks} chunks")
 
     def close(self) -> None:
+        """Log what is pending and flush; an .rrd file is complete after this."""
         self.feed.stop()
         self.recording.flush()
         if self.endpoint.mode == "file":
             self.recording.disconnect()
-        time.sleep(0.0)
-
-
-def camera_name(feature: str) -> str:
-    from lerobot_ros.viewer.layout import camera_label
-
-    return camera_label(feature)
 
 
 def main(args=None) -> None:
