@@ -6,13 +6,11 @@ pixel spread inside the camera view, and the state/action line colours inside th
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import numpy as np

@@ -70,6 +70,7 @@ class ViewerLayout:
     def from_features(cls, features: Mapping[str, Mapping], robot_3d: bool = False) -> "ViewerLayout":
         """From LeRobot's `features` dict (a dataset's info.json, or `Contract.lerobot_features()`)."""
         cameras = tuple(k for k, f in features.items() if f.get("dtype") in ("video", "image"))
+
         def names(key: str) -> tuple[str, ...]:
             spec = features.get(key) or {}
             got = spec.get("names")
