@@ -5,7 +5,8 @@
 - live: never-blocking hand-over from ROS callbacks to one logging thread (latest-only frames, rate cap);
 - replay: a rosbag2 episode or a LeRobotDataset episode into the same layout;
 - robot: URDF forward kinematics (lerobot_ros.viz) of the pose and the predicted chunk;
-- serve: native viewer, served web viewer, or an .rrd file.
+- serve: native viewer, served web viewer, or an .rrd file;
+- screenshot: the served web viewer in headless Chromium over DevTools (tests, README).
 The ROS node is lerobot_ros.nodes.viewer_node; none of these modules creates one.
 """
 
