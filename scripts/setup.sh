@@ -29,6 +29,8 @@ if [ -z "${SSL_CERT_FILE:-}" ] && [ -f /etc/ssl/certs/ca-certificates.crt ]; the
 fi
 APT_PACKAGES=(libegl1 libegl-mesa0 libgl1-mesa-dri libgbm1 libopengl0 libglib2.0-0 libosmesa6
               libavcodec59 libavformat59 libavutil57 libswscale6 libswresample4 libavdevice59 libavfilter8)
+# headless browser: tests/test_viewer_browser.py screenshots the rerun web viewer (lerobot-ros view)
+APT_PACKAGES+=(chromium)
 
 # One set-up at a time (parallel shells or test sessions may call it).
 mkdir -p "$(dirname "$VENV")"

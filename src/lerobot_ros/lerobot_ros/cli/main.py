@@ -17,6 +17,7 @@ VERBS = {
     "convert": ("lerobot_ros.cli.convert", "convert rosbag2 recordings into a LeRobotDataset v3 per a topic contract"),
     "export": ("lerobot_ros.cli.export", "export a LeRobotDataset to a rosbag2 (MCAP) on a contract's topics"),
     "eval": ("lerobot_ros.cli.eval", "evaluate a policy or scripted expert through sim bridges, scored like lerobot-eval"),
+    "view": ("lerobot_ros.cli.view", "see the robot in rerun: live on a contract's topics, or replay a bag / dataset episode"),
 }
 
 
