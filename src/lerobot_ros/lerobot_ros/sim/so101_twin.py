@@ -181,7 +181,8 @@ class SO101Twin(SimEnv):
         import mujoco
 
         self.preflight()
-        model = self._spec(self.meshes).compile()
+        # no camera, nothing drawn: the package's model as it is (the same physics either way)
+        model = self._spec(self.meshes if self.camera_names else "full").compile()
         if self.jaw_pads:  # flat fingertip pads so the jaws can hold the cube (meshes collide as hulls)
             for name in JAW_PADS:
                 gid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, name)
