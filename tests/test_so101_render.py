@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from lerobot_ros.sim import RenderSettings
+from lerobot_ros.sim import RenderSettings, SimStartupError
 from lerobot_ros.sim.gl import is_software_renderer
 from lerobot_ros.sim.mesh_cache import Simplification, simplified_copy
 from lerobot_ros.sim.so101_scene import project
@@ -139,3 +139,11 @@ def test_mesh_cache_is_made_once_and_keyed_by_settings(tmp_path):
     assert len(simple.faces) < len(full.faces)
     np.testing.assert_allclose(simple.bounds, full.bounds, atol=1.5e-3)  # same part, to the 1 mm weld grid
     assert not list(tmp_path.rglob("*.tmp"))
+
+
+def test_unwritable_mesh_cache_is_one_clear_line(tmp_path, monkeypatch):
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("LEROBOT_ROS_CACHE_DIR", str(tmp_path / "file" / "cache"))
+    twin = SO101Twin(render=RenderSettings(32, 24, False, False))
+    with pytest.raises(SimStartupError, match="set LEROBOT_ROS_CACHE_DIR to a writable folder"):
+        twin.reset(seed=0)

@@ -24,6 +24,7 @@ import numpy as np
 
 from lerobot_ros.sim.base import Observation, RenderSettings, SimEnv, SimStartupError, StepResult
 from lerobot_ros.sim.gl import gl_renderer, is_software_renderer
+from lerobot_ros.sim.mesh_cache import CACHE_ENV
 from lerobot_ros.sim.so101_scene import MESH_MODES, build_spec
 
 JOINT_NAMES = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
@@ -168,6 +169,11 @@ class SO101Twin(SimEnv):
             return build_spec(self.scene_path, self.shipped_scene, meshes)
         except ValueError as exc:  # MuJoCo's parse errors
             raise SimStartupError(f"cannot load {self.scene_path}: {exc}") from None
+        except OSError as exc:  # the render-mesh cache
+            raise SimStartupError(
+                f"cannot write the simplified render meshes ({exc}); set {CACHE_ENV} to a writable folder "
+                "(or use meshes='full')"
+            ) from None
 
     def preflight(self) -> None:
         """Parse the scene (no GL, no mesh work) to check the cameras exist."""
