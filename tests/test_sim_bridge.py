@@ -187,6 +187,35 @@ def test_realtime_mode_holds_the_last_action_and_counts_late_ticks(ros, bridges)
 
 
 @pytest.mark.slow
+def test_bridge_reports_its_real_time_factor_on_diagnostics(ros, bridges):
+    from diagnostic_msgs.msg import DiagnosticArray
+
+    from lerobot_ros.ros.sim_rate import SimRateListener
+
+    start_bridge(ros, bridges, "/diag", twin_params(mode="realtime"))
+    probe = ros.create_node("diag_probe")
+    diags = MessageCollector(probe, DiagnosticArray, "/diagnostics", 10)
+    rates = SimRateListener(probe)  # what demo and eval print
+
+    def ours():
+        return [s for m in diags.messages for s in m.status if s.hardware_id == "/diag/sim_bridge"]
+
+    def rtf_reported():
+        return any(dict((kv.key, kv.value) for kv in s.values)["real_time_factor"] != "nan" for s in ours())
+
+    wait_until(rtf_reported, 60, what="a real-time factor on /diagnostics")
+    status = ours()[-1]
+    values = {kv.key: kv.value for kv in status.values}
+    assert status.name == "sim_bridge: simulator" and values["mode"] == "realtime"
+    assert 0.0 < float(values["real_time_factor"]) < 1.5  # a realtime bridge cannot run ahead of the wall clock
+    assert values["target_steps_per_s"] == "30" and float(values["steps_per_s"]) > 0
+    assert status.message.startswith("real-time factor ")
+    wait_until(lambda: rates.summary("/diag"), 10, what="the listener's summary")
+    assert rates.summary("/diag").startswith("real-time factor ") and "of 30 steps/s" in rates.summary("/diag")
+    assert rates.summary("/elsewhere") == ""
+
+
+@pytest.mark.slow
 def test_metaworld_expert_reaches_success_through_ros_and_episodes_replay(ros, bridges):
     start_bridge(
         ros, bridges, "/mw",

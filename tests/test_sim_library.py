@@ -164,8 +164,8 @@ def test_unknown_metaworld_task_suggests_names():
 def test_unknown_env_and_camera_and_scene():
     with pytest.raises(SimStartupError, match="use one of metaworld, so101, libero"):
         make_sim("gazebo")
-    with pytest.raises(SimStartupError, match=r"camera\(s\) \['wrist'\] not in pick_scene.xml; it has \['front'\]"):
-        make_sim("so101", cameras=["wrist"]).preflight()
+    with pytest.raises(SimStartupError, match=r"camera\(s\) \['top'\] not in pick_scene.xml; it has \['front', 'wrist'\]"):
+        make_sim("so101", cameras=["top"]).preflight()
     with pytest.raises(SimStartupError, match="SO-101 scene 'kitchen' not found"):
         make_sim("so101", "kitchen")
 

@@ -167,6 +167,7 @@ def record(cfg: DemoConfig, res: DemoResult, printer=print) -> "LaunchProcess":
     from lerobot_ros.contract import load_contract
     from lerobot_ros.demo.driver import EpisodeDriver
     from lerobot_ros.ros.runtime import RosRuntime
+    from lerobot_ros.ros.sim_rate import SimRateListener
 
     out = cfg.out
     contract_path = write_demo_contract(cfg.spec["contract"], out / "contract.yaml", cfg.spec["camera"], cfg.height, cfg.width)
@@ -182,6 +183,7 @@ def record(cfg: DemoConfig, res: DemoResult, printer=print) -> "LaunchProcess":
         with RosRuntime() as ros:
             node = ros.create_node("lerobot_ros_demo")
             driver = EpisodeDriver(node)
+            rates = SimRateListener(node)  # the bridge's real-time factor, from /diagnostics
             t0 = time.monotonic()
             driver.wait_ready(topics, cfg.startup_timeout_s, alive=launch.check_alive)
             res.timings["startup_s"] = time.monotonic() - t0
@@ -192,7 +194,8 @@ def record(cfg: DemoConfig, res: DemoResult, printer=print) -> "LaunchProcess":
                 ep = driver.run_episode(cfg.seed + i, cfg.episode_timeout_s, alive=launch.check_alive)
                 res.episodes.append(ep)
                 printer(f"[demo]      episode {i} (seed {ep.seed}): {ep.steps} steps, "
-                        f"{'success' if ep.success else 'failure'}, {ep.wall_s:.1f} s -> {ep.bag}")
+                        f"{'success' if ep.success else 'failure'}, {ep.wall_s:.1f} s -> {ep.bag}"
+                        + (f"; {rates.summary('/sim')}" if rates.summary("/sim") else ""))
             res.timings["record_s"] = time.monotonic() - t0
     except BaseException:
         launch.stop()

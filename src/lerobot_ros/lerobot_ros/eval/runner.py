@@ -338,6 +338,7 @@ class Evaluation:
         from lerobot_ros.eval.videos import VideoWriter
         from lerobot_ros.eval.worker import BridgeWorker, EvalError
         from lerobot_ros.ros.runtime import RosRuntime
+        from lerobot_ros.ros.sim_rate import SimRateListener
 
         cfg = self.cfg
         self.out.mkdir(parents=True, exist_ok=True)
@@ -345,6 +346,7 @@ class Evaluation:
         try:
             with RosRuntime() as ros:
                 node = ros.create_node("lerobot_ros_eval")
+                rates = SimRateListener(node)  # the bridges' real-time factor, from /diagnostics
                 if cfg.attach:
                     workers = self._attach(node, BridgeWorker)
                     namespaces = [w.ns for w in workers]
@@ -384,6 +386,9 @@ class Evaluation:
             f"{o['n_episodes']} episodes: success {o['pc_success']:.1f}%, avg_sum_reward {o['avg_sum_reward']:.3f}, "
             f"avg_max_reward {o['avg_max_reward']:.3f}, {o['eval_s']:.1f} s ({60 * o['n_episodes'] / max(o['eval_s'], 1e-9):.1f} episodes/min)"
         )
+        for ns in namespaces:
+            if rates.summary(ns):
+                self.print(f"{ns}: {rates.summary(ns)}")
         self.print(f"wrote {self.out / 'eval_info.json'}")
         return info
 

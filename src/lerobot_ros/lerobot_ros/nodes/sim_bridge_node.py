@@ -2,8 +2,8 @@
 
 Publishes (relative to the node's namespace): `joint_states` (JointState), `environment_state`
 (Float64MultiArray: the env's full state, e.g. Meta-World's 39-D observation), `<camera>/image_raw` +
-`<camera>/camera_info`, `task` (latched String), `episode_status` (lerobot_ros_msgs/EpisodeStatus) and
-`/clock`. Subscribes `commands` (Float64MultiArray) and `joint_trajectory` (JointTrajectory).
+`<camera>/camera_info`, `task` (latched String), `episode_status` (lerobot_ros_msgs/EpisodeStatus),
+`/clock` and `/diagnostics` (once a second: the real-time factor; realtime mode warns once below 0.95). Subscribes `commands` (Float64MultiArray) and `joint_trajectory` (JointTrajectory).
 Service `reset_episode` (lerobot_ros_msgs/ResetEpisode, seeded).
 
 Parameters: `SimBridgeParams` below (`ros2 param describe` shows each one's description and range).
@@ -16,9 +16,11 @@ import json
 import time
 from dataclasses import dataclass
 
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import ResetEpisode
 from rclpy._rclpy_pybind11 import RCLError
+from rclpy.clock import Clock as RosClock, ClockType
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, JointState
@@ -110,6 +112,9 @@ class SimBridgeNode(Node):
         self.create_subscription(Float64MultiArray, "commands", self.on_commands, RELIABLE_QOS)
         self.create_subscription(JointTrajectory, "joint_trajectory", self.on_trajectory, RELIABLE_QOS)
         self.create_service(ResetEpisode, "reset_episode", self.on_reset)
+        # on the steady clock: a bridge whose sim time stands still still reports
+        self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
+        self.create_timer(1.0, self.on_diagnostics, clock=RosClock(clock_type=ClockType.STEADY_TIME))
         self._startup_timer = None
         if p.reset_on_start:
             seed = p.seed
@@ -253,6 +258,22 @@ class SimBridgeNode(Node):
         if action is None:
             action = self.runner.idle_action()
         self.publish_frame(self.runner.step(action, prechecked=True))
+        slow = self.runner.rtf.slow_warning()
+        if slow:
+            self.get_logger().warning(slow)
+
+    def on_diagnostics(self) -> None:
+        rtf = self.runner.rtf
+        status = DiagnosticStatus(name=f"{self.get_name()}: simulator", hardware_id=self.get_fully_qualified_name())
+        slow = self.mode == "realtime" and rtf.samples >= 30 and rtf.current < 0.95
+        status.level = DiagnosticStatus.WARN if slow else DiagnosticStatus.OK
+        status.message = f"real-time factor {rtf.values()['real_time_factor']} ({self.mode})"
+        values = {**rtf.values(), "mode": self.mode, **{k: str(v) for k, v in self.counters.items()},
+                  **{k: str(v) for k, v in getattr(self.sim, "render_info", {}).items()}}
+        status.values = [KeyValue(key=k, value=v) for k, v in values.items()]
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.diag_pub.publish(msg)
 
     @property
     def counters(self) -> dict:

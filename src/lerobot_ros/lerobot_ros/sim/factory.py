@@ -15,10 +15,13 @@ def make_sim(
     cameras: list[str] | None = None,
     task_id: int = 0,
     max_episode_steps: int = 0,
+    camera_fps: float = 0.0,
+    meshes: str = "simplified",
 ) -> SimEnv:
     """env: metaworld (task: a -v3 name), so101 (task: scene name or MJCF path), libero (task: suite name).
 
-    fps / max_episode_steps of 0 keep the env's own; cameras (so101 only) name MJCF cameras.
+    fps / max_episode_steps of 0 keep the env's own; so101 only: cameras name MJCF cameras, camera_fps
+    (0: every step) renders them at a lower rate, meshes "full" draws the package's meshes.
     """
     if env == "metaworld":
         from lerobot_ros.sim.metaworld_env import MetaWorldSim
@@ -30,7 +33,8 @@ def make_sim(
         from lerobot_ros.sim.so101_twin import SO101Twin
 
         cams = ("front",) if cameras is None else tuple(cameras)
-        sim = SO101Twin(scene=task or "pick", cameras=cams, fps=fps or 30.0, render=render)
+        sim = SO101Twin(scene=task or "pick", cameras=cams, fps=fps or 30.0, render=render,
+                        meshes=meshes, camera_fps=camera_fps or None)
     elif env == "libero":
         from lerobot_ros.sim.libero_env import LiberoSim
 

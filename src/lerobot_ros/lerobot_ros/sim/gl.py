@@ -38,3 +38,36 @@ def ensure_offscreen_gl(default_backend: str = "egl", timeout_s: float = 60.0) -
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         raise SimStartupError(f"MuJoCo cannot render offscreen with MUJOCO_GL={backend} ({last}); {FIX_HINT}")
     return backend
+
+
+#: GL_RENDERER strings of rasterizers that run on the CPU (Mesa llvmpipe/softpipe, SwiftShader, Windows' GDI)
+SOFTWARE_RENDERERS = ("llvmpipe", "softpipe", "swrast", "software rasterizer", "swiftshader", "gdi generic", "basic render")
+
+_renderer: str | None = None
+
+
+def gl_renderer() -> str:
+    """GL_RENDERER of MuJoCo's offscreen backend in this process (read once, from a 1x1 context), or
+    "unknown" when it cannot be read. Call where the simulator renders, never before a fork."""
+    global _renderer
+    if _renderer is None:
+        try:
+            import mujoco
+            from OpenGL import GL
+
+            ctx = mujoco.GLContext(1, 1)
+            ctx.make_current()
+            try:
+                raw = GL.glGetString(GL.GL_RENDERER)
+            finally:
+                ctx.free()
+            _renderer = raw.decode(errors="replace") if raw else "unknown"
+        except Exception:  # noqa: BLE001 - a probe: the renderer's own start-up reports real GL failures
+            _renderer = "unknown"
+    return _renderer
+
+
+def is_software_renderer(renderer: str) -> bool:
+    """True for CPU rasterizers, where multisampling costs about as much as the scene itself (and for
+    "unknown": the cheap choice)."""
+    return renderer == "unknown" or any(name in renderer.lower() for name in SOFTWARE_RENDERERS)

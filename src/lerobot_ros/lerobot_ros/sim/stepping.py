@@ -6,11 +6,13 @@ realtime: the caller ticks at fps on the wall clock; each tick steps with the ne
 (held when none is new; ticks without a fresh action are counted as late).
 
 A lock serialises steps and resets: a reset that arrives during a step is served after that step.
+The runner meters its real-time factor (`rtf`: sim seconds per wall second while stepping).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 
@@ -18,6 +20,7 @@ import numpy as np
 
 from lerobot_ros.sim.actions import ActionRejected, ActionValidator
 from lerobot_ros.sim.base import Observation, SimEnv
+from lerobot_ros.sim.rtf import RealTimeFactor
 
 NS_PER_S = 1_000_000_000
 
@@ -57,6 +60,7 @@ class SimRunner:
         self.episode = EpisodeState()
         self.last_frame: Frame | None = None
         self.total_steps = 0
+        self.rtf = RealTimeFactor(1.0 / env.fps, window=max(2, int(round(2 * env.fps))))  # a 2 s window
         self._lock = threading.Lock()
 
     def _snapshot(self) -> EpisodeState:
@@ -66,6 +70,7 @@ class SimRunner:
         """New episode (env built on the first call). Sim time moves one period so stamps stay unique."""
         with self._lock:
             obs = self.env.reset(seed=seed, options=options)
+            self.rtf.restart()
             self.sim_time_ns += self.period_ns
             self.episode = EpisodeState(
                 episode_index=self.episode.episode_index + 1, seed=seed, task=self.env.task
@@ -91,7 +96,10 @@ class SimRunner:
         with self._lock:
             self._check_episode()  # under the lock: the episode may have ended while this action waited
             action = values if prechecked else self.validator.check(values)
+            t0 = time.monotonic()
             result = self.env.step(action)
+            now = time.monotonic()
+            self.rtf.step(now, now - t0)
             self.sim_time_ns += self.period_ns
             self.total_steps += 1
             ep = self.episode
