@@ -65,6 +65,7 @@ def _user_env() -> dict:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # the module's demo run (record, eval, convert, train, eval) comes first
 def test_interrupted_training_leaves_no_checkpoint(tmp_path, ros_env, demo_out):
     demo_dataset = demo_out[0] / "dataset"
     """Ctrl-C during lerobot-train (the demo's train step): neither the checkpoint folder nor its partial."""
@@ -112,6 +113,7 @@ def demo_out(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # the demo run, then each next step (three more demos, a training, a launch)
 def test_demo_trains_evaluates_and_every_next_step_works_as_printed(tmp_path, demo_out):
     out, stdout, env = demo_out
     summary = json.loads((out / "summary.json").read_text())

@@ -39,6 +39,7 @@ NODES = {
     "scripted_expert_node": "lerobot_ros.nodes.scripted_expert_node:main",
     "chunk_markers_node": "lerobot_ros.nodes.chunk_markers_node:main",
     "urdf_joint_states_node": "lerobot_ros.nodes.urdf_joint_states_node:main",
+    "ee_teleop_node": "lerobot_ros.nodes.ee_teleop_node:main",
 }
 
 setup(
