@@ -117,7 +117,7 @@ def _spawn(argv, env, log: Path) -> subprocess.Popen:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(1200)
 def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tmp_path, small_contract):
     from rclpy.parameter import Parameter
     from std_msgs.msg import Bool, Float64MultiArray
@@ -163,8 +163,14 @@ def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tm
     def logs() -> str:
         return "".join(p.read_text(errors="replace")[-2000:] for p in tmp_path.glob("*.log"))
 
+    def wait(pred, timeout, what):
+        try:
+            wait_until(pred, timeout, what=what)
+        except TimeoutError as exc:
+            raise AssertionError(f"{exc}\n{logs()}") from None
+
     try:
-        wait_until(lambda: len(commands.messages) > 20, 240, what=f"the policy driving the twin\n{logs()}")
+        wait(lambda: len(commands.messages) > 20, 400, "the policy driving the twin")
         refused = None
         res = call(pause)
         assert res.success and res.message == "paused"
@@ -175,15 +181,15 @@ def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tm
                              "-p", f"port:={vdir / 'so101_leader'}", "-p", f"calibration_file:={vdir / 'calibration' / 'virtual_leader.json'}",
                              "-p", "commands_topic:=/sim/teleop/commands"], ros_env, tmp_path / "teleop.log"))
         teleop_in = MessageCollector(probe, Float64MultiArray, "/sim/teleop/commands", RELIABLE_QOS)
-        wait_until(lambda: len(teleop_in.messages) > 10, 120, what=f"the emulated leader's commands\n{logs()}")
+        wait(lambda: len(teleop_in.messages) > 10, 240, "the emulated leader's commands")
         time.sleep(1.0)
         assert len(policy_out.messages) - n_policy <= 3  # the policy node was stopped (a tick or two in flight)
         start = len(commands.messages)
         res = call(correction)
         assert res.success and res.message == "correcting"
         leader = np.asarray(teleop_in.messages[-1].data)
-        wait_until(lambda: np.allclose(commands.messages[-1].data, teleop_in.messages[-1].data, atol=1e-6), 60,
-                   what="the follower target to reach the leader's pose")
+        wait(lambda: np.allclose(commands.messages[-1].data, teleop_in.messages[-1].data, atol=1e-6), 60,
+             "the follower target to reach the leader's pose")
         handover_in = [np.asarray(m.data) for m in commands.messages[start - 1:]]
         assert np.max(np.abs(handover_in[0] - leader)) > 2 * max_delta  # there was a gap to close
         assert np.max(_steps(handover_in)) <= max_delta + 1e-9, np.max(_steps(handover_in))
@@ -194,8 +200,8 @@ def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tm
         res = call(pause)
         assert res.success and res.message == "autonomous"
         resume = len(commands.messages) - 1
-        wait_until(lambda: len(policy_out.messages) > n_policy + 10 and len(commands.messages) > resume + 40, 120,
-                   what="the policy driving again")
+        wait(lambda: len(policy_out.messages) > n_policy + 10 and len(commands.messages) > resume + 40, 120,
+             "the policy driving again")
         handover_out = [np.asarray(m.data) for m in commands.messages[resume - 1:resume + 40]]
         assert np.max(_steps(handover_out)) <= max_delta + 1e-9
         tagged = [m.data for m in flags.messages]
