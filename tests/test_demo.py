@@ -100,7 +100,7 @@ def test_demo_records_converts_and_evaluates(tmp_path, ros_env):
         assert "pending" in summary["eval_note"]
 
     # the printed summary says where things are, and the launch left no process behind
-    for needle in ("recorded         1 episodes, 1 successful", str(out / "dataset"), "lerobot-ros demo --policy-path",
+    for needle in ("recorded         1 episodes, 1 successful", str(out / "dataset"), "lerobot-ros demo --episodes 20 --train 2000",
                    "lerobot-ros launch so101_real"):
         assert needle in proc.stdout
     pids = [int(p) for p in re.findall(r"\[launch\] \S+ started \(pid (\d+)\)", log)]

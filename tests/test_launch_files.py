@@ -161,7 +161,7 @@ def test_virtual_arm_runs_the_real_robot_file_on_emulated_ports(tmp_path):
 
 
 def test_rviz_robot_description_is_the_so101_urdf_with_resolvable_meshes():
-    from lerobot_ros.demo.urdf import absolute_mesh_urdf, so101_urdf
+    from lerobot_ros.sim.so101_urdf import absolute_mesh_urdf, so101_urdf
 
     text = so101_urdf()
     meshes = re.findall(r'filename="file://([^"]+)"', text)

@@ -40,6 +40,8 @@ NODES = {
     "chunk_markers_node": "lerobot_ros.nodes.chunk_markers_node:main",
     "urdf_joint_states_node": "lerobot_ros.nodes.urdf_joint_states_node:main",
     "viewer_node": "lerobot_ros.nodes.viewer_node:main",
+    "ee_teleop_node": "lerobot_ros.nodes.ee_teleop_node:main",
+    "takeover_node": "lerobot_ros.nodes.takeover_node:main",
 }
 
 setup(

@@ -207,7 +207,7 @@ def iter_frames(reader: BagReader, contract: Contract, plan: BagPlan, episodes: 
 
     def emit(e: int, k: int) -> dict:
         ep = plan.episodes[e]
-        frame = {n: ep.numeric[n][k] for n in ep.numeric}
+        frame = {n: contract.features[n].frame_value(ep.numeric[n][k]) for n in ep.numeric}
         for n in image_names:
             frame[n] = decoded[n][int(ep.image_ordinals[n][k])].result()
         frame["task"] = ep.task

@@ -6,7 +6,9 @@ LeRobotDataset, the expert scored by `lerobot-ros eval`, and a summary of where 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from lerobot_ros.cli.args import render_size
@@ -25,22 +27,56 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--policy-path", default=None, metavar="DIR",
                    help="evaluate your LeRobot policy (pretrained_model folder) instead of the scripted expert")
     p.add_argument("--vcodec", default="libsvtav1", help="video codec for the dataset (default libsvtav1)")
+    p.add_argument("--train", type=int, default=0, metavar="STEPS",
+                   help="after converting, train ACT on the dataset for STEPS steps with lerobot-train (offline: random "
+                        "backbone) and evaluate the checkpoint through policy_node on the same simulator")
+    p.add_argument("--train-batch-size", type=int, default=8, help="lerobot-train batch size with --train (default 8)")
     p.add_argument("--print-urdf", action="store_true",
                    help="print the SO-101 URDF with absolute mesh paths (rviz's robot_description) and exit")
 
 
-def next_steps(out: Path) -> str:
-    return "\n".join([
-        "next steps (one flag away):",
-        "  your policy in this simulator:    lerobot-ros demo --policy-path PATH/pretrained_model",
-        "  the SO-101 twin instead:          lerobot-ros demo --env so101 --render 240x320",
-        "  more episodes / bigger images:    lerobot-ros demo --episodes 20 --render 480x480",
-        "  your SO-101 arm, teleoperated and recorded:",
-        "    lerobot-ros launch so101_real port:=/dev/ttyACM0 teleop:=true leader_port:=/dev/ttyACM1 record:=true task:='pick the cube'",
-        "  your policy on your arm:          lerobot-ros launch so101_real port:=/dev/ttyACM0 policy_path:=PATH",
-        "  no arm at hand (emulated servos): lerobot-ros launch so101_virtual",
-        f"  train on the demo dataset:        lerobot-train --dataset.repo_id=local/lerobot_ros_demo --dataset.root={out / 'dataset'} --policy.type=act",
-    ])
+@dataclass(frozen=True)
+class NextStep:
+    """One command the demo suggests; `hardware` ones need an arm plugged in (tests only parse them)."""
+
+    what: str
+    argv: tuple[str, ...]
+    hardware: bool = False
+
+    @property
+    def command(self) -> str:
+        return shlex.join(self.argv)
+
+
+def next_step_list(out: Path, checkpoint: Path | None = None) -> list[NextStep]:
+    """The commands printed under "next steps"; each works as printed on an offline install."""
+    from lerobot_ros.demo.train import lerobot_train_command
+
+    steps = []
+    if checkpoint is None:
+        steps.append(NextStep("train ACT on 20 episodes and evaluate it:", ("lerobot-ros", "demo", "--episodes", "20", "--train", "2000")))
+    else:
+        steps.append(NextStep("the trained policy, evaluated again:", ("lerobot-ros", "demo", "--policy-path", str(checkpoint))))
+    steps += [
+        NextStep("train on this dataset yourself:", tuple(lerobot_train_command(
+            out / "dataset", "local/lerobot_ros_demo", out.parent / "train_act", 2000))),
+        NextStep("the SO-101 twin instead:", ("lerobot-ros", "demo", "--env", "so101", "--render", "240x320")),
+        NextStep("more episodes / bigger images:", ("lerobot-ros", "demo", "--episodes", "20", "--render", "480x480")),
+        NextStep("no arm at hand (emulated servos):", ("lerobot-ros", "launch", "so101_virtual")),
+        NextStep("your SO-101 arm, teleoperated and recorded:", (
+            "lerobot-ros", "launch", "so101_real", "port:=/dev/ttyACM0", "teleop:=true", "leader_port:=/dev/ttyACM1",
+            "record:=true", "task:=pick the cube"), hardware=True),
+        NextStep("a policy on your arm:", ("lerobot-ros", "launch", "so101_real", "port:=/dev/ttyACM0",
+                                           f"policy_path:={checkpoint or 'PATH/pretrained_model'}"), hardware=True),
+    ]
+    return steps
+
+
+def next_steps(out: Path, checkpoint: Path | None = None) -> str:
+    lines = ["next steps:"]
+    for step in next_step_list(out, checkpoint):
+        lines += [f"  {step.what}", f"    {step.command}"]
+    return "\n".join(lines)
 
 
 def print_summary(summary: dict, out: Path) -> None:
@@ -60,14 +96,28 @@ def print_summary(summary: dict, out: Path) -> None:
                   f"eval video       {rec['eval_video'] or '-'}"]
     else:
         lines.append(f"eval             {rec['eval_note'].splitlines()[0]}")
+    checkpoint = None
+    if rec.get("train"):
+        tr = rec["train"]
+        checkpoint = Path(tr["checkpoint"])
+        loss = f"loss {tr['first_loss']:.3f} -> {tr['final_loss']:.3f}" if tr["final_loss"] is not None else "loss not logged"
+        lines += [f"trained ACT      {tr['steps']} steps in {tr['seconds']:g} s, {loss} (random backbone: offline)",
+                  f"checkpoint       {checkpoint}"]
+        if rec["trained_eval_info"]:
+            lines.append(f"trained success  {rec['trained_eval_pc_success']:g}% (lerobot-ros eval through policy_node; "
+                         f"few steps and episodes train little)")
+        else:
+            lines.append(f"trained eval     {(rec['trained_eval_note'] or '-').splitlines()[0]}")
+    elif rec.get("train_note"):
+        lines.append(f"train            {rec['train_note'].splitlines()[0]}")
     timings = ", ".join(f"{k[:-2]} {v:g} s" for k, v in rec["timings_s"].items())
-    lines += [f"time             {timings}", f"summary.json     {out / 'summary.json'}", "", next_steps(out)]
+    lines += [f"time             {timings}", f"summary.json     {out / 'summary.json'}", "", next_steps(out, checkpoint)]
     print("\n".join(lines), flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
     if args.print_urdf:
-        from lerobot_ros.demo.urdf import so101_urdf
+        from lerobot_ros.sim.so101_urdf import so101_urdf
 
         sys.stdout.write(so101_urdf())
         return 0
@@ -76,7 +126,11 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = DemoConfig(env=args.env, task=args.task, episodes=args.episodes, seed=args.seed, height=args.render[0],
                      width=args.render[1], out=args.out, eval_episodes=args.eval_episodes, eval=not args.no_eval,
-                     policy_path=args.policy_path, vcodec=args.vcodec)
+                     policy_path=args.policy_path, vcodec=args.vcodec,
+                     train_steps=args.train, train_batch_size=args.train_batch_size)
+    if args.train < 0 or args.train_batch_size < 1:
+        print("lerobot-ros demo: --train takes a number of steps >= 1 and --train-batch-size >= 1", file=sys.stderr)
+        return 2
     if args.policy_path:  # checked before minutes of recording, not when eval finally reads it
         from lerobot_ros.policy.loading import PolicyLoadError, read_policy_config
 

@@ -235,7 +235,7 @@ def parse_feature(name, spec, fps: int) -> Feature:
         raise ContractError(f"expected one of {list(TIMELINES)}, got {timeline!r}", f"{key}.timeline")
     if timeline == "header" and not has_header:
         raise ContractError(f"{msg_type} has no header stamp; use timeline: receive", f"{key}.timeline")
-    default_policy = "nearest" if is_image else ("hold" if name == "action" else "interpolate")
+    default_policy = "nearest" if is_image else ("hold" if name == "action" or kind == "flag" else "interpolate")
     alignment = _alignment(spec.get("alignment"), default_policy, is_image, f"{key}.alignment")
     feature = Feature(name=name, topic=topic, msg_type=msg_type, kind=kind, qos=qos, timeline=timeline, alignment=alignment, fps=fps)
     if is_image:
@@ -248,6 +248,8 @@ def parse_feature(name, spec, fps: int) -> Feature:
         feature.shape = tuple(shape)
         feature.transforms = [T.parse_image(t, f"{key}.transforms[{i}]") for i, t in enumerate(_list(spec.get("transforms"), f"{key}.transforms"))]
         return feature
+    if kind == "flag":
+        return _flag(feature, spec, key)
     if "shape" in spec:
         raise ContractError("vector features take their shape from `names`", f"{key}.shape")
     _vector_selector(feature, spec, key)
@@ -263,6 +265,17 @@ def _list(value, key: str) -> list:
     if not isinstance(value, list):
         raise ContractError(f"expected a list, got {value!r}", key)
     return value
+
+
+def _flag(feature: Feature, spec: dict, key: str) -> Feature:
+    """A std_msgs/Bool feature: one bool per frame (dataset dtype bool, shape (1,)), held between messages."""
+    for bad in ("names", "joints", "field", "slice", "indices", "shape", "transforms"):
+        if bad in spec:
+            raise ContractError(f"{bad!r} does not apply to a std_msgs/Bool feature (one bool per frame)", f"{key}.{bad}")
+    if feature.alignment.policy == "interpolate":
+        raise ContractError("a bool cannot be interpolated; use hold, asof or nearest", f"{key}.alignment")
+    feature.names = [feature.name]
+    return feature
 
 
 def _vector_selector(feature: Feature, spec: dict, key: str) -> None:

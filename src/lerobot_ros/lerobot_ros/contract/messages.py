@@ -16,6 +16,7 @@ TRAJECTORY = "trajectory_msgs/msg/JointTrajectory"
 IMAGE = "sensor_msgs/msg/Image"
 COMPRESSED = "sensor_msgs/msg/CompressedImage"
 STRING = "std_msgs/msg/String"
+BOOL = "std_msgs/msg/Bool"
 EPISODE_STATUS = "lerobot_ros_msgs/msg/EpisodeStatus"
 
 #: feature message type -> (kind, has a header)
@@ -25,6 +26,7 @@ FEATURE_TYPES: dict[str, tuple[str, bool]] = {
     TRAJECTORY: ("vector", True),
     IMAGE: ("image", True),
     COMPRESSED: ("image", True),
+    BOOL: ("flag", False),  # a per-frame bool, e.g. LeRobot's DAgger `intervention` (takeover_node publishes it)
 }
 
 

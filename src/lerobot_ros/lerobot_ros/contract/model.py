@@ -49,7 +49,7 @@ class Feature:
     name: str
     topic: str
     msg_type: str
-    kind: str  # "vector" or "image"
+    kind: str  # "vector", "image" or "flag" (std_msgs/Bool)
     qos: str
     timeline: str
     alignment: Alignment
@@ -65,6 +65,14 @@ class Feature:
     @property
     def is_image(self) -> bool:
         return self.kind == "image"
+
+    @property
+    def is_flag(self) -> bool:
+        return self.kind == "flag"
+
+    def frame_value(self, value):
+        """A resampled value as the dataset stores it: bool (1,) for a flag, the value itself otherwise."""
+        return np.asarray(value) >= 0.5 if self.is_flag else value
 
     @property
     def has_header(self) -> bool:
@@ -85,6 +93,8 @@ class Feature:
                 values = np.asarray(getattr(msg, self.field), dtype=np.float64)
             elif self.msg_type == M.FLOAT64_ARRAY:
                 values = float64_multi_array_to_numpy(msg).reshape(-1)
+            elif self.msg_type == M.BOOL:
+                return np.array([1.0 if msg.data else 0.0])
             elif self.msg_type == M.TRAJECTORY:
                 _times, chunk = joint_trajectory_to_chunk(msg, self.joints)
                 if chunk.shape[0] == 0:
@@ -164,6 +174,10 @@ class Feature:
             if self.msg_type == M.COMPRESSED:
                 return numpy_to_compressed(pixels, "rgb8", "jpeg", stamp_ns=stamp_ns, frame_id=frame_id)
             return numpy_to_image(pixels, "rgb8", stamp_ns=stamp_ns, frame_id=frame_id)
+        if self.is_flag:
+            from std_msgs.msg import Bool
+
+            return Bool(data=bool(np.asarray(values, dtype=np.float64).reshape(-1)[0] >= 0.5))
         ros = self.to_ros(values)
         width = len(self.names)
         if ros.shape[-1] != width:
@@ -186,6 +200,8 @@ class Feature:
                 "names": ["height", "width", "channels"],
                 "info": {"is_depth_map": False},
             }
+        if self.is_flag:  # as LeRobot's DAgger rollout writes `intervention`
+            return {"dtype": "bool", "shape": (1,), "names": None}
         return {"dtype": "float32", "shape": (len(self.names),), "names": list(self.names)}
 
 

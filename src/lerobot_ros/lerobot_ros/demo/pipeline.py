@@ -6,7 +6,9 @@
    and expert the launch already runs (no second start-up); with --policy-path, eval starts its own
    bridge and policy node;
 4. `lerobot-ros convert`: the bags -> a LeRobotDataset v3 (reloaded with LeRobotDataset as a check);
-5. a summary of what was made and where.
+5. with --train N: `lerobot-train` (ACT, N steps, offline settings: lerobot_ros.demo.train) on that dataset,
+   then `lerobot-ros eval --policy.path` with the checkpoint through policy_node on the same simulator;
+6. a summary of what was made and where.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 
 from lerobot_ros.demo.demo_contract import write_demo_contract
 from lerobot_ros.demo.driver import DemoError, RecordedEpisode
+from lerobot_ros.demo.train import TrainResult
 
 MARKER = ".lerobot_ros_demo"
 #: env -> launch file, shipped contract, camera topic (relative to /sim), expert task
@@ -47,6 +50,13 @@ class DemoConfig:
     vcodec: str = "libsvtav1"
     startup_timeout_s: float = 240.0
     episode_timeout_s: float = 240.0
+    train_steps: int = 0  # > 0: train ACT on the dataset for this many steps, then evaluate it
+    train_batch_size: int = 8
+
+    @property
+    def n_steps(self) -> int:
+        """Steps the demo prints as k/n."""
+        return 6 if self.train_steps else 4
 
     @property
     def spec(self) -> dict:
@@ -69,11 +79,16 @@ class DemoResult:
     eval_success: float | None = None
     eval_video: Path | None = None
     eval_note: str = ""
+    train: TrainResult | None = None
+    train_note: str = ""
+    trained_eval_info: Path | None = None
+    trained_eval_success: float | None = None
+    trained_eval_note: str = ""
+    timings: dict = field(default_factory=dict)
 
     @property
     def failed(self) -> bool:
-        return self.eval_note.startswith("FAILED")
-    timings: dict = field(default_factory=dict)
+        return any(n.startswith("FAILED") for n in (self.eval_note, self.train_note, self.trained_eval_note))
 
 
 def _cli(*args: str) -> list[str]:
@@ -176,7 +191,7 @@ def record(cfg: DemoConfig, res: DemoResult, printer=print) -> "LaunchProcess":
     args = [cfg.spec["launch"], "expert:=true", "record:=true", "mode:=lockstep", "rviz:=false",
             f"task:={cfg.sim_task}", f"contract:={contract_path}", f"output_dir:={res.bags_dir}",
             f"render_width:={cfg.width}", f"render_height:={cfg.height}", "reset_on_start:=false"]
-    printer(f"[demo] 1/4 launch: lerobot-ros launch {' '.join(args)}")
+    printer(f"[demo] 1/{cfg.n_steps} launch: lerobot-ros launch {' '.join(args)}")
     launch = LaunchProcess(args, out / "logs" / "launch.log", child_env())
     topics = sorted({f.topic for f in contract.features.values()} | ({contract.task.topic} if contract.task.topic else set()))
     try:
@@ -188,7 +203,7 @@ def record(cfg: DemoConfig, res: DemoResult, printer=print) -> "LaunchProcess":
             driver.wait_ready(topics, cfg.startup_timeout_s, alive=launch.check_alive)
             res.timings["startup_s"] = time.monotonic() - t0
             printer(f"[demo]      nodes up in {res.timings['startup_s']:.0f} s (log: {launch.log_path})")
-            printer(f"[demo] 2/4 record {cfg.episodes} episode(s) of {cfg.env} {cfg.sim_task} with the scripted expert")
+            printer(f"[demo] 2/{cfg.n_steps} record {cfg.episodes} episode(s) of {cfg.env} {cfg.sim_task} with the scripted expert")
             t0 = time.monotonic()
             for i in range(cfg.episodes):
                 ep = driver.run_episode(cfg.seed + i, cfg.episode_timeout_s, alive=launch.check_alive)
@@ -211,7 +226,7 @@ def stop_launch(launch: "LaunchProcess", printer=print) -> None:
 
 def convert(cfg: DemoConfig, res: DemoResult, printer=print) -> None:
     res.dataset_dir = cfg.out / "dataset"
-    printer(f"[demo] 4/4 convert {len(res.episodes)} bag(s) -> LeRobotDataset {res.dataset_dir}")
+    printer(f"[demo] 4/{cfg.n_steps} convert {len(res.episodes)} bag(s) -> LeRobotDataset {res.dataset_dir}")
     t0 = time.monotonic()
     _run_step(_cli("convert", str(res.bags_dir), "--contract", str(cfg.out / "contract.yaml"), "--out",
                    str(res.dataset_dir), "--repo-id", "local/lerobot_ros_demo", "--vcodec", cfg.vcodec, "--no-progress"),
@@ -223,6 +238,24 @@ def convert(cfg: DemoConfig, res: DemoResult, printer=print) -> None:
     res.video = videos[0] if videos else None
 
 
+def _run_eval(cfg: DemoConfig, source: list[str], eval_dir: Path, log_name: str, step: str, printer=print
+              ) -> tuple[Path | None, float | None, Path | None, str]:
+    """`lerobot-ros eval` with `source` (--expert [--attach NS] | --policy.path DIR): info, success, video, note."""
+    args = ["eval", "--env", cfg.env, "--task", cfg.sim_task, *source, "--n-episodes", str(cfg.eval_episodes),
+            "--render", f"{cfg.height}x{cfg.width}", "--videos", "1", "--output-dir", str(eval_dir)]
+    printer(f"[demo] {step} lerobot-ros {' '.join(args)}")
+    try:
+        _run_step(_cli(*args), cfg.out / "logs" / log_name, child_env(), 1200, "lerobot-ros eval")
+    except DemoError as exc:  # the recorded data is still worth converting: report, go on, exit non-zero
+        note = f"FAILED: {exc}"
+        printer(f"[demo]      {note}")
+        return None, None, None, note
+    info_path = eval_dir / "eval_info.json"
+    info = json.loads(info_path.read_text())
+    videos = sorted(eval_dir.rglob("*.mp4"))
+    return info_path, float(info["overall"]["pc_success"]), (videos[0] if videos else None), ""
+
+
 def evaluate(cfg: DemoConfig, res: DemoResult, printer=print, attach: str | None = None) -> None:
     """`lerobot-ros eval`; `attach`: the namespace of a running bridge + policy source to use."""
     if not cfg.eval:
@@ -230,30 +263,50 @@ def evaluate(cfg: DemoConfig, res: DemoResult, printer=print, attach: str | None
         return
     if not eval_available():
         res.eval_note = "pending: `lerobot-ros eval` is not in this install yet"
-        printer(f"[demo] 3/4 eval {res.eval_note}")
+        printer(f"[demo] 3/{cfg.n_steps} eval {res.eval_note}")
         return
-    eval_dir = cfg.out / "eval"
     if cfg.policy_path:
         source = ["--policy.path", cfg.policy_path]
     else:
         source = ["--expert"] + (["--attach", attach] if attach else [])
-    args = ["eval", "--env", cfg.env, "--task", cfg.sim_task, *source, "--n-episodes", str(cfg.eval_episodes),
-            "--render", f"{cfg.height}x{cfg.width}", "--videos", "1", "--output-dir", str(eval_dir)]
-    printer(f"[demo] 3/4 lerobot-ros {' '.join(args)}")
     t0 = time.monotonic()
     try:
-        _run_step(_cli(*args), cfg.out / "logs" / "eval.log", child_env(), 1200, "lerobot-ros eval")
-    except DemoError as exc:  # the recorded data is still worth converting: report, go on, exit non-zero
-        res.eval_note = f"FAILED: {exc}"
-        printer(f"[demo]      {res.eval_note}")
-        return
+        res.eval_info, res.eval_success, res.eval_video, res.eval_note = _run_eval(
+            cfg, source, cfg.out / "eval", "eval.log", f"3/{cfg.n_steps}", printer)
     finally:
         res.timings["eval_s"] = time.monotonic() - t0
-    res.eval_info = eval_dir / "eval_info.json"
-    info = json.loads(res.eval_info.read_text())
-    res.eval_success = float(info["overall"]["pc_success"])
-    videos = sorted(eval_dir.rglob("*.mp4"))
-    res.eval_video = videos[0] if videos else None
+
+
+def train_and_evaluate(cfg: DemoConfig, res: DemoResult, printer=print) -> None:
+    """--train N: ACT on the demo dataset with lerobot-train, then that checkpoint through policy_node."""
+    from lerobot_ros.demo.train import OFFLINE_BACKBONE_NOTE, train_act
+
+    printer(f"[demo] 5/{cfg.n_steps} lerobot-train: ACT for {cfg.train_steps} step(s) on {res.dataset_dir} "
+            f"(log: {cfg.out / 'logs' / 'train.log'})")
+    printer(f"[demo]      {OFFLINE_BACKBONE_NOTE}")
+    t0 = time.monotonic()
+    try:
+        res.train = train_act(res.dataset_dir, "local/lerobot_ros_demo", cfg.out / "train", cfg.train_steps,
+                              cfg.out / "logs" / "train.log", batch_size=cfg.train_batch_size)
+    except DemoError as exc:
+        res.train_note = f"FAILED: {exc}"
+        printer(f"[demo]      {res.train_note}")
+        return
+    finally:
+        res.timings["train_s"] = time.monotonic() - t0
+    tr = res.train
+    loss = f"loss {tr.first_loss:.3f} -> {tr.final_loss:.3f}" if tr.final_loss is not None else "loss not logged"
+    printer(f"[demo]      {tr.steps} steps in {tr.seconds:.0f} s, {loss}; checkpoint {tr.checkpoint}")
+    if not cfg.eval:
+        res.trained_eval_note = "skipped (--no-eval)"
+        return
+    t0 = time.monotonic()
+    try:
+        res.trained_eval_info, res.trained_eval_success, _, res.trained_eval_note = _run_eval(
+            cfg, ["--policy.path", str(tr.checkpoint)], cfg.out / "eval_trained", "eval_trained.log",
+            f"6/{cfg.n_steps}", printer)
+    finally:
+        res.timings["eval_trained_s"] = time.monotonic() - t0
 
 
 def run_demo(cfg: DemoConfig, printer=print) -> DemoResult:
@@ -272,6 +325,8 @@ def run_demo(cfg: DemoConfig, printer=print) -> DemoResult:
     finally:
         stop_launch(launch, printer)
     convert(cfg, res, printer)
+    if cfg.train_steps:
+        train_and_evaluate(cfg, res, printer)
     res.timings["total_s"] = time.monotonic() - t0
     (cfg.out / "summary.json").write_text(json.dumps(summary_dict(cfg, res), indent=2))
     return res
@@ -287,5 +342,11 @@ def summary_dict(cfg: DemoConfig, res: DemoResult) -> dict:
         "bags": str(res.bags_dir), "dataset": str(res.dataset_dir), "video": str(res.video) if res.video else None,
         "eval_info": str(res.eval_info) if res.eval_info else None, "eval_pc_success": res.eval_success,
         "eval_video": str(res.eval_video) if res.eval_video else None, "eval_note": res.eval_note,
+        "train": None if res.train is None else {
+            "steps": res.train.steps, "checkpoint": str(res.train.checkpoint), "first_loss": res.train.first_loss,
+            "final_loss": res.train.final_loss, "seconds": round(res.train.seconds, 1)},
+        "train_note": res.train_note,
+        "trained_eval_info": str(res.trained_eval_info) if res.trained_eval_info else None,
+        "trained_eval_pc_success": res.trained_eval_success, "trained_eval_note": res.trained_eval_note,
         "timings_s": {k: round(v, 1) for k, v in res.timings.items()},
     }

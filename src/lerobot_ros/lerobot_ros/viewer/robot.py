@@ -41,7 +41,7 @@ def load_robot(spec: str, robot_type: str = "", tip_link: str = DEFAULT_TIP, joi
             raise UrdfError(f"URDF file {spec} does not exist")
         text = path.read_text()
     else:
-        from lerobot_ros.demo.urdf import so101_urdf
+        from lerobot_ros.sim.so101_urdf import so101_urdf
 
         try:
             text = so101_urdf()

