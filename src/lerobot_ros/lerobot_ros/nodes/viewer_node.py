@@ -25,6 +25,8 @@ Parameters
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import rerun as rr
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
@@ -34,7 +36,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from lerobot_ros.codecs import CodecError, joint_trajectory_to_chunk
 from lerobot_ros.contract import ContractError, load_contract, message_class
-from lerobot_ros.hardware.ros_params import param_getter
+from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.qos import LATCHED_QOS, SENSOR_QOS
 from lerobot_ros.viewer import EpisodeInfo, LiveFeed, ViewerLayout, ViewerLog, load_robot, open_viewer, state_joints
@@ -44,28 +46,53 @@ from lerobot_ros.viz import UrdfError
 STATS_PERIOD_S = 10.0
 
 
+@dataclass(frozen=True)
+class ViewerParams:
+    """viewer_node's parameters; all read-only (they shape the layout and the served viewer at start-up)."""
+
+    contract: str = param("so101", "contract file or shipped name whose topics are shown")
+    urdf: str = param("", "URDF text or file for the 3D view; '' = the SO-101 URDF for SO-101 contracts")
+    tip_link: str = param("gripper_frame_link", "URDF link drawn as the gripper's path")
+    joint_zero: str = param("mid_range", "zero of joint_states: mid_range (this project's drivers) or urdf",
+                            choices=("mid_range", "urdf"))
+    jpeg_quality: int = param(75, "JPEG quality of the frames sent to the viewer", min=1, max=100)
+    max_image_hz: float = param(10.0, "frames per second shown per camera (the newest; others dropped); 0 = all",
+                                unit="Hz", min=0.0)
+    window_s: float = param(10.0, "time window of the plots", unit="s", min=0.0, min_exclusive=True)
+    viewer: str = param("auto", "auto (native when a display and the rerun binary exist, else web), web, native, "
+                                "file or none")
+    web_port: int = param(9090, "port of the served web viewer", min=1, max=65535)
+    grpc_port: int = param(9876, "port of rerun's gRPC server the web viewer reads", min=1, max=65535)
+    memory_limit: str = param("25%", "rerun server memory limit (oldest data dropped beyond it)")
+    save: str = param("", "also write the recording to this .rrd file ('' = no)")
+    predicted_chunk: str = param("/policy/predicted_chunk", "the policy's predicted chunk (JointTrajectory)")
+    diagnostics: str = param("/diagnostics", "diagnostics topic whose levels are plotted")
+
+
 class ViewerNode(Node):
+    params_class = ViewerParams
+
     def __init__(self, node_name: str = "viewer", **kwargs):
         super().__init__(node_name, **kwargs)
-        p = param_getter(self)
+        v = declare_params(self, ViewerParams).values
         try:
-            self.contract = load_contract(p("contract", "so101"))
+            self.contract = load_contract(v.contract)
         except ContractError as exc:
             raise NodeStartupError(str(exc)) from None
         try:
-            robot = load_robot(p("urdf", ""), self.contract.robot_type, p("tip_link", "gripper_frame_link"),
-                               p("joint_zero", "mid_range"))
+            robot = load_robot(v.urdf, self.contract.robot_type, v.tip_link,
+                               v.joint_zero)
         except (UrdfError, ValueError) as exc:
             raise NodeStartupError(str(exc)) from None
         layout = ViewerLayout.from_contract(self.contract, robot_3d=robot is not None)
         self.recording = rr.RecordingStream("lerobot_ros", recording_id=f"live-{self.contract.robot_type}")
-        log = ViewerLog(self.recording, layout, jpeg_quality=p("jpeg_quality", 75))
+        log = ViewerLog(self.recording, layout, jpeg_quality=v.jpeg_quality)
         self.joints = state_joints(self.contract)
-        self.feed = LiveFeed(log, self._decode_image, robot, self.joints, max_image_hz=p("max_image_hz", 10.0))
+        self.feed = LiveFeed(log, self._decode_image, robot, self.joints, max_image_hz=v.max_image_hz)
         try:
-            self.endpoint = open_viewer(self.recording, layout.blueprint(live=True, window_s=p("window_s", 10.0)),
-                                        p("viewer", "auto"), p("web_port", 9090), p("grpc_port", 9876),
-                                        p("memory_limit", "25%"), p("save", "") or None)
+            self.endpoint = open_viewer(self.recording, layout.blueprint(live=True, window_s=v.window_s),
+                                        v.viewer, v.web_port, v.grpc_port,
+                                        v.memory_limit, v.save or None)
         except (ValueError, RuntimeError) as exc:  # a bad mode, a port in use
             raise NodeStartupError(f"cannot open the viewer: {exc}") from None
         self._image_classes = {}
@@ -84,8 +111,8 @@ class ViewerNode(Node):
             b = self.contract.episode_boundary
             self.create_subscription(message_class(b.msg_type), b.topic, self._on_status, SENSOR_QOS)
         if robot is not None:
-            self.create_subscription(JointTrajectory, p("predicted_chunk", "/policy/predicted_chunk"), self._on_chunk, SENSOR_QOS)
-        self.create_subscription(DiagnosticArray, p("diagnostics", "/diagnostics"), self._on_diagnostics, SENSOR_QOS)
+            self.create_subscription(JointTrajectory, v.predicted_chunk, self._on_chunk, SENSOR_QOS)
+        self.create_subscription(DiagnosticArray, v.diagnostics, self._on_diagnostics, SENSOR_QOS)
         self.feed.start()
         self._said_error = False
         self.create_timer(STATS_PERIOD_S, self._report)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Callable
 
 from lerobot_ros.contract import ContractError, load_contract
+from lerobot_ros.policy.async_inference import AsyncInferenceConfig
 from lerobot_ros.policy.controller import PolicyController
 from lerobot_ros.policy.features import feature_mismatches
 from lerobot_ros.policy.inputs import check_tick_on, max_ages_ns, parse_overrides, policy_streams, streaming_resampler
@@ -51,10 +52,10 @@ def build_tick_loop(loaded: LoadedPolicy, contract, p, mode: str,
     dim = int(loaded.config.output_features["action"].shape[0])
     safety = SafetyFilter.from_lists(dim, p.action_lower, p.action_upper, p.max_delta)
     runner = PolicyRunner(loaded, robot_type=contract.robot_type, seed=None if p.seed < 0 else p.seed)
-    controller = PolicyController(
-        runner, safety, max_age_ns, p.on_stale, use_async=p.async_inference, threshold=p.chunk_threshold,
-        aggregate=p.aggregate_fn, actions_per_chunk=p.actions_per_chunk or None, trajectory_mode=mode == "trajectory",
-    )
+    async_config = AsyncInferenceConfig(p.chunk_threshold, p.aggregate_fn, p.actions_per_chunk or None) \
+        if p.async_inference else None
+    controller = PolicyController(runner, safety, max_age_ns, p.on_stale, async_inference=async_config,
+                                  trajectory_mode=mode == "trajectory")
     return PolicyTickLoop(
         controller, streaming_resampler(streams), streams, task=p.task, default_task=contract.task.default or "",
         running=p.autostart, mode=mode, target_rate=str(contract.fps) if tick_on == "timer" else f"on {tick_on}",
