@@ -125,7 +125,7 @@ def plan_bag(reader: BagReader, contract: Contract, task: str | None = None) -> 
             sizes = " -> ".join(f"{w}x{h}" for (h, w) in s.sizes)
             raise BagError(reader.path, f"images on {contract.features[name].topic} change size mid-bag ({sizes})")
     spans = _episode_spans(bounds)
-    plan = BagPlan(str(reader.path), [], truncated=reader.truncated)
+    plan = BagPlan(str(reader.path), [], truncated=reader.truncated, notes=list(reader.notes))
     if reader.truncated:
         plan.notes.append(f"truncated bag: read the complete chunks only ({reader.stream_stats.stop_reason if reader.stream_stats else ''})")
     default_task = task or reader.custom_data.get(contract.task.metadata_key) or contract.task.default

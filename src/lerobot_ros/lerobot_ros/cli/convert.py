@@ -31,19 +31,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def find_bags(paths: list[str]) -> list[Path]:
-    """Bags among the arguments: a bag folder (metadata.yaml or storage files), a storage file, or a folder of bags."""
-    out: list[Path] = []
-    for arg in paths:
-        path = Path(arg)
-        if not path.exists():
-            out.append(path)  # reported as missing by the worker, like any bad bag
-        elif path.is_file() or (path / "metadata.yaml").exists() or any(path.glob("*.mcap")) or any(path.glob("*.db3")):
-            out.append(path)
-        else:
-            children = sorted(c for c in path.iterdir() if not c.name.startswith("."))
-            found = [c for c in children if c.suffix in (".mcap", ".db3") or (c.is_dir() and ((c / "metadata.yaml").exists() or any(c.glob("*.mcap")) or any(c.glob("*.db3"))))]
-            out.extend(found or [path])
-    return out
+    """Bags among the arguments (bag folders, storage files, folders holding bags at any depth)."""
+    from lerobot_ros.bag.layout import find_bags as find
+
+    return find(paths)
 
 
 def _init_worker(queue) -> None:
