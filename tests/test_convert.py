@@ -241,3 +241,35 @@ def test_ctrl_c_leaves_a_dataset_that_loads(tmp_path, ros_env):
     assert 1 <= ds.num_episodes <= 2 and ds[0]["task"] == "task 0"
     assert not (tmp_path / ".ds.partial").exists()
     assert "interrupted" in output
+
+
+def test_bags_that_rosbags_alone_misread_convert_whole(tmp_path, capsys):
+    """A bag whose metadata.yaml QoS text was edited, and a 12-file split without metadata.yaml (a plain
+    sort reads _10, _11 before _2), convert with every state sample in place."""
+    import shutil
+
+    edited = write_so101_bag(tmp_path / "edited", 2.0, task="edited qos")
+    meta = edited / "metadata.yaml"
+    doc = yaml.safe_load(meta.read_text())
+    for entry in doc["rosbag2_bagfile_information"]["topics_with_message_count"]:
+        entry["topic_metadata"]["offered_qos_profiles"] = "- history: 1\n  depth: 99\n  reliability: 2\n  durability: 2\n"
+    meta.write_text(yaml.safe_dump(doc))
+    msgs = list(so101_messages(2.0, task="split"))
+    split = tmp_path / "split"
+    split.mkdir()
+    bounds = np.linspace(0, len(msgs), 13).astype(int)
+    for k in range(12):
+        part = write_bag(tmp_path / f"part{k}", msgs[bounds[k]:bounds[k + 1]])
+        shutil.move(part / f"part{k}.mcap", split / f"split_{k}.mcap")
+    out = tmp_path / "ds"
+    assert run_cli(edited, split, "--contract", contract_file(tmp_path), "--out", out) == 0
+    text = capsys.readouterr().out
+    assert "out-of-order" not in text and "truncated" not in text
+    assert "no metadata.yaml: read its 12 storage files in numeric order" in text
+    ds = load(out)
+    assert [int(e["length"]) for e in ds.meta.episodes] == [61, 61]
+    columns = ds.hf_dataset.with_format("numpy")
+    expected = np.rad2deg(joint_positions(np.arange(61) / 30))
+    for e in range(2):
+        state = np.stack(columns["observation.state"][e * 61:(e + 1) * 61])
+        np.testing.assert_allclose(state, expected, atol=0.05)
