@@ -273,3 +273,31 @@ def test_bags_that_rosbags_alone_misread_convert_whole(tmp_path, capsys):
     for e in range(2):
         state = np.stack(columns["observation.state"][e * 61:(e + 1) * 61])
         np.testing.assert_allclose(state, expected, atol=0.05)
+
+
+def test_resize_covers_a_mid_bag_size_change(tmp_path):
+    from lerobot_ros.bag import BagError, BagReader
+    from lerobot_ros.bag.episodes import iter_frames, plan_bag
+    from lerobot_ros.contract import load_contract
+
+    msgs = []
+    for topic, msgtype, t, msg in so101_messages(1.0, compressed=False, task="t"):
+        if topic == "/front/image_raw" and t > T0 + 500_000_000:  # the camera switches to half size
+            msg = numpy_to_image(np.zeros((H // 2, W // 2, 3), np.uint8), "rgb8", stamp_ns=t - 1_000_000)
+        msgs.append((topic, msgtype, t, msg))
+    bag = write_bag(tmp_path / "resized", msgs)
+    plain = load_contract(contract_file(tmp_path, "sensor_msgs/msg/Image", "/front/image_raw"))
+    with BagReader(bag) as reader, pytest.raises(BagError) as info:
+        plan_bag(reader, plain)
+    assert f"change size mid-bag (64x48 -> 32x24); add `{{resize: [{H}, {W}]}}` to observation.images.front's transforms" in str(info.value)
+    path = contract_file(tmp_path, "sensor_msgs/msg/Image", "/front/image_raw")
+    data = yaml.safe_load(path.read_text())
+    data["features"]["observation.images.front"]["transforms"] = [{"resize": [H, W]}]
+    path.write_text(yaml.safe_dump(data))
+    with BagReader(bag) as reader:
+        contract = load_contract(path)
+        plan = plan_bag(reader, contract)
+        frames = [f["observation.images.front"] for _e, _k, f in iter_frames(reader, contract, plan)]
+    assert len(frames) == 31 and all(f.shape == (H, W, 3) for f in frames)
+    np.testing.assert_array_equal(frames[5], camera_frame(5, H, W))  # raw rgb8 at full size: exact
+    assert frames[-1].max() == 0  # the half-size black frames, resized up
