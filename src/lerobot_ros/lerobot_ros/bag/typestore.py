@@ -30,9 +30,29 @@ def project_types() -> dict:
     return types
 
 
+STORE = Stores.LATEST
+
+
+def _distro_of(store: Stores) -> str:
+    """The ROS 2 distribution whose definitions `store` holds (LATEST is an alias of one, e.g. jazzy)."""
+    import importlib
+
+    fielddefs = importlib.import_module(f"rosbags.typesys.stores.{store.value}").FIELDDEFS
+    for candidate in Stores:
+        if candidate.value.startswith("ros2_"):
+            module = importlib.import_module(f"rosbags.typesys.stores.{candidate.value}")
+            if module.FIELDDEFS is fielddefs:
+                return candidate.value.removeprefix("ros2_")
+    return store.value.removeprefix("ros2_")
+
+
+#: the distro name written into bags as ros_distro: the one whose message definitions (and hashes) they carry
+TYPESTORE_DISTRO = _distro_of(STORE)
+
+
 @functools.lru_cache(maxsize=1)
 def _base() -> Typestore:
-    store = get_typestore(Stores.LATEST)
+    store = get_typestore(STORE)
     store.register(project_types())
     return store
 
