@@ -301,3 +301,37 @@ def test_resize_covers_a_mid_bag_size_change(tmp_path):
     assert len(frames) == 31 and all(f.shape == (H, W, 3) for f in frames)
     np.testing.assert_array_equal(frames[5], camera_frame(5, H, W))  # raw rgb8 at full size: exact
     assert frames[-1].max() == 0  # the half-size black frames, resized up
+
+
+def test_workers_decode_and_one_writer_gives_the_same_dataset(tmp_path, capsys):
+    """--workers 2: bags decode in two processes, this one writes. A bag failing in planning (corrupt) and
+    one failing part-way through its frames (a compressed camera changing size) leave the other bags'
+    episodes in order, the same as one worker."""
+    bags = tmp_path / "bags"
+    good = [write_so101_bag(bags / f"good_{k}", 0.5, task=f"task {k}", t0=T0 + k * 10**12) for k in range(3)]
+    resized = []
+    for topic, msgtype, t, msg in so101_messages(1.0, task="t"):
+        if topic == "/front/image_raw/compressed" and t > T0 + 600_000_000:
+            from lerobot_ros.codecs import numpy_to_compressed
+
+            msg = numpy_to_compressed(np.zeros((H // 2, W // 2, 3), np.uint8), stamp_ns=t - 1_000_000)
+        resized.append((topic, msgtype, t, msg))
+    late_fail = write_bag(bags / "late_fail", resized)
+    (bags / "corrupt.mcap").write_bytes(b"\x89MCAP0\r\n" + bytes(200))
+    order = [good[0], late_fail, bags / "corrupt.mcap", good[1], good[2]]
+    contract = contract_file(tmp_path)
+    results = {}
+    for workers in (1, 2):
+        out = tmp_path / f"ds_w{workers}"
+        assert run_cli(*order, "--contract", contract, "--out", out, "--workers", workers) == 1
+        text = capsys.readouterr().out
+        errors = sorted(line.split(": ", 2)[1] for line in text.splitlines() if line.startswith("error: "))
+        ds = load(out)
+        state = np.stack(ds.hf_dataset.with_format("numpy")["observation.state"])
+        results[workers] = (errors, [ds[int(e["dataset_from_index"])]["task"] for e in ds.meta.episodes], state)
+        report = json.loads((out / "meta" / "lerobot_ros_qa.json").read_text())
+        assert [b["status"] for b in report["bags"]] == ["ok", "failed", "failed", "ok", "ok"]
+        assert report["bags"][1]["error"].endswith("change size mid-bag (64x48 -> 32x24); add `{resize: [48, 64]}` to observation.images.front's transforms to write them all at 64x48")
+    assert results[1][0] == results[2][0] == sorted([str(late_fail), str(bags / "corrupt.mcap")])
+    assert results[1][1] == results[2][1] == ["task 0", "task 1", "task 2"]
+    np.testing.assert_array_equal(results[1][2], results[2][2])

@@ -1,19 +1,16 @@
 """Convert rosbag2 recordings into a LeRobotDataset v3, per a topic contract.
 
-Each bag is one episode (or several, where the contract's episode_boundary topic says so). Bags
-convert in parallel worker processes; each episode is written whole or not at all; bad bags are
-reported and skipped; the dataset is reloaded with LeRobotDataset as a check; a QA report (JSON and
+Each bag is one episode (or several, where the contract's episode_boundary topic says so). With
+--workers N, N processes read and decode bags while this one encodes them into a single dataset.
+Each episode is written whole or not at all; bad bags are reported and skipped; the dataset is reloaded with LeRobotDataset as a check; a QA report (JSON and
 a table) says per episode and stream what the resampler had to do. Ctrl-C keeps the finished episodes.
 """
 
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
 import shutil
-import signal
 import sys
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
 
@@ -35,21 +32,6 @@ def find_bags(paths: list[str]) -> list[Path]:
     from lerobot_ros.bag.layout import find_bags as find
 
     return find(paths)
-
-
-def _init_worker(queue) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; workers stop between frames
-    global _QUEUE
-    _QUEUE = queue
-
-
-_QUEUE = None
-
-
-def _run_job(job, stop):
-    from lerobot_ros.dataset.convert import convert_bag
-
-    return convert_bag(job, stop, progress=lambda n: _QUEUE.put(n) if _QUEUE is not None else None)
 
 
 def _fail(msg: str, code: int = 2) -> int:
@@ -96,9 +78,16 @@ def run(args) -> int:
 
 
 def _run_jobs(jobs, workers: int, show_progress: bool):
+    """Convert every job into one dataset part. --workers 1 decodes in this process; N > 1 decodes in N
+    worker processes (lerobot_ros.dataset.parallel) while this process encodes, so there is only ever one
+    encoder. Ctrl-C keeps the episodes saved so far."""
     from tqdm import tqdm
 
-    entries: dict[int, dict] = {}
+    from lerobot_ros.contract import load_contract
+    from lerobot_ros.dataset.convert import BagStatus, read_bag, write_frames
+    from lerobot_ros.dataset.writer import create_dataset
+
+    entries: dict = {}
     interrupted = False
     bar = tqdm(total=len(jobs), unit="bag", desc="convert", disable=not show_progress, file=sys.stderr)
     frames = [0]
@@ -108,83 +97,63 @@ def _run_jobs(jobs, workers: int, show_progress: bool):
         bar.set_postfix(frames=frames[0], refresh=False)
         bar.refresh()
 
-    if workers == 1:  # in-process, all bags into one dataset part (no merge step)
-        import threading
+    pool = None
+    if workers > 1 and len(jobs) > 1:
+        from lerobot_ros.dataset.parallel import DecodePool
 
-        from lerobot_ros.contract import load_contract
-        from lerobot_ros.dataset.convert import convert_bag
-        from lerobot_ros.dataset.writer import create_dataset
-
-        stop = threading.Event()
-        shared = None
-        try:
-            for job in jobs:
-                if shared is None:
-                    shared = create_dataset(Path(job.part_root), job.part_repo_id, load_contract(job.contract), job.vcodec)
-                try:
-                    entries[job.index] = convert_bag(job, stop, tick, dataset=shared)
-                except KeyboardInterrupt:
-                    interrupted = True
-                if entries.get(job.index, {}).get("status") == "stopped":
-                    interrupted = True
-                bar.update(1)
-                if interrupted:
-                    break
-        finally:
-            if shared is not None:
-                if shared.has_pending_frames():
-                    shared.clear_episode_buffer()
-                shared.finalize()
-                if any(e.get("written") for entry in entries.values() for e in entry["episodes"]):
-                    first = next(iter(entries.values()))
-                    first["part"] = [jobs[0].part_repo_id, jobs[0].part_root]
-    else:
-        ctx = mp.get_context("spawn")
-        manager = ctx.Manager()
-        stop, queue = manager.Event(), manager.Queue()
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(queue,))
-        futures = {pool.submit(_run_job, job, stop): job for job in jobs}
-        pending = set(futures)
-        try:
-            while pending:
-                try:
-                    done, pending = wait(pending, timeout=0.3, return_when=FIRST_COMPLETED)
-                    while not queue.empty():
-                        tick(queue.get_nowait())
-                    for f in done:
-                        entries[futures[f].index] = f.result()
-                        bar.update(1)
-                except KeyboardInterrupt:
-                    if interrupted:
-                        raise
-                    interrupted = True
-                    stop.set()
-                    for f in pending:
-                        f.cancel()
-                    print("\ninterrupted: finishing the episodes already saved (Ctrl-C again to abandon)", file=sys.stderr)
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-            manager.shutdown()
+        pool = DecodePool(jobs, workers)
+    shared = None
+    try:
+        shared = create_dataset(Path(jobs[0].part_root), jobs[0].part_repo_id, load_contract(jobs[0].contract), jobs[0].vcodec)
+        for position, job in enumerate(jobs):
+            items = pool.items(position) if pool is not None else read_bag(job)
+            try:
+                entry = next(items)
+                if entry.status is BagStatus.OK:
+                    entry = write_frames(job, entry, items, shared, None, tick)
+                    if pool is not None:
+                        pool.drain(items)
+            except KeyboardInterrupt:
+                interrupted = True
+                break
+            finally:
+                items.close()
+            entries[job.index] = entry
+            bar.update(1)
+            if entry.status is BagStatus.STOPPED:
+                interrupted = True
+                break
+    finally:
+        if pool is not None:
+            pool.close()
+        if shared is not None:
+            if shared.has_pending_frames():
+                shared.clear_episode_buffer()
+            shared.finalize()
+            if any(entry.written for entry in entries.values()):
+                first = next(iter(entries.values()))
+                first.part = (jobs[0].part_repo_id, jobs[0].part_root)
     bar.close()
     return [entries[j.index] if j.index in entries else _not_run(j) for j in jobs], interrupted
 
 
-def _not_run(job) -> dict:
-    return {"bag": job.bag, "status": "stopped", "error": "not converted (interrupted)", "episodes": [], "notes": [], "part": None}
+def _not_run(job):
+    from lerobot_ros.dataset.convert import BagEntry, BagStatus
+
+    return BagEntry(job.bag, BagStatus.STOPPED, "not converted (interrupted)")
 
 
-def _finish(args, contract, out: Path, work: Path, repo_id: str, entries: list[dict], interrupted: bool) -> int:
+def _finish(args, contract, out: Path, work: Path, repo_id: str, entries: list, interrupted: bool) -> int:
     from lerobot_ros.dataset.qa import build_report, format_table, write_report
     from lerobot_ros.dataset.writer import merge_parts, verify_dataset
 
     parts, expected = [], []
     for entry in entries:
-        if entry.get("part"):
-            parts.append((entry["part"][0], Path(entry["part"][1])))
-        for ep in entry["episodes"]:
-            if ep.get("written"):
-                ep["dataset_episode"] = len(expected)
-                expected.append(ep["frames"])
+        if entry.part:
+            parts.append((entry.part[0], Path(entry.part[1])))
+        for ep in entry.written:
+            ep.dataset_episode = len(expected)
+            expected.append(ep.frames)
     dataset_path = None
     code = 0
     if parts:
@@ -213,6 +182,6 @@ def _finish(args, contract, out: Path, work: Path, repo_id: str, entries: list[d
         code = 1
     if interrupted:
         return 130
-    if any(e["status"] != "ok" for e in entries):
+    if any(e.status != "ok" for e in entries):
         code = 1
     return code

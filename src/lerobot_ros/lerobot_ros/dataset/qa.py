@@ -6,21 +6,24 @@ import json
 from pathlib import Path
 
 
-def build_report(contract_path: str, entries: list[dict], dataset: str | None, interrupted: bool) -> dict:
-    episodes = [e for b in entries for e in b["episodes"] if e.get("written")]
+def build_report(contract_path: str, entries: list, dataset: str | None, interrupted: bool) -> dict:
+    """The JSON report of a run from its BagEntry records (lerobot_ros.dataset.convert)."""
+    from lerobot_ros.dataset.convert import BagStatus
+
+    episodes = [e for b in entries for e in b.written]
     return {
         "contract": contract_path,
         "dataset": dataset,
         "interrupted": interrupted,
         "summary": {
             "bags": len(entries),
-            "bags_ok": sum(b["status"] == "ok" for b in entries),
-            "bags_failed": sum(b["status"] == "failed" for b in entries),
+            "bags_ok": sum(b.status is BagStatus.OK for b in entries),
+            "bags_failed": sum(b.status is BagStatus.FAILED for b in entries),
             "episodes_written": len(episodes),
-            "frames_written": sum(e["frames"] for e in episodes),
-            "warnings": sum(len(e["warnings"]) for b in entries for e in b["episodes"]),
+            "frames_written": sum(e.frames for e in episodes),
+            "warnings": sum(len(e.warnings) for b in entries for e in b.episodes),
         },
-        "bags": entries,
+        "bags": [b.to_dict() for b in entries],
     }
 
 
