@@ -170,3 +170,6 @@ def test_nested_folders_of_bags_are_found(tmp_path):
     found = [p.relative_to(root).as_posix() for p in find_bags([root])]
     assert found == ["day1/run_2", "day1/run_10", "day2/session/a", "day3", "loose"]
     assert find_bags([root / "loose", root / "day3" / "bare.mcap"]) == [root / "loose", root / "day3" / "bare.mcap"]
+    shutil.copy(root / "loose" / "loose.mcap", root / "day1" / "extra_1.mcap")  # loose files beside bag folders
+    found = [p.relative_to(root).as_posix() for p in find_bags([root / "day1"])]
+    assert found == ["day1/extra_1.mcap", "day1/run_2", "day1/run_10"]

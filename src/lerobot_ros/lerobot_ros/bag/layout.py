@@ -140,23 +140,37 @@ def _from_metadata(path: Path, meta: Path) -> BagLayout:
 
 def find_bags(paths) -> list[Path]:
     """Bags among `paths`: a bag itself, or every bag found below a folder that is not one (at any depth,
-    in numeric order; hidden folders skipped). A missing path is kept, to be reported like any bad bag."""
+    in numeric order; hidden folders skipped). A folder of storage files without metadata.yaml is one
+    (split) bag unless it also holds bag folders; then each loose storage file is a bag of its own.
+    A missing path is kept, to be reported like any bad bag."""
     out: list[Path] = []
     for arg in paths:
         path = Path(arg)
-        if not path.exists() or is_bag(path):
+        if not path.is_dir() or _is_bag_folder(path):
             out.append(path)
             continue
-        found = _bags_below(path) if path.is_dir() else []
-        out.extend(found or [path])
+        out.extend(_bags_below(path) or [path])
     return out
+
+
+def _subfolders(folder: Path) -> list[Path]:
+    return [c for c in folder.iterdir() if c.is_dir() and not c.name.startswith(".")]
+
+
+def _is_bag_folder(folder: Path) -> bool:
+    if (folder / "metadata.yaml").is_file():
+        return True
+    return bool(storage_files(folder)) and not any(is_bag(c) or _bags_below(c) for c in _subfolders(folder))
 
 
 def _bags_below(folder: Path) -> list[Path]:
     found: list[Path] = []
     for child in numeric_order(c for c in folder.iterdir() if not c.name.startswith(".")):
-        if is_bag(child):
+        if child.is_file():
+            if child in storage_files(folder):
+                found.append(child)
+        elif _is_bag_folder(child):
             found.append(child)
-        elif child.is_dir():
+        else:
             found.extend(_bags_below(child))
     return found

@@ -24,6 +24,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vcodec", default="libsvtav1", help="video codec (LeRobot's choices; default libsvtav1)")
     p.add_argument("--strict", action="store_true", help="treat QA warnings as failures (the episode is not written)")
     p.add_argument("--report", default=None, help="QA report JSON path (default: OUT/meta/lerobot_ros_qa.json)")
+    p.add_argument("--num-shards", type=int, default=1, help="split the bags into K shards (batch jobs); see --shard-index")
+    p.add_argument("--shard-index", type=int, default=0,
+                   help="convert only shard I of --num-shards (bags I, I+K, ... of the sorted list); join the parts with `lerobot-ros merge`")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -55,7 +58,13 @@ def run(args) -> int:
 
     if args.vcodec not in vcodec_choices():
         return _fail(f"unknown --vcodec {args.vcodec!r}; choose one of {', '.join(vcodec_choices())}")
-    bags = find_bags(args.bags)
+    if args.num_shards < 1 or not 0 <= args.shard_index < args.num_shards:
+        return _fail(f"--shard-index must be in 0..{args.num_shards - 1} and --num-shards at least 1")
+    all_bags = find_bags(args.bags)
+    bags = all_bags[args.shard_index :: args.num_shards]
+    if not bags:
+        return _fail(f"shard {args.shard_index} of {args.num_shards} holds no bag ({len(all_bags)} bag(s) found)")
+    args.shard = None if args.num_shards == 1 else {"index": args.shard_index, "count": args.num_shards, "bags_total": len(all_bags)}
     repo_id = args.repo_id or f"local/{out.name}"
     work = out.with_name(f".{out.name}.partial")
     if work.exists():
@@ -169,6 +178,8 @@ def _finish(args, contract, out: Path, work: Path, repo_id: str, entries: list, 
         staged.rename(out)
         dataset_path = str(out)
     report = build_report(str(contract.source), entries, dataset_path, interrupted)
+    if getattr(args, "shard", None):
+        report["shard"] = args.shard
     report_path = Path(args.report) if args.report else (out / "meta" / "lerobot_ros_qa.json" if dataset_path else None)
     if report_path is not None:
         write_report(report, report_path)

@@ -27,6 +27,31 @@ def build_report(contract_path: str, entries: list, dataset: str | None, interru
     }
 
 
+def merge_reports(reports: list[dict], dataset: str | None) -> dict:
+    """One report for a dataset merged from parts (shards): bags in part order, dataset_episode numbers
+    shifted by the episodes of the parts before, summaries added up."""
+    bags, offset = [], 0
+    for report in reports:
+        written = 0
+        for bag in report["bags"]:
+            bag = json.loads(json.dumps(bag))
+            for ep in bag["episodes"]:
+                if ep.get("written") and ep.get("dataset_episode") is not None:
+                    ep["dataset_episode"] += offset
+                    written += 1
+            bags.append(bag)
+        offset += written
+    keys = ("bags", "bags_ok", "bags_failed", "episodes_written", "frames_written", "warnings")
+    return {
+        "contract": reports[0]["contract"] if reports else None,
+        "dataset": dataset,
+        "interrupted": any(r.get("interrupted") for r in reports),
+        "summary": {k: sum(r["summary"][k] for r in reports) for k in keys},
+        "parts": [{"dataset": r.get("dataset"), "shard": r.get("shard"), "summary": r["summary"]} for r in reports],
+        "bags": bags,
+    }
+
+
 def write_report(report: dict, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2, default=str))
