@@ -27,6 +27,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--num-shards", type=int, default=1, help="split the bags into K shards (batch jobs); see --shard-index")
     p.add_argument("--shard-index", type=int, default=0,
                    help="convert only shard I of --num-shards (bags I, I+K, ... of the sorted list); join the parts with `lerobot-ros merge`")
+    p.add_argument("--push-to-hub", default=None, metavar="REPO",
+                   help="upload the finished dataset to the Hugging Face Hub as REPO (namespace/name) with LeRobot's push_to_hub")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -65,7 +67,16 @@ def run(args) -> int:
     if not bags:
         return _fail(f"shard {args.shard_index} of {args.num_shards} holds no bag ({len(all_bags)} bag(s) found)")
     args.shard = None if args.num_shards == 1 else {"index": args.shard_index, "count": args.num_shards, "bags_total": len(all_bags)}
-    repo_id = args.repo_id or f"local/{out.name}"
+    if args.push_to_hub is not None:
+        from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+        try:
+            validate_repo_id(args.push_to_hub)
+            if "/" not in args.push_to_hub:
+                raise HFValidationError("expected namespace/name")
+        except HFValidationError as exc:
+            return _fail(f"--push-to-hub {args.push_to_hub!r} is not a Hub repo id ({' '.join(str(exc).split())[:160]})")
+    repo_id = args.repo_id or args.push_to_hub or f"local/{out.name}"
     work = out.with_name(f".{out.name}.partial")
     if work.exists():
         return _fail(f"{work} exists (left by an interrupted run?); remove it first")
@@ -195,4 +206,21 @@ def _finish(args, contract, out: Path, work: Path, repo_id: str, entries: list, 
         return 130
     if any(e.status != "ok" for e in entries):
         code = 1
+    if dataset_path and getattr(args, "push_to_hub", None):
+        code = max(code, _push(out, args.push_to_hub))
     return code
+
+
+def _push(root: Path, repo: str) -> int:
+    """LeRobot's own upload of the finished dataset; a failure (offline, no token) is one line, and the
+    dataset stays complete on disk."""
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    try:
+        LeRobotDataset(repo, root=root).push_to_hub()
+    except Exception as exc:
+        why = " ".join(str(exc).split())[:200]
+        return _fail(f"the dataset is complete at {root}, but uploading it to the Hub as {repo} failed "
+                     f"({type(exc).__name__}: {why}); upload it later with LeRobotDataset({repo!r}, root={str(root)!r}).push_to_hub()", 1)
+    print(f"uploaded: https://huggingface.co/datasets/{repo}")
+    return 0
