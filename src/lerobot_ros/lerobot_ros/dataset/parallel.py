@@ -11,7 +11,6 @@ Memory stays flat: each queue holds at most QUEUE_FRAMES frames.
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 import queue as queue_mod
 import signal
 from typing import Iterator
@@ -19,15 +18,10 @@ from typing import Iterator
 from lerobot_ros.dataset.convert import END, FAILED, BagEntry, BagJob, BagStatus, read_bag
 
 QUEUE_FRAMES = 8  # decoded frames buffered per worker (2 cameras 640x480: ~15 MB)
-DECODE_NICENESS = 5
 
 
 def _decode_worker(jobs: list[BagJob], out, stop) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it stops us through `stop`
-    try:  # the encoder in the parent is the bottleneck: decoding takes the cycles it leaves
-        os.nice(DECODE_NICENESS)
-    except OSError:
-        pass
     for job in jobs:
         for item in read_bag(job, stop):
             out.put(item)
