@@ -118,15 +118,15 @@ def _run_jobs(jobs, workers: int, show_progress: bool):
         bar.refresh()
 
     pool = None
-    if workers > 1 and len(jobs) > 1:
+    if workers > 1 and len(jobs) > 1:  # the first bag decodes here while the workers start up
         from lerobot_ros.dataset.parallel import DecodePool
 
-        pool = DecodePool(jobs, workers)
+        pool = DecodePool(jobs[1:], workers)
     shared = None
     try:
         shared = create_dataset(Path(jobs[0].part_root), jobs[0].part_repo_id, load_contract(jobs[0].contract), jobs[0].vcodec)
         for position, job in enumerate(jobs):
-            items = pool.items(position) if pool is not None else read_bag(job)
+            items = pool.items(position - 1) if pool is not None and position > 0 else read_bag(job)
             try:
                 entry = next(items)
                 if entry.status is BagStatus.OK:

@@ -5,7 +5,8 @@ run with two workers took longer than with one. Here the workers only read and d
 no LeRobot or torch import, so each starts quickly and is started once for the whole run) and stream
 frames through a bounded queue each; the parent writes them into a single dataset in bag order. Worker
 w converts bags w, w+N, ... in order, so the parent always reads the queue whose bag is next.
-Memory stays flat: each queue holds at most QUEUE_FRAMES frames.
+Memory stays flat: each queue holds at most QUEUE_FRAMES frames. The caller decodes the first bag
+itself, which hides the workers' start-up (a few seconds of imports) behind useful work.
 """
 
 from __future__ import annotations
