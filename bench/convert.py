@@ -1,11 +1,12 @@
 """Benchmark: rosbag2 -> LeRobotDataset conversion speed against LeRobot's writer alone (same run).
 
 Builds a synthetic SO-101 recording (2 cameras 480x640 at 30 fps as CompressedImage with camera-like
-content, joint states at 100 Hz, commands at 30 Hz) split into --bags bags, then measures:
+content, joint states at 100 Hz, commands at 30 Hz) split into --bags bags (4), then measures:
   - writer alone: LeRobot's writer (streaming encoding, same codec) writing the same frames, already decoded;
   - the whole conversion (`lerobot-ros convert`) with 1 and 2 workers, default codec and h264;
   - peak memory of a conversion for bags of --memory-lengths seconds (flat with bag length is the goal).
 Figure: conversion (1 worker, default codec) / writer alone. Goal <= 1.25.
+Second figure (workers_ratio): the same bags with 2 workers / with 1 worker, default codec. Goal <= 0.75.
 Default run is short (10 s of data); use --seconds 60 and --memory-lengths 60,180 for the issue's lengths.
 """
 
@@ -122,7 +123,7 @@ def peak_memory(seconds: float, contract_path: Path, folder: Path, height: int, 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seconds", type=float, default=10.0, help="seconds of recording (default 10; the issue's figure: 60)")
-    p.add_argument("--bags", type=int, default=2, help="split the recording into this many bags (episodes)")
+    p.add_argument("--bags", type=int, default=4, help="split the recording into this many bags (episodes)")
     p.add_argument("--height", type=int, default=480)
     p.add_argument("--width", type=int, default=640)
     p.add_argument("--codecs", default="libsvtav1,h264")
@@ -171,6 +172,11 @@ def main() -> int:
     summary = {"bench": "convert", "figure": figure, "goal": 1.25, "goal_op": "<=",
                "meets_goal": figure is not None and figure <= 1.25,
                "seconds": args.seconds, "frames": frames, "cameras": f"2x{args.height}x{args.width}", **results}
+    ratio = None
+    if codecs and {1, 2} <= set(workers):
+        ratio = round(results[f"convert_{codecs[0]}_w2_s"] / results[f"convert_{codecs[0]}_w1_s"], 3)
+        print(f"2 workers / 1 worker ({codecs[0]}, {args.bags} bags): {ratio:.2f} (goal <= 0.75)")
+    summary.update(workers_ratio=ratio, workers_goal=0.75, workers_meets_goal=ratio is not None and ratio <= 0.75)
     if len(mem) >= 2:
         first, last = mem[lengths[0]], mem[lengths[-1]]
         summary["peak_rss_growth"] = round(last / first, 3)

@@ -76,8 +76,9 @@ def test_truncated_mcap_is_read_front_to_back_and_recovered(tmp_path):
 def test_bag_folder_without_metadata_yaml_is_read(tmp_path):
     path = write_bag(tmp_path / "bag", _messages(50), storage="mcap", custom_data={"task": "t"})
     (path / "metadata.yaml").unlink()  # writer killed before it wrote metadata.yaml
-    with open_bag(path) as bag:
-        assert bag.truncated and bag.topics["/js"].count == 50
+    with open_bag(path) as bag:  # its storage file is complete: read whole, nothing to call truncated
+        assert not bag.truncated and bag.topics["/js"].count == 50
+        assert bag.topics["/js"].metadata_count is None and bag.custom_data == {}
 
 
 def test_bad_inputs_name_the_bag(tmp_path):
@@ -119,3 +120,45 @@ def test_custom_interface_types_roundtrip(tmp_path):
         _t, msgtype, _l, raw = next(bag.messages())
         out = bag.deserialize(raw, msgtype)
         assert (out.episode_index, out.task, out.done) == (3, "stack", True)
+
+
+@pytest.mark.parametrize("storage", ["mcap", "sqlite3"])
+def test_written_bags_carry_type_hashes_and_a_distro_name(tmp_path, storage):
+    """What rosbag2's storage plugins write: RIHS01 per MCAP channel (topic_type_hash) matching the hash
+    rosidl generated for the installed message package, and ros_distro a distro name, not 'rosbags'."""
+    import json
+    import sqlite3
+    import sys
+    from pathlib import Path
+
+    import yaml
+
+    from lerobot_ros.bag.typestore import TYPESTORE_DISTRO
+
+    path = write_bag(tmp_path / "bag", _messages(3), storage=storage)
+    rosidl = {}
+    for msgtype in ("sensor_msgs/msg/JointState", "sensor_msgs/msg/Image"):
+        desc = json.loads((Path(sys.prefix) / "share" / f"{msgtype}.json").read_text())
+        rosidl[msgtype] = next(h["hash_string"] for h in desc["type_hashes"] if h["type_name"] == msgtype)
+    assert TYPESTORE_DISTRO in ("jazzy", "kilted", "lyrical")
+    meta = yaml.safe_load((path / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    assert meta["ros_distro"] == TYPESTORE_DISTRO
+    hashes = {t["topic_metadata"]["type"]: t["topic_metadata"]["type_description_hash"] for t in meta["topics_with_message_count"]}
+    assert {k: hashes[k] for k in rosidl} == rosidl
+    if storage == "mcap":
+        from mcap.reader import make_reader
+
+        with (path / "bag.mcap").open("rb") as fh:
+            reader = make_reader(fh)
+            summary = reader.get_summary()
+            channels = {c.topic: c for c in summary.channels.values()}
+            assert channels["/js"].metadata["topic_type_hash"] == rosidl["sensor_msgs/msg/JointState"]
+            assert channels["/cam/image_raw"].metadata["topic_type_hash"] == rosidl["sensor_msgs/msg/Image"]
+            assert "offered_qos_profiles" in channels["/js"].metadata
+            record = next(m for m in reader.iter_metadata() if m.name == "rosbag2")
+            assert f"ros_distro: {TYPESTORE_DISTRO}" in record.metadata["serialized_metadata"]
+    else:
+        with sqlite3.connect(path / "bag.db3") as db:
+            assert db.execute("SELECT ros_distro FROM schema").fetchall() == [(TYPESTORE_DISTRO,)]
+    with open_bag(path) as bag:
+        assert bag.ros_distro == TYPESTORE_DISTRO and bag.topics["/js"].count == 3

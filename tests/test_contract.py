@@ -232,3 +232,57 @@ def test_readme_documents_every_key():
 
     for key in FEATURE_KEYS | TOP_KEYS:
         assert f"`{key}`" in readme, key
+
+
+def test_flag_transforms_take_no_value():
+    data = _contract()
+    data["features"]["action"]["transforms"] = [{"rad2deg": False}]
+    with pytest.raises(ContractError, match=r"features.action.transforms\[0\].rad2deg: rad2deg takes no value \(got False\)"):
+        parse_contract(data)
+    for spelling in ("rad2deg", {"rad2deg": True}, {"rad2deg": None}):
+        data["features"]["action"]["transforms"] = [spelling]
+        action = parse_contract(copy.deepcopy(data)).features["action"]
+        np.testing.assert_allclose(action.to_lerobot(np.array([np.pi, np.pi / 2])), [180.0, 90.0], rtol=1e-6)
+
+
+def test_load_errors_say_the_key_path_once(tmp_path):
+    data = _contract()
+    data["features"]["action"]["alignment"] = {"policy": "asof", "tolerance_ms": -1}
+    bad = tmp_path / "c.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(ContractError) as info:
+        load_contract(bad)
+    assert str(info.value).count("features.action.alignment.tolerance_ms") == 1
+    data = _contract()
+    data["colour"] = "red"
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(ContractError) as info:
+        load_contract(bad)
+    assert str(info.value).startswith(f"{bad}: (top level): unknown key(s) ['colour']")
+    assert str(info.value).count("(top level)") == 1
+
+
+def test_readme_says_which_top_level_keys_are_required():
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "config" / "contracts" / "README.md").read_text()
+    rows = {line.split("|")[1].strip(" `"): line for line in readme.splitlines() if line.startswith("| `")}
+    for key in ("robot_type", "fps", "features"):
+        data = _contract()
+        data.pop(key)
+        with pytest.raises(ContractError, match=rf"missing required key '{key}'"):
+            parse_contract(data)
+        assert "**required**" in rows[key], key
+    assert "required" not in rows["description"] and "required" not in rows["version"]
+
+
+@pytest.mark.parametrize("spelling", ["sensor_msgs/msg/JointState", "sensor_msgs/JointState", "JointState", " JointState "])
+def test_type_spellings(spelling):
+    data = _contract()
+    data["features"]["observation.state"]["type"] = spelling
+    assert parse_contract(data).features["observation.state"].msg_type == "sensor_msgs/msg/JointState"
+
+
+def test_unknown_bare_type_lists_the_full_names():
+    data = _contract()
+    data["features"]["observation.state"]["type"] = "JointStates"
+    with pytest.raises(ContractError, match=r"unsupported message type 'JointStates'; use one of \[.*'sensor_msgs/msg/JointState'"):
+        parse_contract(data)

@@ -261,3 +261,97 @@ def test_ctrl_c_leaves_a_dataset_that_loads(tmp_path, ros_env):
     assert ds.num_episodes == 2 and [ds[int(e["dataset_from_index"])]["task"] for e in ds.meta.episodes] == ["task 0", "task 1"]
     assert not (tmp_path / ".ds.partial").exists()
     assert "interrupted" in output
+
+
+def test_bags_that_rosbags_alone_misread_convert_whole(tmp_path, capsys):
+    """A bag whose metadata.yaml QoS text was edited, and a 12-file split without metadata.yaml (a plain
+    sort reads _10, _11 before _2), convert with every state sample in place."""
+    import shutil
+
+    edited = write_so101_bag(tmp_path / "edited", 2.0, task="edited qos")
+    meta = edited / "metadata.yaml"
+    doc = yaml.safe_load(meta.read_text())
+    for entry in doc["rosbag2_bagfile_information"]["topics_with_message_count"]:
+        entry["topic_metadata"]["offered_qos_profiles"] = "- history: 1\n  depth: 99\n  reliability: 2\n  durability: 2\n"
+    meta.write_text(yaml.safe_dump(doc))
+    msgs = list(so101_messages(2.0, task="split"))
+    split = tmp_path / "split"
+    split.mkdir()
+    bounds = np.linspace(0, len(msgs), 13).astype(int)
+    for k in range(12):
+        part = write_bag(tmp_path / f"part{k}", msgs[bounds[k]:bounds[k + 1]])
+        shutil.move(part / f"part{k}.mcap", split / f"split_{k}.mcap")
+    out = tmp_path / "ds"
+    assert run_cli(edited, split, "--contract", contract_file(tmp_path), "--out", out) == 0
+    text = capsys.readouterr().out
+    assert "out-of-order" not in text and "truncated" not in text
+    assert "no metadata.yaml: read its 12 storage files in numeric order" in text
+    ds = load(out)
+    assert [int(e["length"]) for e in ds.meta.episodes] == [61, 61]
+    columns = ds.hf_dataset.with_format("numpy")
+    expected = np.rad2deg(joint_positions(np.arange(61) / 30))
+    for e in range(2):
+        state = np.stack(columns["observation.state"][e * 61:(e + 1) * 61])
+        np.testing.assert_allclose(state, expected, atol=0.05)
+
+
+def test_resize_covers_a_mid_bag_size_change(tmp_path):
+    from lerobot_ros.bag import BagError, BagReader
+    from lerobot_ros.bag.episodes import iter_frames, plan_bag
+    from lerobot_ros.contract import load_contract
+
+    msgs = []
+    for topic, msgtype, t, msg in so101_messages(1.0, compressed=False, task="t"):
+        if topic == "/front/image_raw" and t > T0 + 500_000_000:  # the camera switches to half size
+            msg = numpy_to_image(np.zeros((H // 2, W // 2, 3), np.uint8), "rgb8", stamp_ns=t - 1_000_000)
+        msgs.append((topic, msgtype, t, msg))
+    bag = write_bag(tmp_path / "resized", msgs)
+    plain = load_contract(contract_file(tmp_path, "sensor_msgs/msg/Image", "/front/image_raw"))
+    with BagReader(bag) as reader, pytest.raises(BagError) as info:
+        plan_bag(reader, plain)
+    assert f"change size mid-bag (64x48 -> 32x24); add `{{resize: [{H}, {W}]}}` to observation.images.front's transforms" in str(info.value)
+    path = contract_file(tmp_path, "sensor_msgs/msg/Image", "/front/image_raw")
+    data = yaml.safe_load(path.read_text())
+    data["features"]["observation.images.front"]["transforms"] = [{"resize": [H, W]}]
+    path.write_text(yaml.safe_dump(data))
+    with BagReader(bag) as reader:
+        contract = load_contract(path)
+        plan = plan_bag(reader, contract)
+        frames = [f["observation.images.front"] for _e, _k, f in iter_frames(reader, contract, plan)]
+    assert len(frames) == 31 and all(f.shape == (H, W, 3) for f in frames)
+    np.testing.assert_array_equal(frames[5], camera_frame(5, H, W))  # raw rgb8 at full size: exact
+    assert frames[-1].max() == 0  # the half-size black frames, resized up
+
+
+def test_workers_decode_and_one_writer_gives_the_same_dataset(tmp_path, capsys):
+    """--workers 2: bags decode in two processes, this one writes. A bag failing in planning (corrupt) and
+    one failing part-way through its frames (a compressed camera changing size) leave the other bags'
+    episodes in order, the same as one worker."""
+    bags = tmp_path / "bags"
+    good = [write_so101_bag(bags / f"good_{k}", 0.5, task=f"task {k}", t0=T0 + k * 10**12) for k in range(3)]
+    resized = []
+    for topic, msgtype, t, msg in so101_messages(1.0, task="t"):
+        if topic == "/front/image_raw/compressed" and t > T0 + 600_000_000:
+            from lerobot_ros.codecs import numpy_to_compressed
+
+            msg = numpy_to_compressed(np.zeros((H // 2, W // 2, 3), np.uint8), stamp_ns=t - 1_000_000)
+        resized.append((topic, msgtype, t, msg))
+    late_fail = write_bag(bags / "late_fail", resized)
+    (bags / "corrupt.mcap").write_bytes(b"\x89MCAP0\r\n" + bytes(200))
+    order = [good[0], late_fail, bags / "corrupt.mcap", good[1], good[2]]
+    contract = contract_file(tmp_path)
+    results = {}
+    for workers in (1, 2):
+        out = tmp_path / f"ds_w{workers}"
+        assert run_cli(*order, "--contract", contract, "--out", out, "--workers", workers) == 1
+        text = capsys.readouterr().out
+        errors = sorted(line.split(": ", 2)[1] for line in text.splitlines() if line.startswith("error: "))
+        ds = load(out)
+        state = np.stack(ds.hf_dataset.with_format("numpy")["observation.state"])
+        results[workers] = (errors, [ds[int(e["dataset_from_index"])]["task"] for e in ds.meta.episodes], state)
+        report = json.loads((out / "meta" / "lerobot_ros_qa.json").read_text())
+        assert [b["status"] for b in report["bags"]] == ["ok", "failed", "failed", "ok", "ok"]
+        assert report["bags"][1]["error"].endswith("change size mid-bag (64x48 -> 32x24); add `{resize: [48, 64]}` to observation.images.front's transforms to write them all at 64x48")
+    assert results[1][0] == results[2][0] == sorted([str(late_fail), str(bags / "corrupt.mcap")])
+    assert results[1][1] == results[2][1] == ["task 0", "task 1", "task 2"]
+    np.testing.assert_array_equal(results[1][2], results[2][2])

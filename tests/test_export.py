@@ -77,6 +77,15 @@ def test_roundtrip_single_bag_with_boundaries(source):
     meta = yaml.safe_load((out / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
     assert meta["version"] == 9 and meta["storage_identifier"] == "mcap"
     assert meta["custom_data"]["task"] == "pick"
+    from lerobot_ros.bag.typestore import TYPESTORE_DISTRO
+
+    assert meta["ros_distro"] == TYPESTORE_DISTRO != "rosbags"
+    from mcap.reader import make_reader
+
+    with next(out.glob("*.mcap")).open("rb") as fh:  # rosbag2's MCAP plugin writes a RIHS01 per channel
+        channels = {c.topic: c.metadata for c in make_reader(fh).get_summary().channels.values()}
+    assert channels["/follower/joint_states"]["topic_type_hash"].startswith("RIHS01_")
+    assert channels["/episode_status"]["topic_type_hash"].startswith("RIHS01_")
     counts = {t["topic_metadata"]["name"]: t["message_count"] for t in meta["topics_with_message_count"]}
     ds1, state1, action1 = _columns(tmp / "ds1")
     assert counts["/follower/joint_states"] == ds1.num_frames

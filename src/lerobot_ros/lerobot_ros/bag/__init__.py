@@ -1,6 +1,6 @@
 """Layer 3: rosbag2 read/write with `rosbags` (no ROS install), truncated-MCAP recovery, bag -> episodes.
 
-- `BagReader` / `open_bag(path)`: folders and bare .mcap/.db3, zstd, versions 8 and 9; truncated MCAP
+- `BagReader` / `open_bag(path)` -> `BagMessage`s: folders (split files), bare .mcap/.db3, zstd, versions 1 to 9; truncated MCAP
   read front to back.
 - `recover_mcap(src, dst) -> RecoveryReport`: a readable copy of a truncated MCAP.
 - `BagWriter`, `write_bag(path, messages)`: bags from rclpy messages (export, tests).
@@ -8,11 +8,12 @@
 
 from lerobot_ros.bag.errors import BagError
 from lerobot_ros.bag.mcap_stream import RecoveryReport, header_stamp_ns, recover_mcap
-from lerobot_ros.bag.reader import BagReader, TopicInfo, open_bag
+from lerobot_ros.bag.layout import find_bags
+from lerobot_ros.bag.reader import BagMessage, BagReader, TopicInfo, open_bag
 from lerobot_ros.bag.typestore import make_typestore
 from lerobot_ros.bag.writer import BagWriter, write_bag
 
 __all__ = [
-    "BagError", "BagReader", "BagWriter", "RecoveryReport", "TopicInfo",
-    "header_stamp_ns", "make_typestore", "open_bag", "recover_mcap", "write_bag",
+    "BagError", "BagMessage", "BagReader", "BagWriter", "RecoveryReport", "TopicInfo",
+    "find_bags", "header_stamp_ns", "make_typestore", "open_bag", "recover_mcap", "write_bag",
 ]

@@ -74,6 +74,11 @@ def _check_topics(reader: BagReader, contract: Contract) -> None:
             raise BagError(reader.path, f"topic {feature.topic} is {info.msgtype} in the bag, the contract expects {feature.msg_type} ({name})")
 
 
+def _resize_hint(feature) -> str:
+    h, w = feature.shape[:2]
+    return f"; add `{{resize: [{h}, {w}]}}` to {feature.name}'s transforms to write them all at {w}x{h}"
+
+
 def _task_of(msg, msgtype: str) -> str:
     return str(msg.task if msgtype == M.EPISODE_STATUS else msg.data)
 
@@ -121,11 +126,11 @@ def plan_bag(reader: BagReader, contract: Contract, task: str | None = None) -> 
                     raise BagError(reader.path, f"message {n} on {topic}: {exc}") from None
                 s.times.append(feature.stamp_ns(msg, log_t))
     for name, s in samples.items():
-        if len(s.sizes) > 1:
+        if len(s.sizes) > 1 and not contract.features[name].resizes:
             sizes = " -> ".join(f"{w}x{h}" for (h, w) in s.sizes)
-            raise BagError(reader.path, f"images on {contract.features[name].topic} change size mid-bag ({sizes})")
+            raise BagError(reader.path, f"images on {contract.features[name].topic} change size mid-bag ({sizes}){_resize_hint(contract.features[name])}")
     spans = _episode_spans(bounds)
-    plan = BagPlan(str(reader.path), [], truncated=reader.truncated)
+    plan = BagPlan(str(reader.path), [], truncated=reader.truncated, notes=list(reader.notes))
     if reader.truncated:
         plan.notes.append(f"truncated bag: read the complete chunks only ({reader.stream_stats.stop_reason if reader.stream_stats else ''})")
     default_task = task or reader.custom_data.get(contract.task.metadata_key) or contract.task.default
@@ -236,8 +241,8 @@ def iter_frames(reader: BagReader, contract: Contract, plan: BagPlan, episodes: 
         try:
             img = feature.raw_image(msg)
             first = raw_size.setdefault(feature.name, img.shape[:2])
-            if img.shape[:2] != first:
-                raise BagError(reader.path, f"images on {topic} change size mid-bag ({first[1]}x{first[0]} -> {img.shape[1]}x{img.shape[0]})")
+            if img.shape[:2] != first and not feature.resizes:
+                raise BagError(reader.path, f"images on {topic} change size mid-bag ({first[1]}x{first[0]} -> {img.shape[1]}x{img.shape[0]}){_resize_hint(feature)}")
             return feature.finish_image(img)
         except ContractError as exc:
             raise BagError(reader.path, f"image {n_ord} on {topic}: {exc}") from None

@@ -30,9 +30,29 @@ def project_types() -> dict:
     return types
 
 
+STORE = Stores.LATEST
+
+
+def _distro_of(store: Stores) -> str:
+    """The ROS 2 distribution whose definitions `store` holds (LATEST is an alias of one, e.g. jazzy)."""
+    import importlib
+
+    fielddefs = importlib.import_module(f"rosbags.typesys.stores.{store.value}").FIELDDEFS
+    for candidate in Stores:
+        if candidate.value.startswith("ros2_"):
+            module = importlib.import_module(f"rosbags.typesys.stores.{candidate.value}")
+            if module.FIELDDEFS is fielddefs:
+                return candidate.value.removeprefix("ros2_")
+    return store.value.removeprefix("ros2_")
+
+
+#: the distro name written into bags as ros_distro: the one whose message definitions (and hashes) they carry
+TYPESTORE_DISTRO = _distro_of(STORE)
+
+
 @functools.lru_cache(maxsize=1)
 def _base() -> Typestore:
-    store = get_typestore(Stores.LATEST)
+    store = get_typestore(STORE)
     store.register(project_types())
     return store
 
@@ -59,3 +79,46 @@ def cdr_deserialize(store: Typestore, raw, msgtype: str):
     func = msgdef.deserialize_cdr_le if raw[1] else msgdef.deserialize_cdr_be
     message, pos = func(memoryview(raw)[4:], 0, msgdef.cls, store)
     return message, pos + 4
+
+
+_SEPARATOR = "=" * 80
+
+
+def types_from_definition(msgtype: str, fmt: str, text: str) -> dict:
+    """Field definitions from a stored definition: .msg text (ros2msg, with its `MSG:` dependency
+    sections), .idl text, or for a service's types (`pkg/srv/Name_Event|_Request|_Response`) the .srv
+    text rosbag2 stores for service-event topics: request `---` response, plus the event wrapper
+    (service_msgs/msg/ServiceEventInfo info, request[<=1], response[<=1]) as rosidl generates it."""
+    from rosbags.typesys import get_types_from_idl
+
+    if fmt not in ("MSG", "ros2msg"):
+        return get_types_from_idl(text.split("\n", 1)[1] if text.startswith(_SEPARATOR) else text)
+    pkg, kind, name = (msgtype.split("/") + ["", ""])[:3]
+    if kind != "srv":
+        return get_types_from_msg(text, msgtype)
+    base = name
+    for suffix in ("_Event", "_Request", "_Response"):
+        if name.endswith(suffix):
+            base = name[: -len(suffix)]
+    main, _sep, deps = text.partition("\n" + _SEPARATOR)
+    deps = (_SEPARATOR + deps) if _sep else ""
+    lines = main.split("\n")
+    cut = next((i for i, line in enumerate(lines) if line.strip() == "---"), len(lines))
+    request, response = "\n".join(lines[:cut]), "\n".join(lines[cut + 1:])
+    prefix = f"{pkg}/srv/{base}"
+    types = dict(get_types_from_msg(request + "\n" + deps, f"{prefix}_Request"))
+    types.update(get_types_from_msg(response + "\n" + deps, f"{prefix}_Response"))
+    event = (f"service_msgs/msg/ServiceEventInfo info\n{prefix}_Request[<=1] request\n{prefix}_Response[<=1] response\n")
+    types.update(get_types_from_msg(event, f"{prefix}_Event"))
+    # rosbags' .msg parser files every name under <pkg>/msg/; a service's types live under <pkg>/srv/
+    return _renamed(types, f"{pkg}/srv/msg/", f"{pkg}/srv/")
+
+
+def _renamed(value, old: str, new: str):
+    if isinstance(value, str):
+        return new + value[len(old):] if value.startswith(old) else value
+    if isinstance(value, dict):
+        return {_renamed(k, old, new): _renamed(v, old, new) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):
+        return type(value)(_renamed(v, old, new) for v in value)
+    return value

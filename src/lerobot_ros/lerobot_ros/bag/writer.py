@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Iterable
 
 from lerobot_ros.bag.errors import BagError
-from lerobot_ros.bag.typestore import cdr_deserialize, make_typestore
+from lerobot_ros.bag.typestore import TYPESTORE_DISTRO, cdr_deserialize, make_typestore
 from lerobot_ros.conventions.qos import PROFILE_NAMES, QOS_SPECS
 
 
@@ -34,6 +34,49 @@ def _qos(name: str):
     )
 
 
+def _writer_class():
+    """rosbags' Writer with what rosbag2's own storage plugins write and rosbags does not: each MCAP
+    channel's `topic_type_hash` (RIHS01, next to offered_qos_profiles) and `ros_distro` naming the distro
+    of the typestore's definitions instead of 'rosbags' (metadata.yaml, the MCAP metadata record and the
+    sqlite3 schema table)."""
+    from io import BytesIO
+
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.rosbag2.storage_mcap import Channel, McapWriter, write_channel, write_string
+    from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
+
+    def distro(metadata: str) -> str:
+        return metadata.replace("ros_distro: rosbags", f"ros_distro: {TYPESTORE_DISTRO}")
+
+    class Mcap(McapWriter):
+        def add_connection(self, connection, offered_qos_profiles: str) -> None:
+            metadata = BytesIO()
+            for key, value in (("offered_qos_profiles", offered_qos_profiles), ("topic_type_hash", connection.digest)):
+                write_string(metadata, key)
+                write_string(metadata, value)
+            channel = Channel(connection.id, connection.msgtype, connection.topic, connection.ext.serialization_format, metadata.getvalue())
+            self.channels.append(channel)
+            self.channel_stats[connection.id] = 0
+            write_channel(self.chunk.bio, channel, self.schemas)
+
+        def close(self, version: int, metadata: str) -> None:
+            super().close(version, distro(metadata))
+
+    class Sqlite3(Sqlite3Writer):
+        def close(self, version: int, metadata: str) -> None:
+            self.cursor.execute("UPDATE schema SET ros_distro = ?", (TYPESTORE_DISTRO,))
+            super().close(version, distro(metadata))
+
+    class DistroWriter(Writer):
+        STORAGE_PLUGINS = {StoragePlugin.MCAP: Mcap, StoragePlugin.SQLITE3: Sqlite3}
+
+        def close(self) -> None:
+            super().close()
+            self.metapath.write_text(distro(self.metapath.read_text()))
+
+    return DistroWriter
+
+
 class BagWriter:
     """Context manager: `add_topic(topic, msgtype, qos)` then `write(topic, t_ns, msg)` (rclpy message or CDR bytes).
 
@@ -41,7 +84,7 @@ class BagWriter:
     """
 
     def __init__(self, path, storage: str = "mcap", version: int = 9, compression: str | None = None, custom_data: dict | None = None):
-        from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
+        from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin
 
         self.path = Path(path)
         if self.path.exists():
@@ -54,7 +97,7 @@ class BagWriter:
         self._tmp_parent.mkdir(parents=True)
         self._tmp = self._tmp_parent / self.path.name
         plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
-        self._writer = Writer(self._tmp, version=version, storage_plugin=plugin)
+        self._writer = _writer_class()(self._tmp, version=version, storage_plugin=plugin)
         if compression == "zstd":
             mode = CompressionMode.STORAGE if storage == "mcap" else CompressionMode.MESSAGE
             self._writer.set_compression(mode, CompressionFormat.ZSTD)

@@ -1,8 +1,8 @@
 """Convert rosbag2 recordings into a LeRobotDataset v3, per a topic contract.
 
-Each bag is one episode (or several, where the contract's episode_boundary topic says so). Bags
-convert in parallel worker processes; each episode is written whole or not at all; bad bags are
-reported and skipped; the dataset is reloaded with LeRobotDataset as a check; a QA report (JSON and
+Each bag is one episode (or several, where the contract's episode_boundary topic says so). With
+--workers N, N processes read and decode bags while this one encodes them into a single dataset.
+Each episode is written whole or not at all; bad bags are reported and skipped; the dataset is reloaded with LeRobotDataset as a check; a QA report (JSON and
 a table) says per episode and stream what the resampler had to do. Ctrl-C keeps the finished episodes.
 """
 
@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import argparse
 import errno
-import multiprocessing as mp
 import shutil
-import signal
 import sys
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
 
 
@@ -28,38 +25,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vcodec", default="libsvtav1", help="video codec (LeRobot's choices; default libsvtav1)")
     p.add_argument("--strict", action="store_true", help="treat QA warnings as failures (the episode is not written)")
     p.add_argument("--report", default=None, help="QA report JSON path (default: OUT/meta/lerobot_ros_qa.json)")
+    p.add_argument("--num-shards", type=int, default=1, help="split the bags into K shards (batch jobs); see --shard-index")
+    p.add_argument("--shard-index", type=int, default=0,
+                   help="convert only shard I of --num-shards (bags I, I+K, ... of the sorted list); join the parts with `lerobot-ros merge`")
+    p.add_argument("--push-to-hub", default=None, metavar="REPO",
+                   help="upload the finished dataset to the Hugging Face Hub as REPO (namespace/name) with LeRobot's push_to_hub")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
 def find_bags(paths: list[str]) -> list[Path]:
-    """Bags among the arguments: a bag folder (metadata.yaml or storage files), a storage file, or a folder of bags."""
-    out: list[Path] = []
+    """Bags among the arguments (bag folders, storage files, folders holding bags at any depth)."""
+    from lerobot_ros.bag.layout import find_bags as find
+
     for arg in paths:
-        path = Path(arg)
-        if not path.exists():  # a mistyped path: one line (cli.main) before anything is converted
-            raise FileNotFoundError(errno.ENOENT, "no such bag file or folder", str(path))
-        elif path.is_file() or (path / "metadata.yaml").exists() or any(path.glob("*.mcap")) or any(path.glob("*.db3")):
-            out.append(path)
-        else:
-            children = sorted(c for c in path.iterdir() if not c.name.startswith("."))
-            found = [c for c in children if c.suffix in (".mcap", ".db3") or (c.is_dir() and ((c / "metadata.yaml").exists() or any(c.glob("*.mcap")) or any(c.glob("*.db3"))))]
-            out.extend(found or [path])
-    return out
+        if not Path(arg).exists():  # a mistyped path: one line (cli.main) before anything is converted
+            raise FileNotFoundError(errno.ENOENT, "no such bag file or folder", str(arg))
 
-
-def _init_worker(queue) -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; workers stop between frames
-    global _QUEUE
-    _QUEUE = queue
-
-
-_QUEUE = None
-
-
-def _run_job(job, stop):
-    from lerobot_ros.dataset.convert import convert_bag
-
-    return convert_bag(job, stop, progress=lambda n: _QUEUE.put(n) if _QUEUE is not None else None)
+    return find(paths)
 
 
 def _fail(msg: str, code: int = 2) -> int:
@@ -83,8 +65,23 @@ def run(args) -> int:
 
     if args.vcodec not in vcodec_choices():
         return _fail(f"unknown --vcodec {args.vcodec!r}; choose one of {', '.join(vcodec_choices())}")
-    bags = find_bags(args.bags)
-    repo_id = args.repo_id or f"local/{out.name}"
+    if args.num_shards < 1 or not 0 <= args.shard_index < args.num_shards:
+        return _fail(f"--shard-index must be in 0..{args.num_shards - 1} and --num-shards at least 1")
+    all_bags = find_bags(args.bags)
+    bags = all_bags[args.shard_index :: args.num_shards]
+    if not bags:
+        return _fail(f"shard {args.shard_index} of {args.num_shards} holds no bag ({len(all_bags)} bag(s) found)")
+    args.shard = None if args.num_shards == 1 else {"index": args.shard_index, "count": args.num_shards, "bags_total": len(all_bags)}
+    if args.push_to_hub is not None:
+        from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+        try:
+            validate_repo_id(args.push_to_hub)
+            if "/" not in args.push_to_hub:
+                raise HFValidationError("expected namespace/name")
+        except HFValidationError as exc:
+            return _fail(f"--push-to-hub {args.push_to_hub!r} is not a Hub repo id ({' '.join(str(exc).split())[:160]})")
+    repo_id = args.repo_id or args.push_to_hub or f"local/{out.name}"
     work = out.with_name(f".{out.name}.partial")
     if work.exists():
         return _fail(f"{work} exists (left by an interrupted run?); remove it first")
@@ -106,9 +103,16 @@ def run(args) -> int:
 
 
 def _run_jobs(jobs, workers: int, show_progress: bool):
+    """Convert every job into one dataset part. --workers 1 decodes in this process; N > 1 decodes in N
+    worker processes (lerobot_ros.dataset.parallel) while this process encodes, so there is only ever one
+    encoder. Ctrl-C keeps the episodes saved so far."""
     from tqdm import tqdm
 
-    entries: dict[int, dict] = {}
+    from lerobot_ros.contract import load_contract
+    from lerobot_ros.dataset.convert import BagStatus, read_bag, write_frames
+    from lerobot_ros.dataset.writer import create_dataset
+
+    entries: dict = {}
     interrupted = False
     bar = tqdm(total=len(jobs), unit="bag", desc="convert", disable=not show_progress, file=sys.stderr)
     frames = [0]
@@ -118,83 +122,63 @@ def _run_jobs(jobs, workers: int, show_progress: bool):
         bar.set_postfix(frames=frames[0], refresh=False)
         bar.refresh()
 
-    if workers == 1:  # in-process, all bags into one dataset part (no merge step)
-        import threading
+    pool = None
+    if workers > 1 and len(jobs) > 1:  # the first bag decodes here while the workers start up
+        from lerobot_ros.dataset.parallel import DecodePool
 
-        from lerobot_ros.contract import load_contract
-        from lerobot_ros.dataset.convert import convert_bag
-        from lerobot_ros.dataset.writer import create_dataset
-
-        stop = threading.Event()
-        shared = None
-        try:
-            for job in jobs:
-                if shared is None:
-                    shared = create_dataset(Path(job.part_root), job.part_repo_id, load_contract(job.contract), job.vcodec)
-                try:
-                    entries[job.index] = convert_bag(job, stop, tick, dataset=shared)
-                except KeyboardInterrupt:
-                    interrupted = True
-                if entries.get(job.index, {}).get("status") == "stopped":
-                    interrupted = True
-                bar.update(1)
-                if interrupted:
-                    break
-        finally:
-            if shared is not None:
-                if shared.has_pending_frames():
-                    shared.clear_episode_buffer()
-                shared.finalize()
-                if any(e.get("written") for entry in entries.values() for e in entry["episodes"]):
-                    first = next(iter(entries.values()))
-                    first["part"] = [jobs[0].part_repo_id, jobs[0].part_root]
-    else:
-        ctx = mp.get_context("spawn")
-        manager = ctx.Manager()
-        stop, queue = manager.Event(), manager.Queue()
-        pool = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(queue,))
-        futures = {pool.submit(_run_job, job, stop): job for job in jobs}
-        pending = set(futures)
-        try:
-            while pending:
-                try:
-                    done, pending = wait(pending, timeout=0.3, return_when=FIRST_COMPLETED)
-                    while not queue.empty():
-                        tick(queue.get_nowait())
-                    for f in done:
-                        entries[futures[f].index] = f.result()
-                        bar.update(1)
-                except KeyboardInterrupt:
-                    if interrupted:
-                        raise
-                    interrupted = True
-                    stop.set()
-                    for f in pending:
-                        f.cancel()
-                    print("\ninterrupted: finishing the episodes already saved (Ctrl-C again to abandon)", file=sys.stderr)
-        finally:
-            pool.shutdown(wait=True, cancel_futures=True)
-            manager.shutdown()
+        pool = DecodePool(jobs[1:], workers)
+    shared = None
+    try:
+        shared = create_dataset(Path(jobs[0].part_root), jobs[0].part_repo_id, load_contract(jobs[0].contract), jobs[0].vcodec)
+        for position, job in enumerate(jobs):
+            items = pool.items(position - 1) if pool is not None and position > 0 else read_bag(job)
+            try:
+                entry = next(items)
+                if entry.status is BagStatus.OK:
+                    entry = write_frames(job, entry, items, shared, None, tick)
+                    if pool is not None:
+                        pool.drain(items)
+            except KeyboardInterrupt:
+                interrupted = True
+                break
+            finally:
+                items.close()
+            entries[job.index] = entry
+            bar.update(1)
+            if entry.status is BagStatus.STOPPED:
+                interrupted = True
+                break
+    finally:
+        if pool is not None:
+            pool.close()
+        if shared is not None:
+            if shared.has_pending_frames():
+                shared.clear_episode_buffer()
+            shared.finalize()
+            if any(entry.written for entry in entries.values()):
+                first = next(iter(entries.values()))
+                first.part = (jobs[0].part_repo_id, jobs[0].part_root)
     bar.close()
     return [entries[j.index] if j.index in entries else _not_run(j) for j in jobs], interrupted
 
 
-def _not_run(job) -> dict:
-    return {"bag": job.bag, "status": "stopped", "error": "not converted (interrupted)", "episodes": [], "notes": [], "part": None}
+def _not_run(job):
+    from lerobot_ros.dataset.convert import BagEntry, BagStatus
+
+    return BagEntry(job.bag, BagStatus.STOPPED, "not converted (interrupted)")
 
 
-def _finish(args, contract, out: Path, work: Path, repo_id: str, entries: list[dict], interrupted: bool) -> int:
+def _finish(args, contract, out: Path, work: Path, repo_id: str, entries: list, interrupted: bool) -> int:
     from lerobot_ros.dataset.qa import build_report, format_table, write_report
     from lerobot_ros.dataset.writer import merge_parts, verify_dataset
 
     parts, expected = [], []
     for entry in entries:
-        if entry.get("part"):
-            parts.append((entry["part"][0], Path(entry["part"][1])))
-        for ep in entry["episodes"]:
-            if ep.get("written"):
-                ep["dataset_episode"] = len(expected)
-                expected.append(ep["frames"])
+        if entry.part:
+            parts.append((entry.part[0], Path(entry.part[1])))
+        for ep in entry.written:
+            ep.dataset_episode = len(expected)
+            expected.append(ep.frames)
     dataset_path = None
     code = 0
     if parts:
@@ -210,6 +194,8 @@ def _finish(args, contract, out: Path, work: Path, repo_id: str, entries: list[d
         staged.rename(out)
         dataset_path = str(out)
     report = build_report(str(contract.source), entries, dataset_path, interrupted)
+    if getattr(args, "shard", None):
+        report["shard"] = args.shard
     report_path = Path(args.report) if args.report else (out / "meta" / "lerobot_ros_qa.json" if dataset_path else None)
     if report_path is not None:
         write_report(report, report_path)
@@ -223,6 +209,23 @@ def _finish(args, contract, out: Path, work: Path, repo_id: str, entries: list[d
         code = 1
     if interrupted:
         return 130
-    if any(e["status"] != "ok" for e in entries):
+    if any(e.status != "ok" for e in entries):
         code = 1
+    if dataset_path and getattr(args, "push_to_hub", None):
+        code = max(code, _push(out, args.push_to_hub))
     return code
+
+
+def _push(root: Path, repo: str) -> int:
+    """LeRobot's own upload of the finished dataset; a failure (offline, no token) is one line, and the
+    dataset stays complete on disk."""
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    try:
+        LeRobotDataset(repo, root=root).push_to_hub()
+    except Exception as exc:
+        why = " ".join(str(exc).split())[:200]
+        return _fail(f"the dataset is complete at {root}, but uploading it to the Hub as {repo} failed "
+                     f"({type(exc).__name__}: {why}); upload it later with LeRobotDataset({repo!r}, root={str(root)!r}).push_to_hub()", 1)
+    print(f"uploaded: https://huggingface.co/datasets/{repo}")
+    return 0

@@ -11,6 +11,7 @@ class ContractError(ValueError):
     def __init__(self, message: str, key: str | None = None, source: str | None = None):
         self.key = key
         self.source = source
+        self.message = message  # without the source and key prefixes (re-raise with these, not str(exc))
         where = f"{source}: " if source else ""
         at = f"{key}: " if key else ""
         super().__init__(f"{where}{at}{message}")

@@ -81,7 +81,7 @@ def load_contract(path_or_name: str | os.PathLike) -> Contract:
     try:
         contract = parse_contract(data)
     except ContractError as exc:
-        raise ContractError(str(exc), exc.key, source=str(path)) from None
+        raise ContractError(exc.message, exc.key, source=str(path)) from None
     contract.source = str(path)
     return contract
 

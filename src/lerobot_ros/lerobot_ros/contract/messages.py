@@ -30,11 +30,19 @@ FEATURE_TYPES: dict[str, tuple[str, bool]] = {
 }
 
 
+KNOWN_TYPES = (*FEATURE_TYPES, STRING, EPISODE_STATUS)
+
+
 def normalize_type(name: str) -> str:
-    """`sensor_msgs/JointState` -> `sensor_msgs/msg/JointState` (ROS 1 / short spelling accepted)."""
+    """`sensor_msgs/JointState` -> `sensor_msgs/msg/JointState` (ROS 1 spelling); a bare `JointState` ->
+    the one known type of that name. An unknown bare name is returned as is (the caller lists the choices)."""
     parts = name.strip().split("/")
     if len(parts) == 2:
         return f"{parts[0]}/msg/{parts[1]}"
+    if len(parts) == 1:
+        matches = [t for t in KNOWN_TYPES if t.rsplit("/", 1)[1] == parts[0]]
+        if len(matches) == 1:
+            return matches[0]
     return name.strip()
 
 

@@ -130,6 +130,13 @@ class Feature:
             out = t.inverse(out)
         return out
 
+    @property
+    def resizes(self) -> bool:
+        """A resize transform fixes the output size, so input sizes may change along a bag."""
+        from lerobot_ros.contract.transforms import Resize
+
+        return any(isinstance(t, Resize) for t in self.transforms)
+
     def raw_image(self, msg) -> np.ndarray:
         """(H, W, 3) uint8 RGB of an image message before crop/resize (may view the message buffer)."""
         try:

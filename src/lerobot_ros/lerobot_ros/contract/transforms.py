@@ -143,6 +143,8 @@ def parse_numeric(spec, names: Sequence[str], key: str):
     arg = spec[op]
     mask = _mask(spec.get("only"), names, f"{key}.only")
     akey = f"{key}.{op}"
+    if op in ("rad2deg", "deg2rad") and arg not in (True, None):
+        raise ContractError(f"{op} takes no value (got {arg!r}): write `- {op}` to convert, or remove it to keep the units", akey)
     if op == "rad2deg":
         return Affine(op, 180.0 / np.pi, 0.0, mask)
     if op == "deg2rad":

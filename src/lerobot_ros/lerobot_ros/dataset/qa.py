@@ -6,21 +6,49 @@ import json
 from pathlib import Path
 
 
-def build_report(contract_path: str, entries: list[dict], dataset: str | None, interrupted: bool) -> dict:
-    episodes = [e for b in entries for e in b["episodes"] if e.get("written")]
+def build_report(contract_path: str, entries: list, dataset: str | None, interrupted: bool) -> dict:
+    """The JSON report of a run from its BagEntry records (lerobot_ros.dataset.convert)."""
+    from lerobot_ros.dataset.convert import BagStatus
+
+    episodes = [e for b in entries for e in b.written]
     return {
         "contract": contract_path,
         "dataset": dataset,
         "interrupted": interrupted,
         "summary": {
             "bags": len(entries),
-            "bags_ok": sum(b["status"] == "ok" for b in entries),
-            "bags_failed": sum(b["status"] == "failed" for b in entries),
+            "bags_ok": sum(b.status is BagStatus.OK for b in entries),
+            "bags_failed": sum(b.status is BagStatus.FAILED for b in entries),
             "episodes_written": len(episodes),
-            "frames_written": sum(e["frames"] for e in episodes),
-            "warnings": sum(len(e["warnings"]) for b in entries for e in b["episodes"]),
+            "frames_written": sum(e.frames for e in episodes),
+            "warnings": sum(len(e.warnings) for b in entries for e in b.episodes),
         },
-        "bags": entries,
+        "bags": [b.to_dict() for b in entries],
+    }
+
+
+def merge_reports(reports: list[dict], dataset: str | None) -> dict:
+    """One report for a dataset merged from parts (shards): bags in part order, dataset_episode numbers
+    shifted by the episodes of the parts before, summaries added up."""
+    bags, offset = [], 0
+    for report in reports:
+        written = 0
+        for bag in report["bags"]:
+            bag = json.loads(json.dumps(bag))
+            for ep in bag["episodes"]:
+                if ep.get("written") and ep.get("dataset_episode") is not None:
+                    ep["dataset_episode"] += offset
+                    written += 1
+            bags.append(bag)
+        offset += written
+    keys = ("bags", "bags_ok", "bags_failed", "episodes_written", "frames_written", "warnings")
+    return {
+        "contract": reports[0]["contract"] if reports else None,
+        "dataset": dataset,
+        "interrupted": any(r.get("interrupted") for r in reports),
+        "summary": {k: sum(r["summary"][k] for r in reports) for k in keys},
+        "parts": [{"dataset": r.get("dataset"), "shard": r.get("shard"), "summary": r["summary"]} for r in reports],
+        "bags": bags,
     }
 
 
