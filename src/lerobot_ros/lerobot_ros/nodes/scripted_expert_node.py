@@ -22,9 +22,8 @@ from lerobot_ros.codecs import CodecError, float64_multi_array_to_numpy, joint_s
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.qos import RELIABLE_QOS
 from lerobot_ros.sim import SimStartupError
+from lerobot_ros.sim.registry import make_expert
 from lerobot_ros.sim.so101_twin import JOINT_NAMES
-
-EXPERTS = ("metaworld", "so101_pick")
 
 
 class ScriptedExpertNode(Node):
@@ -34,16 +33,7 @@ class ScriptedExpertNode(Node):
         task = self.declare_parameter("task", "push-v3").value
         scene = self.declare_parameter("scene", "pick").value
         try:
-            if kind == "metaworld":
-                from lerobot_ros.sim.experts import MetaWorldExpert
-
-                self.expert = MetaWorldExpert(task)
-            elif kind == "so101_pick":
-                from lerobot_ros.sim.experts import SO101PickExpert
-
-                self.expert = SO101PickExpert(scene)
-            else:
-                raise SimStartupError(f"unknown expert {kind!r}; use one of {', '.join(EXPERTS)}")
+            self.expert = make_expert(kind, task, scene)
         except SimStartupError as exc:
             raise NodeStartupError(str(exc)) from None
         self.kind = kind

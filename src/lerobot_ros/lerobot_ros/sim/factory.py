@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from lerobot_ros.sim.base import RenderSettings, SimEnv, SimStartupError
+from lerobot_ros.sim.base import RenderSettings, SimEnv
+from lerobot_ros.sim.registry import ENV_KINDS, build_sim
 
-ENV_KINDS = ("metaworld", "so101", "libero")
+__all__ = ["ENV_KINDS", "make_sim"]
 
 
 def make_sim(
@@ -16,27 +17,12 @@ def make_sim(
     task_id: int = 0,
     max_episode_steps: int = 0,
 ) -> SimEnv:
-    """env: metaworld (task: a -v3 name), so101 (task: scene name or MJCF path), libero (task: suite name).
+    """env: a kind of `lerobot_ros.sim.registry.SIMS` (metaworld: a -v3 task name; so101: scene name or
+    MJCF path; libero: suite name).
 
     fps / max_episode_steps of 0 keep the env's own; cameras (so101 only) name MJCF cameras.
     """
-    if env == "metaworld":
-        from lerobot_ros.sim.metaworld_env import MetaWorldSim
-
-        sim = MetaWorldSim(task or "push-v3", render)
-        if fps:
-            raise SimStartupError("Meta-World's rate is fixed (80 fps, as LeRobot runs it); leave fps at 0")
-    elif env == "so101":
-        from lerobot_ros.sim.so101_twin import SO101Twin
-
-        cams = ("front",) if cameras is None else tuple(cameras)
-        sim = SO101Twin(scene=task or "pick", cameras=cams, fps=fps or 30.0, render=render)
-    elif env == "libero":
-        from lerobot_ros.sim.libero_env import LiberoSim
-
-        sim = LiberoSim(task or "libero_spatial", task_id, render)
-    else:
-        raise SimStartupError(f"unknown env {env!r}; use one of {', '.join(ENV_KINDS)}")
+    sim = build_sim(env, task, render, fps=fps, cameras=cameras, task_id=task_id)
     if max_episode_steps:
         sim.max_episode_steps = int(max_episode_steps)
     return sim

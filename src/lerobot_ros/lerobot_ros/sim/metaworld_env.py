@@ -12,6 +12,7 @@ import difflib
 import functools
 import importlib.util
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -130,7 +131,9 @@ class MetaWorldSim(SimEnv):
         step, reset = inner.step, inner.reset
 
         def capture_step(action):
+            t0 = time.perf_counter()
             out = step(action)
+            self.last_physics_s = time.perf_counter() - t0  # the rest of env.step renders (for --profile)
             self._last_raw = np.array(out[0], dtype=np.float64)
             return out
 

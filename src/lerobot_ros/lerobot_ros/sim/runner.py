@@ -11,6 +11,7 @@ A lock serialises steps and resets: a reset that arrives during a step is served
 from __future__ import annotations
 
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass
 
@@ -18,6 +19,7 @@ import numpy as np
 
 from lerobot_ros.sim.actions import ActionRejected, ActionValidator
 from lerobot_ros.sim.base import Observation, SimEnv
+from lerobot_ros.sim.profiling import SimProfile
 
 NS_PER_S = 1_000_000_000
 
@@ -58,6 +60,7 @@ class SimRunner:
         self.last_frame: Frame | None = None
         self.total_steps = 0
         self._lock = threading.Lock()
+        self.profile = SimProfile()
 
     def _snapshot(self) -> EpisodeState:
         return EpisodeState(**vars(self.episode))
@@ -65,7 +68,10 @@ class SimRunner:
     def reset(self, seed: int | None = None, options: dict | None = None) -> Frame:
         """New episode (env built on the first call). Sim time moves one period so stamps stay unique."""
         with self._lock:
+            t0 = time.perf_counter()
             obs = self.env.reset(seed=seed, options=options)
+            if self.profile.enabled:
+                self.profile.reset_done(time.perf_counter() - t0)
             self.sim_time_ns += self.period_ns
             self.episode = EpisodeState(
                 episode_index=self.episode.episode_index + 1, seed=seed, task=self.env.task
@@ -91,7 +97,10 @@ class SimRunner:
         with self._lock:
             self._check_episode()  # under the lock: the episode may have ended while this action waited
             action = values if prechecked else self.validator.check(values)
+            t0 = time.perf_counter()
             result = self.env.step(action)
+            if self.profile.enabled:
+                self.profile.step_done(time.perf_counter() - t0, getattr(self.env, "last_physics_s", None))
             self.sim_time_ns += self.period_ns
             self.total_steps += 1
             ep = self.episode
