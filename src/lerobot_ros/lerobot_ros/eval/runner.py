@@ -14,6 +14,7 @@ given) or uses the one that already publishes `NS/commands`.
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -53,7 +54,11 @@ class Evaluation:
 
         self.out.mkdir(parents=True, exist_ok=True)
         t_setup = time.monotonic()
+        # the scoring reductions import torch: in the background while the nodes start, not after the
+        # first episode (where it held up the next one)
+        threading.Thread(target=_import_scoring, daemon=True).start()
         outcomes, setup_s, kicks, namespaces = [], 0.0, 0, []
+        self._last_procs = None  # the last task's processes: stopped after eval_info.json is written
         try:
             with RosRuntime() as ros:
                 node = ros.create_node("lerobot_ros_eval")
@@ -64,17 +69,22 @@ class Evaluation:
                 else:
                     with self.profile.phase("discovery"):
                         namespaces = free_namespaces(node, self.plan.workers)
-                    for task in self.plan.tasks:
-                        outcome, k = self._run_task(node, task, namespaces, BridgeWorker, VideoWriter)
+                    for i, task in enumerate(self.plan.tasks):
+                        last = i == len(self.plan.tasks) - 1 and not self.plan.profile
+                        outcome, k = self._run_task(node, task, namespaces, BridgeWorker, VideoWriter, keep=last)
                         outcomes.append(outcome)
                         setup_s += outcome.setup_s
                         kicks += k
+                return self._write(outcomes, namespaces, setup_s, kicks, time.monotonic() - t_setup)
         except EvalError as exc:
             raise EvalSetupError(str(exc)) from None
-        return self._write(outcomes, namespaces, setup_s, kicks, time.monotonic() - t_setup)
+        finally:
+            if self._last_procs is not None:
+                self._last_procs.stop()
 
-    def _run_task(self, node, task, namespaces, worker_cls, writer_cls):
-        """One task: start its bridges and sources, run its episodes, stop them."""
+    def _run_task(self, node, task, namespaces, worker_cls, writer_cls, keep: bool = False):
+        """One task: start its bridges and sources, run its episodes, stop them (`keep`: leave them to
+        `run`, which stops them once eval_info.json is written)."""
         plan = self.plan
         t0 = time.monotonic()
         procs = self.processes = EvalProcesses(plan, task)  # the current task's (tests stop one on purpose)
@@ -92,11 +102,17 @@ class Evaluation:
                 wait_started(workers, plan.start_timeout_s)
                 time.sleep(1.0)  # let the last discovery round settle on the bridges' side too
             outcome = self._episodes(task, workers, procs, writer_cls, time.monotonic() - t0)
+        except BaseException:
+            keep = False
+            raise
         finally:
             for w in workers:
                 w.close()
-            with self.profile.phase("stopping processes"):
-                procs.stop()
+            if keep:
+                self._last_procs = procs
+            else:
+                with self.profile.phase("stopping processes"):
+                    procs.stop()
         self.profile.add_task(workers, procs.bridge_profiles())
         return outcome, sum(w.kicks for w in workers)
 
@@ -172,6 +188,14 @@ class Evaluation:
                 f"the {len(results)} run are in {self.out / 'eval_info.json'}"
             )
         return info
+
+
+def _import_scoring() -> None:
+    try:
+        import einops  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError:
+        pass  # reported where they are used
 
 
 def run_eval(cfg: EvalConfig, printer=print) -> dict:

@@ -86,6 +86,7 @@ class SimBridgeNode(Node):
                 task_id=int(p["task_id"]), max_episode_steps=int(p["max_episode_steps"]),
             )
             sim.preflight()
+            sim.prefetch()  # imports for the first reset's build, in the background (nothing is built yet)
             ensure_offscreen_gl()
         except (SimStartupError, ValueError) as exc:
             raise NodeStartupError(str(exc)) from None

@@ -58,16 +58,13 @@ def _build_metaworld(task, render, fps, cameras, task_id) -> SimEnv:
 
 
 def metaworld_groups() -> dict[str, list[str]]:
-    """LeRobot's difficulty groups (easy, medium, hard, very_hard), read from its metaworld_config.json."""
-    import importlib.util
-    import json
-    from pathlib import Path
+    """LeRobot's difficulty groups (easy, medium, hard, very_hard: DIFFICULTY_TO_TASKS)."""
+    from lerobot_ros.sim.metaworld_env import lerobot_metaworld_config
 
-    spec = importlib.util.find_spec("lerobot")
-    if spec is None:
+    try:
+        return dict(lerobot_metaworld_config()["DIFFICULTY_TO_TASKS"])
+    except ImportError:
         return {}
-    config = Path(next(iter(spec.submodule_search_locations))) / "envs" / "metaworld_config.json"
-    return dict(json.loads(config.read_text())["DIFFICULTY_TO_TASKS"])
 
 
 def _expand_metaworld(text: str, task_ids) -> list[TaskRef]:
