@@ -55,8 +55,11 @@ class Evaluation:
         self.out.mkdir(parents=True, exist_ok=True)
         t_setup = time.monotonic()
         # the scoring reductions import torch: in the background while the nodes start, not after the
-        # first episode (where it held up the next one)
-        threading.Thread(target=_import_scoring, daemon=True).start()
+        # first episode (where it held up the next one). Joined before anything timing-sensitive: an
+        # import holds the GIL for seconds and starves the executor (wait_idle took that silence for an
+        # idle bridge)
+        self._scoring = threading.Thread(target=_import_scoring, daemon=True)
+        self._scoring.start()
         outcomes, setup_s, kicks, namespaces = [], 0.0, 0, []
         self._last_procs = None  # the last task's processes: stopped after eval_info.json is written
         try:
@@ -120,6 +123,7 @@ class Evaluation:
         t0 = time.monotonic()
         attacher = Attacher(node, self.plan, worker_cls, self.print)
         self.plan, bridges = attacher.find()
+        self._scoring.join()
         procs = EvalProcesses(self.plan, self.plan.tasks[0])
         workers = []
         try:
@@ -142,6 +146,7 @@ class Evaluation:
             task, plan.n_episodes, plan.start_seed, plan.videos, self.out / "videos" / f"{task.group}_{task.task_id}",
             writer, self.print, alive=(lambda w: procs.failure(w.ns)) if not plan.attach else None,
         )
+        self._scoring.join()
         with self.profile.phase("episodes"):
             outcome = loop.run(workers)
         writer.join()
