@@ -108,6 +108,10 @@ def test_node_command_line():
         (["--expert", "--task", "push-v9"], "unknown Meta-World task 'push-v9': did you mean push-v3"),
         (["--policy.path", "{tmp}/nothing"], "has no config.json; pass a LeRobot pretrained_model folder"),
         (["--expert", "--n-episodes", "0"], "--n-episodes must be at least 1, got 0"),
+        (["--expert", "--task", "push-v3,pusj-v3"], "unknown Meta-World task 'pusj-v3': did you mean push-v3"),
+        (["--expert", "--task", "nothing-v3"], "valid: the tasks assembly-v3, basketball-v3"),
+        (["--expert", "--env", "so101", "--task", "pick,bench"], "SO-101 scene 'bench' not found"),
+        (["--expert", "--workers", "-1"], "--workers must be 0 (auto) or more, got -1"),
     ],
 )
 def test_bad_options_fail_with_one_line(argv, message, tmp_path, capsys):
@@ -135,8 +139,8 @@ def test_attached_bridge_sets_env_task_and_render(tmp_path):
     bridge = AttachedBridge("/sim", "/sim/sim_bridge", {"env": "so101", "task": "", "render_width": 64,
                                                          "render_height": 48, "cameras": ["front"], "mode": "lockstep"})
     ev = Evaluation(EvalConfig(attach=["/sim"], output_dir=tmp_path, quiet=True))
-    ev._adopt([bridge])
-    assert (ev.cfg.env, ev.cfg.task, ev.cfg.render, ev.cameras) == ("so101", "pick", (48, 64), ["front"])
+    plan = ev._adopt([bridge])
+    assert (plan.env, plan.tasks[0].task, plan.render, plan.cameras) == ("so101", "pick", (48, 64), ("front",))
     with pytest.raises(EvalSetupError, match=r"--task push-v3 but /sim/sim_bridge runs task 'pick': drop --task"):
         Evaluation(EvalConfig(attach=["/sim"], task="push-v3", output_dir=tmp_path))._adopt([bridge])
     with pytest.raises(EvalSetupError, match=r"--render 96x96 but /sim/sim_bridge renders 48x64: .*render_height:=96"):
@@ -155,3 +159,49 @@ def test_nothing_to_attach_to_says_what_was_looked_for(tmp_path, capsys):
                  "lerobot-ros launch sim_metaworld namespace:=ghost", "-r __ns:=/ghost", "same ROS_DOMAIN_ID"):
         assert part in err
     assert not (tmp_path / "o" / "eval_info.json").exists()
+
+
+def test_auto_workers_follow_lerobot_eval():
+    """lerobot-eval's batch_size 0: floor(0.7 x cores), at least 1, capped by the episodes and by 64."""
+    from lerobot.configs.default import EvalConfig as LeRobotEvalConfig
+
+    from lerobot_ros.eval.plan import auto_workers
+
+    assert [auto_workers(0, 10, cores) for cores in (1, 2, 3, 8, 16, 200)] == [1, 1, 2, 5, 10, 10]
+    assert auto_workers(0, 1000, 200) == 64 and auto_workers(0, 3, 16) == 3
+    assert auto_workers(8, 3) == 3 and auto_workers(2, 10) == 2  # more workers than episodes: capped
+    for n in (1, 3, 50):  # the same as LeRobot's own rule on this machine
+        assert auto_workers(0, n) == LeRobotEvalConfig(n_episodes=n, batch_size=0).batch_size
+        assert auto_workers(7, n) == LeRobotEvalConfig(n_episodes=n, batch_size=7).batch_size
+
+
+def test_plan_expands_tasks_like_lerobot_eval_and_is_frozen(tmp_path):
+    import dataclasses
+
+    from lerobot.envs.metaworld import DIFFICULTY_TO_TASKS
+
+    from lerobot_ros.eval.plan import EvalConfig, plan_eval
+
+    cfg = EvalConfig(expert=True, task="reach-v3,hard", n_episodes=2, workers=5, output_dir=tmp_path)
+    plan = plan_eval(cfg)
+    assert plan.tasks[0] == ("reach-v3", 0, "reach-v3")
+    assert [(t.group, t.task_id, t.task) for t in plan.tasks[1:]] == [("hard", i, t) for i, t in enumerate(DIFFICULTY_TO_TASKS["hard"])]
+    assert plan.workers == 2 and plan.render == (480, 480) and plan.task_descriptions[0] == "Reach a goal position"
+    assert cfg.workers == 5 and cfg.render is None  # the config is not changed
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.workers = 3
+
+
+def test_eval_info_of_several_tasks_groups_like_eval_policy_all():
+    eps = [
+        EpisodeResult(index=0, seed=1000, rewards=[1.0], successes=[True], group="easy", task_id=1),
+        EpisodeResult(index=0, seed=1000, rewards=[2.0], successes=[False], group="easy", task_id=0),
+        EpisodeResult(index=0, seed=1000, rewards=[4.0], successes=[True], group="push-v3", task_id=0),
+    ]
+    info = build_eval_info(eps, eval_s=3.0, tasks=[("easy", 0), ("easy", 1), ("push-v3", 0)])
+    assert [(t["task_group"], t["task_id"], t["metrics"]["sum_rewards"]) for t in info["per_task"]] == [
+        ("easy", 0, [2.0]), ("easy", 1, [1.0]), ("push-v3", 0, [4.0])]
+    assert info["per_group"]["easy"]["n_episodes"] == 2 and info["per_group"]["easy"]["pc_success"] == 50.0
+    assert info["per_group"]["push-v3"]["avg_sum_reward"] == 4.0
+    assert (info["overall"]["n_episodes"], info["overall"]["avg_sum_reward"], info["overall"]["eval_ep_s"]) == (3, 7 / 3, 1.0)
+    assert [(e["task_group"], e["task_id"]) for e in info["per_episode"]] == [("easy", 0), ("easy", 1), ("push-v3", 0)]

@@ -65,6 +65,7 @@ class NodeProcess:
         self.log_path = Path(log_path)
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "wb")
+        self._interrupted = False
         self.proc = subprocess.Popen(
             spec.argv(), stdout=self._log, stderr=subprocess.STDOUT, env=env or dict(os.environ), start_new_session=True
         )
@@ -92,11 +93,23 @@ class NodeProcess:
         reason = next((ln for ln in reversed(last) if ln.strip() and not ln.startswith(" ")), last[-1])
         return f"{self.label} exited with code {code}: {reason.strip()} (log: {self.log_path})"
 
+    def interrupt(self) -> None:
+        """Send SIGINT without waiting (`stop` then waits): several processes shut down in parallel."""
+        if self.proc.poll() is None and not self._interrupted:
+            self._interrupted = True
+            try:
+                self.proc.send_signal(signal.SIGINT)
+            except ProcessLookupError:
+                pass
+
     def stop(self, timeout: float = 10.0) -> None:
         if self.proc.poll() is None:
             for sig, wait in ((signal.SIGINT, timeout), (signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
+                if sig == signal.SIGINT and self._interrupted:
+                    sig = None  # already sent by interrupt(): only wait
                 try:
-                    self.proc.send_signal(sig)
+                    if sig is not None:
+                        self.proc.send_signal(sig)
                 except ProcessLookupError:
                     break
                 try:

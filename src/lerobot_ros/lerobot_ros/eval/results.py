@@ -30,6 +30,8 @@ class EpisodeResult:
     wall_s: float = 0.0
     video_path: str | None = None
     notes: list[str] = field(default_factory=list)
+    group: str = ""  # lerobot-eval's task_group (a Meta-World task or difficulty group, a LIBERO suite)
+    task_id: int = 0
 
     @property
     def n_steps(self) -> int:
@@ -68,57 +70,79 @@ def _mean(xs) -> float:
     return float(np.nanmean(np.array(xs, dtype=float)))
 
 
-def build_eval_info(
-    episodes: list[EpisodeResult],
-    task_group: str,
-    task_id: int,
-    eval_s: float,
-    extra: dict | None = None,
-) -> dict:
-    """lerobot-eval's `eval_info.json` (per_task / per_group / overall) plus `per_episode` as eval_policy
-    returns it; anything lerobot_ros adds goes under `lerobot_ros` only."""
-    episodes = sorted(episodes, key=lambda e: e.index)
+def _aggregate(episodes: list[EpisodeResult]) -> dict:
+    """lerobot-eval's per-group aggregate (eval_policy_all's groups_aggregated) of these episodes."""
     sums = [e.sum_reward for e in episodes]
-    maxes = [e.max_reward for e in episodes]
     succ = [e.success for e in episodes]
     videos = [e.video_path for e in episodes if e.video_path]
-    n = len(episodes)
-    metrics = {
-        "sum_rewards": sums,
-        "max_rewards": maxes,
-        "successes": succ,
+    return {
+        "avg_sum_reward": _mean(sums),
+        "avg_max_reward": _mean([e.max_reward for e in episodes]),
+        "pc_success": _mean(succ) * 100 if succ else float("nan"),
+        "n_episodes": len(episodes),
         "video_paths": videos,
         "predicted_video_paths": [],
     }
-    group = {
-        "avg_sum_reward": _mean(sums),
-        "avg_max_reward": _mean(maxes),
-        "pc_success": _mean(succ) * 100 if succ else float("nan"),
-        "n_episodes": n,
-        "video_paths": list(videos),
-        "predicted_video_paths": [],
+
+
+def build_eval_info(
+    episodes: list[EpisodeResult],
+    task_group: str | None = None,
+    task_id: int = 0,
+    eval_s: float = 0.0,
+    extra: dict | None = None,
+    tasks: list[tuple[str, int]] | None = None,
+) -> dict:
+    """lerobot-eval's `eval_info.json` (per_task / per_group / overall, as `eval_policy_all` builds them)
+    plus `per_episode` as eval_policy returns it; anything lerobot_ros adds goes under `lerobot_ros` only.
+
+    Episodes carry their (group, task_id); `task_group` / `task_id` set them for a single-task run.
+    `tasks` gives the order of per_task (default: as the episodes come); several tasks add their
+    task_group / task_id to each per_episode entry.
+    """
+    if task_group is not None:
+        for e in episodes:
+            e.group, e.task_id = task_group, task_id
+    order = list(tasks) if tasks else list(dict.fromkeys((e.group, e.task_id) for e in episodes))
+    by_task = {key: sorted((e for e in episodes if (e.group, e.task_id) == key), key=lambda e: e.index) for key in order}
+    per_task, groups = [], {}
+    for (group, tid), eps in by_task.items():
+        per_task.append({"task_group": group, "task_id": tid, "metrics": {
+            "sum_rewards": [e.sum_reward for e in eps],
+            "max_rewards": [e.max_reward for e in eps],
+            "successes": [e.success for e in eps],
+            "video_paths": [e.video_path for e in eps if e.video_path],
+            "predicted_video_paths": [],
+        }})
+        groups.setdefault(group, []).extend(eps)
+    ordered = [e for eps in by_task.values() for e in eps]
+    overall = _aggregate(ordered)
+    n = len(ordered)
+    overall = {
+        **{k: overall[k] for k in ("avg_sum_reward", "avg_max_reward", "pc_success", "n_episodes")},
+        "eval_s": float(eval_s), "eval_ep_s": float(eval_s) / max(1, n),
+        "video_paths": overall["video_paths"], "predicted_video_paths": [],
     }
-    overall = dict(group)
-    overall["eval_s"] = float(eval_s)
-    overall["eval_ep_s"] = float(eval_s) / max(1, n)
-    overall = {k: overall[k] for k in (
-        "avg_sum_reward", "avg_max_reward", "pc_success", "n_episodes", "eval_s", "eval_ep_s",
-        "video_paths", "predicted_video_paths",
-    )}
+    multi = len(by_task) > 1
+
+    def where(e):
+        return {"task_group": e.group, "task_id": e.task_id} if multi else {}
+
     info = {
         "per_episode": [
-            {"episode_ix": i, "sum_reward": e.sum_reward, "max_reward": e.max_reward, "success": e.success, "seed": e.seed}
-            for i, e in enumerate(episodes)
+            {"episode_ix": e.index if multi else i, "sum_reward": e.sum_reward, "max_reward": e.max_reward,
+             "success": e.success, "seed": e.seed, **where(e)}
+            for i, e in enumerate(ordered)
         ],
-        "per_task": [{"task_group": task_group, "task_id": task_id, "metrics": metrics}],
-        "per_group": {task_group: group},
+        "per_task": per_task,
+        "per_group": {g: _aggregate(eps) for g, eps in groups.items()},
         "overall": overall,
     }
     info["lerobot_ros"] = {
         "episodes": [
-            {"episode_ix": i, "seed": e.seed, "n_steps": e.n_steps, "wall_s": round(e.wall_s, 3), "worker": e.worker,
-             "task": e.task, **({"notes": e.notes} if e.notes else {})}
-            for i, e in enumerate(episodes)
+            {"episode_ix": e.index if multi else i, **where(e), "seed": e.seed, "n_steps": e.n_steps,
+             "wall_s": round(e.wall_s, 3), "worker": e.worker, "task": e.task, **({"notes": e.notes} if e.notes else {})}
+            for i, e in enumerate(ordered)
         ],
         **(extra or {}),
     }

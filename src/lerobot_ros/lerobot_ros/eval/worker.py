@@ -65,8 +65,15 @@ class BridgeWorker:
         self.kicks = 0
         self._latest: EpisodeStatus | None = None  # newest status seen, of any episode (latched ones too)
         self._latest_at = 0.0
-        node.create_subscription(EpisodeStatus, ns_join(self.ns, "episode_status"), self._on_status, STATUS_FOLLOWER_QOS)
-        node.create_subscription(Float64MultiArray, ns_join(self.ns, "commands"), self._on_action, RECORDING_QOS)
+        #: --profile: arrival times of this episode's statuses (by step) and actions, summed per step
+        self.step_profile: dict | None = None
+        self._status_at: dict[int, float] = {}
+        self._action_at: list[float] = []
+        self._tick_ms: list[float] = []
+        self._subs = [
+            node.create_subscription(EpisodeStatus, ns_join(self.ns, "episode_status"), self._on_status, STATUS_FOLLOWER_QOS),
+            node.create_subscription(Float64MultiArray, ns_join(self.ns, "commands"), self._on_action, RECORDING_QOS),
+        ]
         self._image_sub = None
         self.reset_client = node.create_client(ResetEpisode, ns_join(self.ns, "reset_episode"))
         self.policy_client = None
@@ -78,7 +85,18 @@ class BridgeWorker:
         """Reset this policy node (its `~/reset` Trigger) before each episode and follow its `~/tick_info`."""
         self.policy_client = self.node.create_client(Trigger, reset_service)
         tick_topic = reset_service.rsplit("/", 1)[0] + "/tick_info"
-        self.node.create_subscription(String, tick_topic, self._on_tick, RECORDING_QOS)
+        self._subs.append(self.node.create_subscription(String, tick_topic, self._on_tick, RECORDING_QOS))
+
+    def close(self) -> None:
+        """Drop this handle's subscriptions and clients (the next task's bridge may reuse the namespace)."""
+        self.enable_video(False)
+        for sub in self._subs:
+            self.node.destroy_subscription(sub)
+        self._subs = []
+        for client in (self.reset_client, self.policy_client):
+            if client is not None:
+                self.node.destroy_client(client)
+        self.reset_client = self.policy_client = None
 
     # -- callbacks ---------------------------------------------------------------------------------
     def _on_status(self, msg: EpisodeStatus) -> None:
@@ -89,11 +107,15 @@ class BridgeWorker:
             self._latest_at = time.monotonic()
             if msg.episode_index > self._finished:
                 self._statuses.setdefault(int(msg.episode_index), {})[int(msg.step)] = msg
+                if self.step_profile is not None:
+                    self._status_at.setdefault(int(msg.step), time.monotonic())
                 self._cond.notify_all()
 
     def _on_action(self, msg) -> None:
         with self._cond:
             self._actions += 1
+            if self.step_profile is not None:
+                self._action_at.append(time.monotonic())
             self._cond.notify_all()
 
     def _on_tick(self, msg: String) -> None:
@@ -104,6 +126,8 @@ class BridgeWorker:
             return
         with self._cond:
             self._last_tick = tick
+            if self.step_profile is not None and info.get("tick_ms") is not None and tick[1]:
+                self._tick_ms.append(float(info["tick_ms"]))
             self._cond.notify_all()
 
     def _policy_skipped(self, stamp_ns: int) -> bool:
@@ -215,6 +239,7 @@ class BridgeWorker:
         with self._cond:
             self._statuses = {}
             self._actions = 0
+            self._status_at, self._action_at, self._tick_ms = {}, [], []
             if self._frames is not None:
                 self._frames = []
         # Statuses of the new episode may arrive before the reply that names its index: all statuses
@@ -223,6 +248,21 @@ class BridgeWorker:
         if not response.success:
             raise EvalError(f"{self.ns}: {response.message}")
         return int(response.episode_index)
+
+    def _add_step_profile(self, n: int) -> None:
+        """Per step, as seen from here: status k -> the source's action k+1 ("source": transport out, policy,
+        action publish) and that action -> status k+1 ("bridge": transport in, sim step, render, publish)."""
+        p = self.step_profile
+        acts = self._action_at[:n]
+        for k, t_act in enumerate(acts):
+            t_obs, t_next = self._status_at.get(k), self._status_at.get(k + 1)
+            if t_obs is None or t_next is None or not t_obs <= t_act <= t_next:
+                continue
+            p["source_s"] = p.get("source_s", 0.0) + (t_act - t_obs)
+            p["bridge_s"] = p.get("bridge_s", 0.0) + (t_next - t_act)
+            p["steps"] = p.get("steps", 0) + 1
+        p["policy_s"] = p.get("policy_s", 0.0) + sum(self._tick_ms) / 1e3
+        p["policy_ticks"] = p.get("policy_ticks", 0) + len(self._tick_ms)
 
     # -- one episode -------------------------------------------------------------------------------
     def run_episode(self, index: int, seed: int | None, record_video: bool) -> tuple[EpisodeResult, list[np.ndarray]]:
@@ -279,6 +319,8 @@ class BridgeWorker:
             if self._frames is not None:
                 self._cond.wait_for(lambda: len(self._frames) >= n + 1, timeout=2.0)
             statuses = dict(self._statuses.get(episode, {}))
+            if self.step_profile is not None:
+                self._add_step_profile(n)
             frames = self._frames or []
             self._frames = None
             self._finished = max(self._finished, episode)

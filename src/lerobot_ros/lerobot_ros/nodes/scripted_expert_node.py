@@ -25,7 +25,8 @@ from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS
 from lerobot_ros.sim import SimStartupError
-from lerobot_ros.sim.expert_sync import ENV_STATE, EXPERTS, JOINTS, STATUS, StepStatus, make_expert_sync
+from lerobot_ros.sim.expert_sync import ENV_STATE, JOINTS, STATUS, StepStatus, make_expert_sync
+from lerobot_ros.sim.registry import EXPERTS
 from lerobot_ros.sim.so101_twin import JOINT_NAMES
 
 
@@ -33,7 +34,7 @@ from lerobot_ros.sim.so101_twin import JOINT_NAMES
 class ExpertParams:
     """All read-only: they choose the expert built at start-up."""
 
-    expert: str = param("metaworld", "which scripted expert", choices=EXPERTS)
+    expert: str = param("metaworld", "which scripted expert (lerobot_ros.sim.registry)", choices=tuple(EXPERTS))
     task: str = param("push-v3", "Meta-World task whose expert acts (expert metaworld)")
     scene: str = param("pick", "SO-101 scene the pick is scripted for (expert so101_pick)")
 

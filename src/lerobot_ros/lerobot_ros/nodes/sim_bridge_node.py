@@ -93,6 +93,7 @@ class SimBridgeNode(Node):
                 task_id=p.task_id, max_episode_steps=p.max_episode_steps, camera_fps=p.camera_fps, meshes=p.meshes,
             )
             sim.preflight()
+            sim.prefetch()  # imports for the first reset's build, in the background (nothing is built yet)
             ensure_offscreen_gl()
         except (SimStartupError, ValueError) as exc:
             raise NodeStartupError(str(exc)) from None

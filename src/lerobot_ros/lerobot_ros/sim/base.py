@@ -131,6 +131,10 @@ class SimEnv(ABC):
     def preflight(self) -> None:
         """Raise SimStartupError when the first reset could not work. Must not create a GL context."""
 
+    def prefetch(self) -> None:
+        """Start importing what the first reset will need, in the background, so that the build on the
+        first reset does not wait for it (a bridge calls this at start-up). Must not create a GL context."""
+
     @abstractmethod
     def reset(self, seed: int | None = None, options: dict | None = None) -> Observation:
         """Start a new episode (deterministic for a given seed)."""

@@ -16,7 +16,6 @@ import numpy as np
 
 from lerobot_ros.sim.base import SimStartupError
 
-EXPERTS = ("metaworld", "so101_pick")
 STATUS, ENV_STATE, JOINTS = "status", "env_state", "joints"
 
 
@@ -55,17 +54,11 @@ class ExpertSync:
 
 
 def make_expert_sync(kind: str, task: str = "push-v3", scene: str = "pick") -> ExpertSync:
-    """metaworld: Meta-World's expert for `task` on the 39-D environment state; so101_pick: the SO-101 pick
-    on joint positions and the cube position (the first three environment-state values). SimStartupError
-    for an unknown kind or task."""
-    if kind == "metaworld":
-        from lerobot_ros.sim.experts import MetaWorldExpert
+    """The registry's expert `kind` (lerobot_ros.sim.registry.EXPERTS: metaworld on the 39-D environment
+    state; so101_pick on joint positions and the cube position) with its step synchronisation.
+    SimStartupError for an unknown kind or task."""
+    from lerobot_ros.sim.registry import EXPERTS, make_expert
 
-        expert = MetaWorldExpert(task)
-        return ExpertSync(expert, (STATUS, ENV_STATE), lambda i: expert.act(i[ENV_STATE]))
-    if kind == "so101_pick":
-        from lerobot_ros.sim.experts import SO101PickExpert
-
-        expert = SO101PickExpert(scene)
-        return ExpertSync(expert, (STATUS, ENV_STATE, JOINTS), lambda i: expert.act(i[JOINTS], i[ENV_STATE][:3]))
-    raise SimStartupError(f"unknown expert {kind!r}; use one of {', '.join(EXPERTS)}")
+    expert = make_expert(kind, task, scene)
+    spec = EXPERTS[kind]
+    return ExpertSync(expert, spec.needs, lambda inputs: spec.act(expert, inputs))

@@ -12,7 +12,7 @@ import enum
 
 import numpy as np
 
-from lerobot_ros.sim.metaworld_env import check_metaworld_task
+from lerobot_ros.sim.metaworld_env import check_metaworld_task, lerobot_metaworld_config
 from lerobot_ros.sim.so101_twin import JAW_PADS, JOINT_NAMES, joint_mid_range, load_ik_module, resolve_scene
 
 
@@ -20,10 +20,13 @@ class MetaWorldExpert:
     """Meta-World's scripted policy for one task: 39-D state -> 4-D action."""
 
     def __init__(self, task: str):
-        from lerobot.envs.metaworld import TASK_POLICY_MAPPING
+        # the policy class LeRobot maps the task to (lerobot.envs.metaworld.TASK_POLICY_MAPPING), named in
+        # its config file and taken from metaworld.policies without importing LeRobot (and torch)
+        import metaworld.policies
 
         self.task = check_metaworld_task(task)
-        self.policy = TASK_POLICY_MAPPING[self.task]()
+        name = lerobot_metaworld_config()["TASK_POLICY_MAPPING"][self.task]
+        self.policy = getattr(metaworld.policies, name)()
 
     def reset(self) -> None:
         """The Meta-World experts are stateless."""

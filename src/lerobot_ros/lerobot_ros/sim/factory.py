@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from lerobot_ros.sim.base import RenderSettings, SimEnv, SimStartupError
+from lerobot_ros.sim.base import RenderSettings, SimEnv
+from lerobot_ros.sim.registry import ENV_KINDS, build_sim
 
-ENV_KINDS = ("metaworld", "so101", "libero")
+__all__ = ["ENV_KINDS", "make_sim"]
 
 
 def make_sim(
@@ -18,29 +19,14 @@ def make_sim(
     camera_fps: float = 0.0,
     meshes: str = "simplified",
 ) -> SimEnv:
-    """env: metaworld (task: a -v3 name), so101 (task: scene name or MJCF path), libero (task: suite name).
+    """env: a kind of `lerobot_ros.sim.registry.SIMS` (metaworld: a -v3 task name; so101: scene name or
+    MJCF path; libero: suite name).
 
     fps / max_episode_steps of 0 keep the env's own; so101 only: cameras name MJCF cameras, camera_fps
     (0: every step) renders them at a lower rate, meshes "full" draws the package's meshes.
     """
-    if env == "metaworld":
-        from lerobot_ros.sim.metaworld_env import MetaWorldSim
-
-        sim = MetaWorldSim(task or "push-v3", render)
-        if fps:
-            raise SimStartupError("Meta-World's rate is fixed (80 fps, as LeRobot runs it); leave fps at 0")
-    elif env == "so101":
-        from lerobot_ros.sim.so101_twin import SO101Twin
-
-        cams = ("front",) if cameras is None else tuple(cameras)
-        sim = SO101Twin(scene=task or "pick", cameras=cams, fps=fps or 30.0, render=render,
-                        meshes=meshes, camera_fps=camera_fps or None)
-    elif env == "libero":
-        from lerobot_ros.sim.libero_env import LiberoSim
-
-        sim = LiberoSim(task or "libero_spatial", task_id, render)
-    else:
-        raise SimStartupError(f"unknown env {env!r}; use one of {', '.join(ENV_KINDS)}")
+    options = {"camera_fps": camera_fps, "meshes": meshes} if env == "so101" else {}
+    sim = build_sim(env, task, render, fps=fps, cameras=cameras, task_id=task_id, **options)
     if max_episode_steps:
         sim.max_episode_steps = int(max_episode_steps)
     return sim

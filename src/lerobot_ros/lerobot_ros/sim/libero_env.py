@@ -167,6 +167,18 @@ def _axis_angle(quat_xyzw: np.ndarray) -> np.ndarray:
     return q[:3] * 2.0 * np.arccos(w) / den
 
 
+def libero_suite_tasks(suite: str) -> int:
+    """How many tasks a LIBERO suite has (what lerobot-eval evaluates by default); SimStartupError naming
+    the suites there are when it is unknown."""
+    wire_libero()
+    from lerobot.envs.libero import _get_suite
+
+    try:
+        return len(_get_suite(suite).tasks)
+    except ValueError as exc:
+        raise SimStartupError(str(exc)) from None
+
+
 class LiberoSim(SimEnv):
     kind = "libero"
     fps = 20.0  # LIBERO's control_freq in LeRobot

@@ -12,6 +12,8 @@ import difflib
 import functools
 import importlib.util
 import json
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -35,14 +37,20 @@ ENV_STATE_NAMES = _env_state_names()
 
 
 @functools.lru_cache(maxsize=1)
-def metaworld_tasks() -> dict[str, str]:
-    """Task name -> description, as LeRobot knows them (read from LeRobot's metaworld_config.json without
-    importing LeRobot, which takes tens of seconds on a busy machine: start-up errors come fast)."""
+def lerobot_metaworld_config() -> dict:
+    """LeRobot's metaworld_config.json (task descriptions, difficulty groups, expert per task), read without
+    importing LeRobot: `lerobot.envs.metaworld` pulls in torch and LeRobot's configs, which takes tens of
+    seconds on a busy machine (start-up errors come fast, and the expert node starts without torch)."""
     spec = importlib.util.find_spec("lerobot")
     if spec is None or importlib.util.find_spec("metaworld") is None:
         raise ImportError("lerobot or metaworld is missing")
     config = Path(next(iter(spec.submodule_search_locations))) / "envs" / "metaworld_config.json"
-    return dict(json.loads(config.read_text())["TASK_DESCRIPTIONS"])
+    return json.loads(config.read_text())
+
+
+def metaworld_tasks() -> dict[str, str]:
+    """Task name -> description, as LeRobot knows them."""
+    return dict(lerobot_metaworld_config()["TASK_DESCRIPTIONS"])
 
 
 def check_metaworld_task(task: str) -> str:
@@ -120,7 +128,19 @@ class MetaWorldSim(SimEnv):
     def preflight(self) -> None:
         check_metaworld_task(self.task_name)
 
+    def prefetch(self) -> None:
+        """Import LeRobot's Meta-World env (torch, LeRobot's configs, Meta-World: the bulk of a first reset on
+        a CPU) in a thread while the bridge waits for its first reset; no simulator, no GL context."""
+        if getattr(self, "_prefetch", None) is None:
+            def load():
+                import lerobot.envs.metaworld  # noqa: F401
+
+            self._prefetch = threading.Thread(target=load, name="metaworld-prefetch", daemon=True)
+            self._prefetch.start()
+
     def _build(self) -> None:
+        if getattr(self, "_prefetch", None) is not None:
+            self._prefetch.join()  # one importer at a time
         from lerobot.envs.metaworld import MetaworldEnv
 
         env = MetaworldEnv(task=self.task_name, camera_name=self.camera_name, obs_type="pixels_agent_pos")
@@ -130,7 +150,9 @@ class MetaWorldSim(SimEnv):
         step, reset = inner.step, inner.reset
 
         def capture_step(action):
+            t0 = time.perf_counter()
             out = step(action)
+            self.last_physics_s = time.perf_counter() - t0  # the rest of env.step renders (for --profile)
             self._last_raw = np.array(out[0], dtype=np.float64)
             return out
 

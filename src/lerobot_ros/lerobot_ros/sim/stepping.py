@@ -20,6 +20,7 @@ import numpy as np
 
 from lerobot_ros.sim.actions import ActionRejected, ActionValidator
 from lerobot_ros.sim.base import Observation, SimEnv
+from lerobot_ros.sim.profiling import SimProfile
 from lerobot_ros.sim.rtf import RealTimeFactor
 
 NS_PER_S = 1_000_000_000
@@ -62,6 +63,7 @@ class SimRunner:
         self.total_steps = 0
         self.rtf = RealTimeFactor(1.0 / env.fps, window=max(2, int(round(2 * env.fps))))  # a 2 s window
         self._lock = threading.Lock()
+        self.profile = SimProfile()
 
     def _snapshot(self) -> EpisodeState:
         return EpisodeState(**vars(self.episode))
@@ -69,8 +71,11 @@ class SimRunner:
     def reset(self, seed: int | None = None, options: dict | None = None) -> Frame:
         """New episode (env built on the first call). Sim time moves one period so stamps stay unique."""
         with self._lock:
+            t0 = time.perf_counter()
             obs = self.env.reset(seed=seed, options=options)
             self.rtf.restart()
+            if self.profile.enabled:
+                self.profile.reset_done(time.perf_counter() - t0)
             self.sim_time_ns += self.period_ns
             self.episode = EpisodeState(
                 episode_index=self.episode.episode_index + 1, seed=seed, task=self.env.task
@@ -96,10 +101,12 @@ class SimRunner:
         with self._lock:
             self._check_episode()  # under the lock: the episode may have ended while this action waited
             action = values if prechecked else self.validator.check(values)
-            t0 = time.monotonic()
+            t0 = time.perf_counter()
             result = self.env.step(action)
-            now = time.monotonic()
-            self.rtf.step(now, now - t0)
+            t1 = time.perf_counter()
+            self.rtf.step(time.monotonic(), t1 - t0)
+            if self.profile.enabled:
+                self.profile.step_done(t1 - t0, getattr(self.env, "last_physics_s", None))
             self.sim_time_ns += self.period_ns
             self.total_steps += 1
             ep = self.episode

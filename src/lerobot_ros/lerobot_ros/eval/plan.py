@@ -1,0 +1,250 @@
+"""Planning an evaluation: the user's options (`EvalConfig`) checked and resolved into a frozen `EvalPlan`.
+
+Everything that can be wrong with the options is found here, before any process starts, and said in
+one line (`EvalSetupError`). Attached bridges refine the plan once they are found (`adopt`), which
+returns a new plan rather than changing the config.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from lerobot_ros.sim.registry import SIMS, TaskRef, expand_tasks
+
+MAX_AUTO_WORKERS = 64
+
+
+@dataclass
+class EvalConfig:
+    env: str | None = None  # None: metaworld, or the attached bridge's
+    task: str | None = None  # lerobot-eval's --env.task (comma-separated; groups / suites); None: the env's default
+    task_ids: tuple[int, ...] | None = None  # LIBERO task ids of each suite; None: all of them (as lerobot-eval)
+    policy_path: str | None = None  # a LeRobot pretrained folder (policy node), or None with expert=True
+    expert: bool = False
+    n_episodes: int = 10  # per task, as lerobot-eval
+    start_seed: int = 1000
+    workers: int = 0  # bridges in parallel; 0: auto (lerobot-eval's batch_size rule, see auto_workers)
+    render: tuple[int, int] | None = None  # (height, width); default: the policy's image shape, else 480x480
+    shadows: bool = False
+    antialias: bool = True
+    max_episode_steps: int = 0  # 0: the env's own
+    videos: int = 2  # episodes to render per task (lerobot-eval renders up to 10)
+    output_dir: Path = Path("outputs/eval")
+    contract: str | None = None  # default: the shipped contract of the env
+    device: str = "cpu"
+    policy_seed: int | None = None  # torch seed of the policy node (default: start_seed, as lerobot-eval)
+    attach: list[str] = field(default_factory=list)  # namespaces of running bridges; sources started only if asked
+    startup_timeout_s: float | None = None  # None: 180 s for started nodes to come up, 30 s to find attached ones
+    stall_timeout_s: float = 120.0
+    profile: bool = False
+    quiet: bool = False
+
+
+class EvalSetupError(RuntimeError):
+    """Bad options or missing pieces, found before anything starts; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class EvalPlan:
+    """What one evaluation will do, fully resolved. Nothing changes it once built."""
+
+    env: str
+    tasks: tuple[TaskRef, ...]
+    task_descriptions: tuple[str, ...]  # one per task
+    policy_path: str | None
+    expert: bool
+    n_episodes: int
+    start_seed: int
+    workers: int  # bridges per task (for attached bridges: their number)
+    render: tuple[int, int]  # (height, width)
+    shadows: bool
+    antialias: bool
+    max_episode_steps: int
+    videos: int
+    output_dir: Path
+    contract: str
+    device: str
+    policy_seed: int
+    cameras: tuple[str, ...]
+    fps: float
+    policy_shapes: dict  # policy image feature -> (height, width)
+    attach: tuple[str, ...] = ()
+    modes: tuple[str, ...] = ("lockstep",)
+    start_timeout_s: float = 180.0
+    find_timeout_s: float = 30.0
+    stall_timeout_s: float = 120.0
+    profile: bool = False
+
+    @property
+    def expert_name(self) -> str | None:
+        return SIMS[self.env].expert
+
+    @property
+    def source_label(self) -> str:
+        return self.policy_path or ("scripted_expert" if self.expert else "attached")
+
+
+def auto_workers(requested: int, n_episodes: int, cpu_count: int | None = None) -> int:
+    """Bridges to run: `requested`, or for 0 lerobot-eval's rule, capped by the episodes either way.
+
+    LeRobot 0.6.1, `lerobot.configs.default.EvalConfig._auto_batch_size`: `min(max(1, floor(0.7 *
+    os.cpu_count())), n_episodes, 64)` ("each async env worker needs ~1 core; leave headroom for main
+    process + inference"), and `__post_init__` caps any batch_size above n_episodes to n_episodes.
+    """
+    if requested < 0:
+        raise EvalSetupError(f"--workers must be 0 (auto) or more, got {requested}")
+    if requested == 0:
+        cores = cpu_count or os.cpu_count() or 4
+        requested = min(max(1, math.floor(cores * 0.7)), n_episodes, MAX_AUTO_WORKERS)
+    return max(1, min(requested, n_episodes))
+
+
+def policy_image_shapes(policy_path: str) -> dict[str, tuple[int, int]]:
+    """Image input features of a pretrained policy folder -> (height, width), read from config.json."""
+    path = Path(policy_path).expanduser() / "config.json"
+    if not path.is_file():
+        raise EvalSetupError(f"{path.parent} has no config.json; pass a LeRobot pretrained_model folder")
+    try:
+        cfg = json.loads(path.read_text())
+        out = {}
+        for name, feat in (cfg.get("input_features") or {}).items():
+            if feat.get("type") == "VISUAL":
+                _, h, w = feat["shape"]
+                out[name] = (int(h), int(w))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise EvalSetupError(f"cannot read the policy's {path}: {type(exc).__name__}: {exc}") from None
+    return out
+
+
+def describe_task(env: str, task: TaskRef, render: tuple[int, int], shadows: bool, antialias: bool,
+                  cameras: list[str] | None = None, max_episode_steps: int = 0, preflight: bool = True):
+    """The evaluator's own (never built) copy of a task's simulator: task text, cameras, fps."""
+    from lerobot_ros.sim import RenderSettings, SimStartupError, make_sim
+
+    try:
+        sim = make_sim(env, task.task, RenderSettings.of_size(render, shadows, antialias), cameras=cameras,
+                       task_id=task.task_id, max_episode_steps=max_episode_steps)
+        if preflight:
+            sim.preflight()
+    except (SimStartupError, ValueError) as exc:
+        raise EvalSetupError(str(exc)) from None
+    return sim
+
+
+def plan_eval(cfg: EvalConfig) -> EvalPlan:
+    """Check the options and resolve every default; EvalSetupError (one line) when something is wrong."""
+    from lerobot_ros.sim import SimStartupError
+
+    if cfg.n_episodes < 1:
+        raise EvalSetupError(f"--n-episodes must be at least 1, got {cfg.n_episodes}")
+    if cfg.policy_path and cfg.expert:
+        raise EvalSetupError("give one policy source: --policy.path FOLDER or --expert, not both")
+    shapes = policy_image_shapes(cfg.policy_path) if cfg.policy_path else {}
+    sizes = set(shapes.values())
+    if len(sizes) > 1 and cfg.render is None:
+        raise EvalSetupError(f"the policy's cameras differ in size {sorted(sizes)}; pass --render HxW")
+    common = dict(
+        policy_path=cfg.policy_path, expert=cfg.expert, n_episodes=cfg.n_episodes, start_seed=cfg.start_seed,
+        videos=cfg.videos, output_dir=Path(cfg.output_dir), device=cfg.device,
+        policy_seed=cfg.start_seed if cfg.policy_seed is None else cfg.policy_seed, policy_shapes=shapes,
+        start_timeout_s=cfg.startup_timeout_s or 180.0, find_timeout_s=cfg.startup_timeout_s or 30.0,
+        stall_timeout_s=cfg.stall_timeout_s, profile=cfg.profile,
+    )
+    if cfg.attach:
+        # env, task and render size come from the bridges once they are found (adopt); until then a
+        # placeholder plan carries what was asked for
+        attach = tuple(dict.fromkeys(_normalize(a) for a in cfg.attach))
+        asked = (TaskRef(cfg.task, 0, cfg.task),) if cfg.task else ()
+        return EvalPlan(
+            env=cfg.env or "", tasks=asked, task_descriptions=(), workers=len(attach),
+            render=tuple(cfg.render) if cfg.render else (0, 0), shadows=cfg.shadows, antialias=cfg.antialias,
+            max_episode_steps=cfg.max_episode_steps, contract=cfg.contract or "", cameras=(), fps=0.0,
+            attach=attach, **common,
+        )
+    if not cfg.policy_path and not cfg.expert:
+        raise EvalSetupError("give exactly one policy source: --policy.path FOLDER or --expert")
+    env = cfg.env or "metaworld"
+    if env not in SIMS:
+        raise EvalSetupError(f"unknown env {env!r}; use one of {', '.join(SIMS)}")
+    if cfg.expert and SIMS[env].expert is None:
+        experts = sorted(k for k, v in SIMS.items() if v.expert)
+        raise EvalSetupError(f"no scripted expert for env {env!r}; experts exist for {experts}")
+    try:
+        tasks = tuple(expand_tasks(env, cfg.task, cfg.task_ids))
+    except SimStartupError as exc:
+        raise EvalSetupError(str(exc)) from None
+    workers = auto_workers(cfg.workers, cfg.n_episodes)
+    render = tuple(cfg.render) if cfg.render is not None else (sizes.pop() if sizes else (480, 480))
+    sims = [describe_task(env, t, render, cfg.shadows, cfg.antialias, max_episode_steps=cfg.max_episode_steps)
+            for t in tasks]
+    return EvalPlan(
+        env=env, tasks=tasks, task_descriptions=tuple(s.task for s in sims), workers=workers, render=render,
+        shadows=cfg.shadows, antialias=cfg.antialias, max_episode_steps=cfg.max_episode_steps,
+        contract=cfg.contract or SIMS[env].contract, cameras=tuple(sims[0].cameras), fps=float(sims[0].fps), **common,
+    )
+
+
+def _normalize(ns: str) -> str:
+    return "/" + ns.strip().strip("/")
+
+
+def bridge_setup(params: dict) -> dict:
+    """What an attached bridge runs, from its parameters."""
+    env = str(params.get("env", "metaworld"))
+    default = SIMS[env].default_task if env in SIMS else ""
+    return {
+        "env": env, "task": str(params.get("task") or default), "task_id": int(params.get("task_id", 0)),
+        "render": (int(params.get("render_height", 480)), int(params.get("render_width", 480))),
+    }
+
+
+def adopt(plan: EvalPlan, bridges: list) -> EvalPlan:
+    """The plan for attached bridges: env, task and render size are theirs (they must agree with each
+    other and with what was asked for)."""
+    first = bridge_setup(bridges[0].params)
+    for b in bridges[1:]:
+        if bridge_setup(b.params) != first:
+            raise EvalSetupError(
+                f"the attached bridges differ: {bridges[0].node} runs {first}, {b.node} runs {bridge_setup(b.params)}"
+            )
+    node = bridges[0].node
+    asked = {"env": plan.env, "task": plan.tasks[0].task if plan.tasks else ""}
+    for key, flag in (("env", "--env"), ("task", "--task")):
+        if asked[key] and asked[key] != first[key]:
+            raise EvalSetupError(
+                f"{flag} {asked[key]} but {node} runs {key} {first[key]!r}: drop {flag} or attach to a bridge that runs {asked[key]}"
+            )
+    h, w = first["render"]
+    if plan.render != (0, 0) and tuple(plan.render) != (h, w):
+        raise EvalSetupError(
+            f"--render {plan.render[0]}x{plan.render[1]} but {node} renders {h}x{w}: drop --render or restart the bridge "
+            f"with render_height:={plan.render[0]} render_width:={plan.render[1]}"
+        )
+    wrong = {k: v for k, v in plan.policy_shapes.items() if v != (h, w)}
+    if wrong:
+        name, (ph, pw) = next(iter(wrong.items()))
+        raise EvalSetupError(
+            f"the policy's {name} is {ph}x{pw} but {node} renders {h}x{w}: restart the bridge with "
+            f"render_height:={ph} render_width:={pw}"
+        )
+    env = first["env"]
+    if plan.expert and (env not in SIMS or SIMS[env].expert is None):
+        experts = sorted(k for k, v in SIMS.items() if v.expert)
+        raise EvalSetupError(f"no scripted expert for env {env!r}; experts exist for {experts}")
+    p = bridges[0].params
+    shadows, antialias = bool(p.get("shadows", plan.shadows)), bool(p.get("antialias", plan.antialias))
+    max_steps = int(p.get("max_episode_steps", 0))
+    cams = p.get("cameras")
+    cams = [str(c) for c in cams if str(c) and str(c).lower() != "none"] if isinstance(cams, list) else None
+    task = TaskRef(first["task"], first["task_id"], first["task"])
+    sim = describe_task(env, task, (h, w), shadows, antialias, cams, max_steps, preflight=False)
+    return replace(
+        plan, env=env, tasks=(task,), task_descriptions=(sim.task,), render=(h, w), shadows=shadows, antialias=antialias,
+        max_episode_steps=max_steps, cameras=tuple(sim.cameras), fps=float(sim.fps),
+        contract=plan.contract or (SIMS[env].contract if env in SIMS else ""),
+        modes=tuple(sorted({str(b.params.get("mode", "lockstep")) for b in bridges})),
+    )

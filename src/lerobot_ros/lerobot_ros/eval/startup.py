@@ -1,0 +1,151 @@
+"""Process start-up for an evaluation: one sim bridge and one policy source per namespace, for one task.
+
+Each namespace's processes are tracked apart, so a bridge that dies takes down only its own
+namespace's episodes (`failure(ns)`), not the whole evaluation.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import yaml
+
+from lerobot_ros.eval.attach import ns_join
+from lerobot_ros.eval.plan import EvalPlan, EvalSetupError, policy_image_shapes
+from lerobot_ros.eval.processes import NodeProcess, NodeSpec, namespaced_contract
+from lerobot_ros.sim.profiling import PROFILE_ENV
+from lerobot_ros.sim.registry import TaskRef
+
+
+def child_env() -> dict:
+    env = dict(os.environ)
+    env.setdefault("MUJOCO_GL", "egl")
+    return env
+
+
+def tick_stream(contract_path: Path, policy_path: str) -> str:
+    """The feature whose arrival completes a step: the bridge publishes state first, then the images in
+    the contract's order (LIBERO: image, image2), so the last image feature the policy reads."""
+    data = yaml.safe_load(Path(contract_path).read_text())
+    shapes = policy_image_shapes(policy_path)
+    images = [name for name in data["features"] if name in shapes]
+    return images[-1] if images else "observation.state"
+
+
+class EvalProcesses:
+    """The node processes of one task's bridges and policy sources, per namespace."""
+
+    def __init__(self, plan: EvalPlan, task: TaskRef):
+        self.plan = plan
+        self.task = task
+        self.out = Path(plan.output_dir)
+        self.procs: dict[str, list[NodeProcess]] = {}
+        self.spawned_wall: dict[str, float] = {}
+
+    def start(self, ns: str) -> None:
+        """A bridge and a policy source in `ns`, on the bridge's own clock topic `ns/clock`."""
+        plan, task = self.plan, self.task
+        clock = ns_join(ns, "clock")
+        bridge = NodeSpec(
+            "lerobot_ros.nodes.sim_bridge_node", ns, "sim_bridge",
+            params={
+                "env": plan.env, "task": task.task, "task_id": task.task_id, "mode": "lockstep",
+                "render_width": plan.render[1], "render_height": plan.render[0], "shadows": plan.shadows,
+                "antialias": plan.antialias, "max_episode_steps": plan.max_episode_steps, "reset_on_start": False,
+            },
+            remaps={"/clock": clock},
+        )
+        extra = {}
+        if plan.profile:
+            extra[PROFILE_ENV] = str(self.profile_path(ns))
+            self.spawned_wall[ns] = time.time()
+        self._add(ns, bridge, f"{self._label(ns)}_bridge.log", extra)
+        self.start_source(ns, clock)
+
+    def profile_path(self, ns: str) -> Path:
+        return self.out / "profile" / f"{self._label(ns)}_bridge.json"
+
+    def bridge_profiles(self) -> dict[str, dict]:
+        """ns -> the bridge's step timings (sim/profiling.py) plus `startup_s`: process spawn until its
+        simulator runner existed (interpreter, imports, node set-up); read once the bridges have exited."""
+        out = {}
+        for ns, spawned in self.spawned_wall.items():
+            try:
+                data = json.loads(self.profile_path(ns).read_text())
+            except (OSError, ValueError):
+                continue
+            data["startup_s"] = data["ready_wall"] - spawned
+            out[ns] = data
+        return out
+
+    def start_source(self, ns: str, clock: str | None) -> None:
+        """The policy node or the scripted expert in `ns`, following the bridge's clock topic."""
+        plan = self.plan
+        remaps = {"/clock": clock} if clock and clock != "/clock" else {}
+        if plan.policy_path:
+            contract = self.contract_for(ns)
+            source = NodeSpec(
+                "lerobot_ros.nodes.policy_node", ns, "policy_node",
+                params={
+                    "pretrained_path": str(Path(plan.policy_path).expanduser().resolve()), "contract": str(contract),
+                    "device": plan.device, "tick_on": tick_stream(contract, plan.policy_path), "use_sim_time": True,
+                    "seed": plan.policy_seed,
+                },
+                remaps=remaps,
+            )
+            self._add(ns, source, f"{self._label(ns)}_policy.log")
+        else:
+            source = NodeSpec(
+                "lerobot_ros.nodes.scripted_expert_node", ns, "scripted_expert",
+                params={"expert": plan.expert_name, "task": self.task.task}, remaps=remaps,
+            )
+            self._add(ns, source, f"{self._label(ns)}_expert.log")
+
+    def contract_for(self, ns: str) -> Path:
+        from lerobot_ros.contract.loader import resolve
+
+        name = self.plan.contract
+        try:
+            source = yaml.safe_load(resolve(name).read_text())
+        except Exception as exc:  # noqa: BLE001
+            raise EvalSetupError(f"cannot read contract {name!r}: {exc}") from None
+        data = namespaced_contract(source, ns, self.plan.render)
+        images = [f for n, f in data["features"].items() if str(f.get("type", "")).endswith("/Image")]
+        if len(images) == 1 and len(self.plan.cameras) == 1:
+            images[0]["topic"] = ns_join(ns, f"{self.plan.cameras[0]}/image_raw")
+        path = self.out / "contracts" / f"{self._label(ns)}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump(data, sort_keys=False))
+        return path
+
+    def _label(self, ns: str) -> str:
+        label = ns.strip("/") or "root"
+        return label if len(self.plan.tasks) < 2 else f"{self.task.group}_{self.task.task_id}_{label}"
+
+    def _add(self, ns: str, spec: NodeSpec, log: str, extra_env: dict | None = None) -> None:
+        proc = NodeProcess(spec, self.out / "logs" / log, {**child_env(), **(extra_env or {})})
+        self.procs.setdefault(ns, []).append(proc)
+
+    def failure(self, ns: str | None = None) -> str | None:
+        """One line on the first process (of `ns`, or of any namespace) that exited; None while all run."""
+        groups = [self.procs.get(ns, [])] if ns is not None else list(self.procs.values())
+        for group in groups:
+            for p in group:
+                reason = p.failure()
+                if reason:
+                    return reason
+        return None
+
+    def checker(self, ns: str):
+        return lambda: self.failure(ns)
+
+    def stop(self) -> None:
+        """SIGINT to every process at once, then wait for each (stopping them in turn took seconds each)."""
+        procs = [p for group in self.procs.values() for p in group]
+        for p in procs:
+            p.interrupt()
+        for p in procs:
+            p.stop()
