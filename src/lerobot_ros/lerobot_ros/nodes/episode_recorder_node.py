@@ -84,7 +84,7 @@ class EpisodeRecorder(Node):
         super().__init__("episode_recorder", **kwargs)
         self.params = declare_params(self, RecorderParams, self._reconfigure)
         p = self.params.values
-        self.finished = Future()  # its result ends run_node's spin: the exit status
+        self.exit_future = Future()  # its result ends run_node's spin: the exit status
         try:
             self.recorder = build_recorder(p, self.get_logger(), clock_ns=lambda: self.get_clock().now().nanoseconds,
                                            now=time.monotonic(), on_status=self.publish_status, on_saved=on_saved)
@@ -175,8 +175,8 @@ class EpisodeRecorder(Node):
             self.publish_status(self.recorder.status())
             self.publish_diagnostics()
             print(self.recorder.progress_line(now), file=sys.stderr, flush=True)
-        if self.recorder.exit_code is not None and not self.finished.done():
-            self.finished.set_result(self.recorder.exit_code)  # run_node stops spinning, then close()
+        if self.recorder.exit_code is not None and not self.exit_future.done():
+            self.exit_future.set_result(self.recorder.exit_code)  # run_node stops spinning, then close()
 
     # ---- status ---------------------------------------------------------------------------------
     def publish_status(self, status: Status) -> None:

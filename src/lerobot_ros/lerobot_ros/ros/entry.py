@@ -8,6 +8,7 @@ from typing import Callable
 import rclpy
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.task import Future
 
 
 class NodeStartupError(RuntimeError):
@@ -20,8 +21,8 @@ class NodeStartupError(RuntimeError):
 def run_node(factory: Callable[..., Node], args=None, multi_threaded: bool = False) -> None:
     """Create the node with `factory()`, spin it until Ctrl-C / SIGTERM / shutdown, then clean up.
 
-    A node that ends by itself (the recorder after its last episode) has a `finished` rclpy Future: its
-    result is the exit status (sys.exit when non-zero), so no callback needs to raise SystemExit.
+    A node that ends by itself (the recorder after its last episode) has an `exit_future` (rclpy Future):
+    its result is the exit status (sys.exit when non-zero), so no callback needs to raise SystemExit.
     """
     rclpy.init(args=args)
     node = None
@@ -30,13 +31,13 @@ def run_node(factory: Callable[..., Node], args=None, multi_threaded: bool = Fal
         node = factory()
         executor = MultiThreadedExecutor() if multi_threaded else SingleThreadedExecutor()
         executor.add_node(node)
-        finished = getattr(node, "finished", None)
+        exit_future = getattr(node, "exit_future", None)
         try:
-            if finished is None:
+            if not isinstance(exit_future, Future):
                 executor.spin()
             else:
-                executor.spin_until_future_complete(finished)
-                code = int(finished.result() or 0) if finished.done() else 0
+                executor.spin_until_future_complete(exit_future)
+                code = int(exit_future.result() or 0) if exit_future.done() else 0
         finally:
             executor.shutdown(timeout_sec=2.0)
     except (KeyboardInterrupt, ExternalShutdownException):
