@@ -66,7 +66,7 @@ class EpisodeKeyboard(Node):
             self._saved = termios.tcgetattr(self.fd)
             tty.setcbreak(self.fd)
         self._input_done = threading.Event()  # set by the key thread
-        self.finished = Future()  # run_node spins until it is done (its result: the exit status)
+        self.exit_future = Future()  # run_node spins until it is done (its result: the exit status)
         self._listening = False
         self.create_timer(0.1, self._check_finished)
         threading.Thread(target=self._read_keys, name="keyboard", daemon=True).start()
@@ -100,8 +100,8 @@ class EpisodeKeyboard(Node):
 
     def _check_finished(self) -> None:
         if self._input_done.is_set():
-            if not self.finished.done():
-                self.finished.set_result(0)
+            if not self.exit_future.done():
+                self.exit_future.set_result(0)
             return
         listening = self.pub.get_subscription_count() > 0
         if listening != self._listening:
