@@ -62,13 +62,13 @@ def storage_files(folder: Path) -> list[Path]:
     """The storage files (.mcap, .db3, and their file-compressed .zstd forms) directly in `folder`."""
     return numeric_order(
         p for p in folder.iterdir()
-        if p.is_file() and (p.suffix in STORAGE_SUFFIXES or (p.suffix == ".zstd" and Path(p.stem).suffix in STORAGE_SUFFIXES))
+        if not p.is_dir() and (p.suffix in STORAGE_SUFFIXES or (p.suffix == ".zstd" and Path(p.stem).suffix in STORAGE_SUFFIXES))
     )
 
 
 def is_bag(path: Path) -> bool:
     """A storage file, or a folder holding metadata.yaml or storage files."""
-    if path.is_file():
+    if path.exists() and not path.is_dir():
         return path.suffix in STORAGE_SUFFIXES
     return path.is_dir() and ((path / "metadata.yaml").is_file() or bool(storage_files(path)))
 
@@ -166,7 +166,7 @@ def _is_bag_folder(folder: Path) -> bool:
 def _bags_below(folder: Path) -> list[Path]:
     found: list[Path] = []
     for child in numeric_order(c for c in folder.iterdir() if not c.name.startswith(".")):
-        if child.is_file():
+        if not child.is_dir():  # a file, or a stream such as a FIFO
             if child in storage_files(folder):
                 found.append(child)
         elif _is_bag_folder(child):
