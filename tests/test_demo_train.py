@@ -76,7 +76,8 @@ def test_interrupted_training_leaves_no_checkpoint(tmp_path, ros_env, demo_out):
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     log = tmp_path / "train.log"
     deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and not (log.exists() and "step:" in log.read_text(errors="replace")):
+    started = "Start offline training"  # lerobot-train's line before its first step
+    while time.monotonic() < deadline and not (log.exists() and started in log.read_text(errors="replace")):
         assert proc.poll() is None, proc.stdout.read().decode(errors="replace")[-3000:]
         time.sleep(0.5)
     assert (tmp_path / "train.partial").exists(), "training never started"
