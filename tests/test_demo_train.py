@@ -172,3 +172,28 @@ def _launch_comes_up(argv: list[str], env: dict, log: Path) -> None:
             os.killpg(proc.pid, signal.SIGINT)
             proc.wait(60)
     assert proc.returncode == 0, log.read_text()[-3000:]
+
+
+def test_demo_with_a_policy_renders_at_the_policys_image_size(tmp_path, monkeypatch):
+    """`demo --policy-path` without --render takes the size the policy was trained on (a checkpoint of a 48x48
+    demo run again with the default 96x96 was refused by policy_node); --render still wins."""
+    import json as _json
+
+    from lerobot_ros.cli import main as cli_main
+    from lerobot_ros.demo import pipeline
+
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    (ckpt / "config.json").write_text(_json.dumps({"type": "act", "input_features": {
+        "observation.image": {"type": "VISUAL", "shape": [3, 48, 64]}, "observation.state": {"type": "STATE", "shape": [4]}}}))
+    seen = []
+
+    def fake_run_demo(cfg, printer=print):
+        seen.append((cfg.height, cfg.width))
+        raise pipeline.DemoError("stop here")
+
+    monkeypatch.setattr(pipeline, "run_demo", fake_run_demo)
+    assert cli_main.main(["demo", "--policy-path", str(ckpt), "--out", str(tmp_path / "o")]) == 1
+    assert cli_main.main(["demo", "--policy-path", str(ckpt), "--render", "96x96", "--out", str(tmp_path / "o")]) == 1
+    assert cli_main.main(["demo", "--out", str(tmp_path / "o")]) == 1
+    assert seen == [(48, 64), (96, 96), (96, 96)]

@@ -20,7 +20,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--task", default="", help="Meta-World task (default push-v3) or SO-101 scene (default pick)")
     p.add_argument("--episodes", type=int, default=3, help="episodes to record (default 3)")
     p.add_argument("--seed", type=int, default=0, help="seed of the first recorded episode (default 0)")
-    p.add_argument("--render", type=render_size(16), default=(96, 96), metavar="HxW", help="camera image size (default 96x96)")
+    p.add_argument("--render", type=render_size(16), default=None, metavar="HxW",
+                   help="camera image size (default 96x96; with --policy-path, the size the policy was trained on)")
     p.add_argument("--out", type=Path, default=Path("outputs/demo"), help="output folder (default outputs/demo; an earlier demo's is replaced)")
     p.add_argument("--eval-episodes", type=int, default=3, help="episodes for lerobot-ros eval (default 3)")
     p.add_argument("--no-eval", action="store_true", help="stop after converting the dataset")
@@ -124,13 +125,10 @@ def run(args: argparse.Namespace) -> int:
     from lerobot_ros.demo.driver import DemoError
     from lerobot_ros.demo.pipeline import DemoConfig, run_demo, summary_dict
 
-    cfg = DemoConfig(env=args.env, task=args.task, episodes=args.episodes, seed=args.seed, height=args.render[0],
-                     width=args.render[1], out=args.out, eval_episodes=args.eval_episodes, eval=not args.no_eval,
-                     policy_path=args.policy_path, vcodec=args.vcodec,
-                     train_steps=args.train, train_batch_size=args.train_batch_size)
     if args.train < 0 or args.train_batch_size < 1:
         print("lerobot-ros demo: --train takes a number of steps >= 1 and --train-batch-size >= 1", file=sys.stderr)
         return 2
+    render = args.render
     if args.policy_path:  # checked before minutes of recording, not when eval finally reads it
         from lerobot_ros.policy.loading import PolicyLoadError, read_policy_config
 
@@ -139,6 +137,20 @@ def run(args: argparse.Namespace) -> int:
         except PolicyLoadError as exc:
             print(f"lerobot-ros demo: {exc}", file=sys.stderr)
             return 2
+        if render is None:  # render what the policy was trained on (a demo checkpoint: the demo's own size)
+            from lerobot_ros.eval.plan import EvalSetupError, policy_image_shapes
+
+            try:
+                sizes = set(policy_image_shapes(args.policy_path).values())
+            except EvalSetupError as exc:
+                print(f"lerobot-ros demo: {exc}", file=sys.stderr)
+                return 2
+            render = sizes.pop() if len(sizes) == 1 else None
+    render = render or (96, 96)
+    cfg = DemoConfig(env=args.env, task=args.task, episodes=args.episodes, seed=args.seed, height=render[0],
+                     width=render[1], out=args.out, eval_episodes=args.eval_episodes, eval=not args.no_eval,
+                     policy_path=args.policy_path, vcodec=args.vcodec,
+                     train_steps=args.train, train_batch_size=args.train_batch_size)
     try:
         res = run_demo(cfg, printer=lambda s: print(s, flush=True))
     except DemoError as exc:
