@@ -135,12 +135,13 @@ def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tm
         _spawn([os.path.join(VENV_BIN, "lerobot-ros"), "virtual-arm", "so101", "--dir", str(vdir)], ros_env, tmp_path / "arm.log"),
         _spawn([os.path.join(VENV_BIN, "policy_node"), "--ros-args", "-r", "__node:=policy",
                 "-p", f"pretrained_path:={policy_dir}", "-p", f"contract:={small_contract}",
-                "-p", "action_topic:=/sim/policy/commands", "-p", "device:=cpu"], ros_env, tmp_path / "policy.log"),
+                "-p", "action_topic:=/sim/policy/commands", "-p", "device:=cpu",
+                "-p", "use_sim_time:=true"], ros_env, tmp_path / "policy.log"),  # the twin stamps in sim time
     ]
     bridge = SimBridgeNode(context=ros.context, namespace="/sim", parameter_overrides=[
         Parameter("env", value="so101"), Parameter("mode", value="realtime"), Parameter("fps", value=30.0),
         Parameter("cameras", Parameter.Type.STRING_ARRAY, ["front"]), Parameter("render_width", value=64),
-        Parameter("render_height", value=48), Parameter("antialias", value=False), Parameter("publish_clock", value=False),
+        Parameter("render_height", value=48), Parameter("antialias", value=False), Parameter("publish_clock", value=True),
         Parameter("max_episode_steps", value=100000)])
     ros.add_node(bridge)
     max_delta = 0.05
