@@ -203,8 +203,12 @@ def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tm
         resume = len(commands.messages) - 1
         wait(lambda: len(policy_out.messages) > n_policy + 10 and len(commands.messages) > resume + 40, 120,
              "the policy driving again")
-        handover_out = [np.asarray(m.data) for m in commands.messages[resume - 1:resume + 40]]
-        assert np.max(_steps(handover_out)) <= max_delta + 1e-9
+        after = [np.asarray(m.data) for m in commands.messages[resume - 1:resume + 40]]
+        policy_targets = [np.asarray(m.data) for m in policy_out.messages[n_policy:]]
+        # the handover: from the held target until the output is the policy's own target (its later steps are
+        # the policy's own motion, which policy_node's safety gates limit, not the takeover)
+        reached = next(i for i, c in enumerate(after) if any(np.array_equal(c, t) for t in policy_targets))
+        assert np.max(_steps(after[:reached + 1])) <= max_delta + 1e-9, np.max(_steps(after[:reached + 1]))
         tagged = [m.data for m in flags.messages]
         assert True in tagged and tagged[-1] is False  # a person drove in between; the policy drives now
     finally:
