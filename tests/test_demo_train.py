@@ -67,8 +67,8 @@ def _user_env() -> dict:
 @pytest.mark.slow
 @pytest.mark.timeout(2400)  # the module's demo run (record, eval, convert, train, eval) comes first
 def test_interrupted_training_leaves_no_checkpoint(tmp_path, ros_env, demo_out):
-    demo_dataset = demo_out[0] / "dataset"
     """Ctrl-C during lerobot-train (the demo's train step): neither the checkpoint folder nor its partial."""
+    demo_dataset = demo_out[0] / "dataset"
     script = ("import sys; from pathlib import Path; from lerobot_ros.demo.train import train_act; "
               f"train_act(Path({str(demo_dataset)!r}), 'local/lerobot_ros_demo', Path({str(tmp_path / 'train')!r}), 5000, "
               f"Path({str(tmp_path / 'train.log')!r}))")
@@ -77,12 +77,17 @@ def test_interrupted_training_leaves_no_checkpoint(tmp_path, ros_env, demo_out):
     log = tmp_path / "train.log"
     deadline = time.monotonic() + 300
     started = "Start offline training"  # lerobot-train's line before its first step
-    while time.monotonic() < deadline and not (log.exists() and started in log.read_text(errors="replace")):
-        assert proc.poll() is None, proc.stdout.read().decode(errors="replace")[-3000:]
-        time.sleep(0.5)
-    assert (tmp_path / "train.partial").exists(), "training never started"
-    os.killpg(proc.pid, signal.SIGINT)
-    proc.wait(120)
+    try:
+        while time.monotonic() < deadline and not (log.exists() and started in log.read_text(errors="replace")):
+            assert proc.poll() is None, proc.stdout.read().decode(errors="replace")[-3000:]
+            time.sleep(0.5)
+        assert log.exists() and started in log.read_text(errors="replace"), "training never started"
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
     assert not (tmp_path / "train").exists() and not (tmp_path / "train.partial").exists()
 
 
