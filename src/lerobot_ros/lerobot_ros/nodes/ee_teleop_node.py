@@ -17,13 +17,8 @@ input_timeout_s, key_hold_s, axis_x / axis_y / axis_z, button_open / button_clos
 
 from __future__ import annotations
 
-import os
-import select
-import sys
-import termios
 import threading
 import time
-import tty
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +28,7 @@ from std_msgs.msg import Float64MultiArray
 from rclpy.node import Node
 
 from lerobot_ros.codecs import joint_state_to_numpy
+from lerobot_ros.teleop.terminal import TerminalKeys
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
@@ -150,20 +146,14 @@ class EeTeleop(Node):
             self.watch.seen(time.monotonic())
 
     def _start_keyboard(self) -> None:
-        self.fd = sys.stdin.fileno()
-        self._saved = None
-        if os.isatty(self.fd):
-            self._saved = termios.tcgetattr(self.fd)
-            tty.setcbreak(self.fd)
+        self.terminal = TerminalKeys().open()
         threading.Thread(target=self._read_keys, name="keys", daemon=True).start()
 
     def _read_keys(self) -> None:
         while True:
-            key = os.read(self.fd, 1)
+            key = self.terminal.read_key()
             if not key:
                 return
-            if key == b"\x1b" and select.select([self.fd], [], [], 0.05)[0]:
-                key += os.read(self.fd, 2)
             now = time.monotonic()
             with self._lock:
                 if self.keys.press(key, now):
@@ -196,8 +186,8 @@ class EeTeleop(Node):
         self.pub.publish(Float64MultiArray(data=[float(v) for v in self.target]))
 
     def close(self) -> None:
-        if getattr(self, "_saved", None) is not None:
-            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
+        if getattr(self, "terminal", None) is not None:
+            self.terminal.close()
 
 
 def main(args=None) -> None:

@@ -12,13 +12,9 @@ when it is a terminal; any stream of bytes works (tests drive it through a pty).
 
 from __future__ import annotations
 
-import os
-import select
 import sys
-import termios
 import threading
 import time
-import tty
 from dataclasses import dataclass
 
 from rclpy.duration import Duration
@@ -26,6 +22,7 @@ from rclpy.node import Node
 from rclpy.task import Future
 from std_msgs.msg import String
 
+from lerobot_ros.teleop.terminal import TerminalKeys
 from lerobot_ros.ros.entry import run_node
 from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS
@@ -34,15 +31,11 @@ KEYS = {b"n": "next", b"\x1b[C": "next", b"r": "rerecord", b"\x1b[D": "rerecord"
 HELP = "keys: [->] or n = next, [<-] or r = re-record, Esc or q = stop"
 
 
-def read_command(fd: int, escape_timeout_s: float = 0.05) -> str | None:
-    """Block for one key on `fd`; the command it stands for, "" for an unmapped key, None at end of input."""
-    key = os.read(fd, 1)
+def read_command(keys: TerminalKeys) -> str | None:
+    """Block for one key; the command it stands for, "" for an unmapped key, None at end of input."""
+    key = keys.read_key()
     if not key:
         return None
-    if key == b"\x1b":
-        ready, _, _ = select.select([fd], [], [], escape_timeout_s)
-        if ready:
-            key += os.read(fd, 2)  # arrow keys: ESC [ C / ESC [ D
     return KEYS.get(key.lower() if len(key) == 1 else key, "")
 
 
@@ -60,11 +53,7 @@ class EpisodeKeyboard(Node):
         super().__init__("episode_keyboard", **kwargs)
         self.params = declare_params(self, KeyboardParams)  # both read where they are used: live changes apply
         self.pub = self.create_publisher(String, "episode_control", RELIABLE_QOS)
-        self.fd = sys.stdin.fileno()
-        self._saved = None
-        if os.isatty(self.fd):
-            self._saved = termios.tcgetattr(self.fd)
-            tty.setcbreak(self.fd)
+        self.keys = TerminalKeys().open()
         self._input_done = threading.Event()  # set by the key thread
         self.exit_future = Future()  # run_node spins until it is done (its result: the exit status)
         self._listening = False
@@ -75,7 +64,7 @@ class EpisodeKeyboard(Node):
     def _read_keys(self) -> None:
         while True:
             try:
-                command = read_command(self.fd)
+                command = read_command(self.keys)
             except OSError:
                 command = None
             if command is None:
@@ -110,9 +99,7 @@ class EpisodeKeyboard(Node):
                   else f"no recorder listening on {self.pub.topic_name}", file=sys.stderr, flush=True)
 
     def close(self) -> None:
-        if self._saved is not None:
-            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
-            self._saved = None
+        self.keys.close()
 
 
 def main(args=None) -> None:

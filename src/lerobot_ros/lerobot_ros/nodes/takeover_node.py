@@ -18,12 +18,8 @@ Parameters: rate_hz, max_delta (rad per tick), teleop_timeout_s, policy_node, ke
 
 from __future__ import annotations
 
-import os
-import sys
-import termios
 import threading
 import time
-import tty
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,6 +27,7 @@ from rclpy.node import Node
 from std_msgs.msg import Bool, Float64MultiArray, String
 from std_srvs.srv import Trigger
 
+from lerobot_ros.teleop.terminal import TerminalKeys
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS
@@ -79,7 +76,7 @@ class TakeoverNode(Node):
                 self._policy_clients[verb] = self.create_client(Trigger, f"{self.policy_node.rstrip('/')}/{verb}")
         self.create_timer(1.0 / p.rate_hz, self._tick)
         self._publish_phase()
-        self._saved = None
+        self.keys: TerminalKeys | None = None
         if p.keys:
             self._start_keys()
         self.get_logger().info(f"takeover: {Phase.AUTONOMOUS.value}; events on ~/pause_resume, ~/correction, ~/event")
@@ -140,14 +137,11 @@ class TakeoverNode(Node):
         client.call_async(Trigger.Request())
 
     def _start_keys(self) -> None:
-        self.fd = sys.stdin.fileno()
-        if os.isatty(self.fd):
-            self._saved = termios.tcgetattr(self.fd)
-            tty.setcbreak(self.fd)
+        self.keys = TerminalKeys().open()
 
         def read():
             while True:
-                key = os.read(self.fd, 1)
+                key = self.keys.read_key()
                 if not key:
                     return
                 event = KEY_EVENTS.get(key.lower())
@@ -169,8 +163,8 @@ class TakeoverNode(Node):
         self.phase_pub.publish(String(data=self.core.phase.value))
 
     def close(self) -> None:
-        if self._saved is not None:
-            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
+        if self.keys is not None:
+            self.keys.close()
 
 
 def main(args=None) -> None:
