@@ -110,6 +110,38 @@ def test_input_watch():
     assert not w.stale(1.4) and w.stale(1.6)
 
 
+def test_loop_starts_from_the_measured_pose_and_holds_when_the_pad_goes_silent(jog):
+    from lerobot_ros.teleop.loop import EeTeleopLoop
+
+    loop = EeTeleopLoop(jog, 1 / 30, "joy", JoyMapping(speed=0.06), KeyJog(), InputWatch(0.3))
+    assert loop.tick(0.0) == (None, "no joint_states yet")
+    loop.on_pose(FOLDED)
+    first = loop.tick(0.0)
+    assert np.array_equal(first.target, FOLDED) and first.holding == "no Joy message yet"
+    loop.on_joy([0.0, 1.0], [], 0.0)  # full stick forward
+    moving = loop.tick(0.1)
+    assert moving.holding is None and jog.tip_position(moving.target)[0] > jog.tip_position(FOLDED)[0] + 0.0015
+    loop.on_pose(FOLDED)  # a sagging servo reports the old pose: the target integrates from itself, not from it
+    assert jog.tip_position(loop.tick(0.2).target)[0] > jog.tip_position(moving.target)[0]
+    held = loop.tick(0.6)  # 0.6 s after the last Joy message (timeout 0.3)
+    assert held.holding == "no Joy message for 0.3 s (pad unplugged or driver stopped)"
+    assert np.array_equal(loop.tick(0.7).target, held.target)
+
+
+def test_keys_are_never_silent_their_commands_expire(jog):
+    from lerobot_ros.teleop.loop import EeTeleopLoop
+
+    loop = EeTeleopLoop(jog, 1 / 30, "keyboard", JoyMapping(), KeyJog(speed=0.06, hold_s=0.25), InputWatch(0.3))
+    loop.on_pose(FOLDED)
+    assert loop.tick(0.0).holding is None
+    loop.on_key(b"r", 1.0)
+    up = loop.tick(1.1).target
+    assert jog.tip_position(up)[2] > jog.tip_position(FOLDED)[2]
+    assert np.array_equal(loop.tick(2.0).target, up) and loop.tick(2.0).holding is None  # expired, not stale
+    with pytest.raises(ValueError, match="input must be joy or keyboard, got 'mouse'"):
+        EeTeleopLoop(jog, 1 / 30, "mouse", JoyMapping(), KeyJog(), InputWatch())
+
+
 # ---- over DDS, on the MuJoCo twin ---------------------------------------------------------------
 def _twin(ros, namespace):
     from lerobot_ros.nodes.sim_bridge_node import SimBridgeNode

@@ -21,7 +21,6 @@ import threading
 import time
 from dataclasses import dataclass
 
-import numpy as np
 from sensor_msgs.msg import JointState, Joy
 from std_msgs.msg import Float64MultiArray
 
@@ -32,7 +31,8 @@ from lerobot_ros.teleop.terminal import TerminalKeys
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
-from lerobot_ros.teleop import EndEffectorJog, InputWatch, JoyMapping, KeyJog, TeleopCommand
+from lerobot_ros.teleop import EndEffectorJog, InputWatch, JoyMapping, KeyJog
+from lerobot_ros.teleop.loop import EeTeleopLoop
 from lerobot_ros.teleop.inputs import KEY_HELP
 
 SO101_JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
@@ -77,36 +77,31 @@ class EeTeleop(Node):
         self.params = declare_params(self, EeTeleopParams, self._on_params)
         p = self.params.values
         self.joint_names = list(p.joint_names)
-        self.jog = self._make_jog(p)
-        self.period = 1.0 / p.rate_hz
-        self.mode = p.input
-        self._mappings(p)
-        self.watch = InputWatch(p.input_timeout_s)
-        self._command: TeleopCommand = TeleopCommand()
-        self._lock = threading.Lock()
-        self.measured: np.ndarray | None = None
-        self.target: np.ndarray | None = None
+        try:
+            self.loop = EeTeleopLoop(self._make_jog(p), 1.0 / p.rate_hz, p.input, *self._mappings(p),
+                                     InputWatch(p.input_timeout_s))
+        except ValueError as exc:
+            raise NodeStartupError(str(exc)) from None
         self._holding_said = False
         self.pub = self.create_publisher(Float64MultiArray, "commands", RELIABLE_QOS)
         self.create_subscription(JointState, "joint_states", self.on_joint_states, SENSOR_QOS)
-        if self.mode == "joy":
+        if p.input == "joy":
             self.create_subscription(Joy, p.joy_topic, self.on_joy, SENSOR_QOS)
         else:
             self._start_keyboard()
-        self.create_timer(self.period, self.on_tick)
-        self.get_logger().info(f"ee_teleop ({self.mode}) jogging {self.jog.tip} at {p.speed} m/s"
-                               + (f"; {KEY_HELP}" if self.mode == "keyboard" else f" from {p.joy_topic}"))
+        self.create_timer(1.0 / p.rate_hz, self.on_tick)
+        self.get_logger().info(f"ee_teleop ({p.input}) jogging {p.tip_link} at {p.speed} m/s"
+                               + (f"; {KEY_HELP}" if p.input == "keyboard" else f" from {p.joy_topic}"))
 
-    def _mappings(self, p: EeTeleopParams) -> None:
-        self.joy = JoyMapping(axis_x=p.axis_x, axis_y=p.axis_y, axis_z=p.axis_z, button_open=p.button_open,
-                              button_close=p.button_close, deadman=p.deadman, speed=p.speed, gripper_speed=p.gripper_speed)
-        self.keys = KeyJog(speed=p.speed, gripper_speed=p.gripper_speed, hold_s=p.key_hold_s)
+    @staticmethod
+    def _mappings(p: EeTeleopParams) -> tuple[JoyMapping, KeyJog]:
+        joy = JoyMapping(axis_x=p.axis_x, axis_y=p.axis_y, axis_z=p.axis_z, button_open=p.button_open,
+                         button_close=p.button_close, deadman=p.deadman, speed=p.speed, gripper_speed=p.gripper_speed)
+        return joy, KeyJog(speed=p.speed, gripper_speed=p.gripper_speed, hold_s=p.key_hold_s)
 
     def _on_params(self, new: EeTeleopParams, changed: dict) -> None:
         """Live: speeds, the pad mapping, the silence timeout (a held key keeps going until its hold ends)."""
-        with self._lock:
-            self._mappings(new)
-            self.watch.timeout_s = new.input_timeout_s
+        self.loop.configure(*self._mappings(new), new.input_timeout_s)
 
     def _make_jog(self, p) -> EndEffectorJog:
         from lerobot_ros.viz import parse_urdf
@@ -133,57 +128,33 @@ class EeTeleop(Node):
         except (UrdfError, ValueError) as exc:
             raise NodeStartupError(str(exc)) from None
 
-    # ---- inputs ----------------------------------------------------------------------------------
+    # ---- wiring --------------------------------------------------------------------------------
     def on_joint_states(self, msg: JointState) -> None:
         try:
-            self.measured = joint_state_to_numpy(msg, self.joint_names)
+            self.loop.on_pose(joint_state_to_numpy(msg, self.joint_names))
         except Exception as exc:  # names missing: say which, keep the last good pose
             self.get_logger().warning(f"joint_states unusable: {exc}", throttle_duration_sec=5.0)
 
     def on_joy(self, msg: Joy) -> None:
-        with self._lock:
-            self._command = self.joy.command(msg.axes, msg.buttons)
-            self.watch.seen(time.monotonic())
+        self.loop.on_joy(msg.axes, msg.buttons, time.monotonic())
 
     def _start_keyboard(self) -> None:
         self.terminal = TerminalKeys().open()
-        threading.Thread(target=self._read_keys, name="keys", daemon=True).start()
 
-    def _read_keys(self) -> None:
-        while True:
-            key = self.terminal.read_key()
-            if not key:
-                return
-            now = time.monotonic()
-            with self._lock:
-                if self.keys.press(key, now):
-                    self.watch.seen(now)
+        def read():
+            while key := self.terminal.read_key():
+                self.loop.on_key(key, time.monotonic())
 
-    # ---- control ---------------------------------------------------------------------------------
-    def current_command(self, now: float) -> tuple[TeleopCommand, str | None]:
-        """The command to act on now, and why the arm holds (None when it does not)."""
-        with self._lock:
-            if self.mode == "keyboard":
-                return self.keys.command(now), None
-            if self.watch.stale(now):
-                why = ("no Joy message yet" if self.watch.last is None
-                       else f"no Joy message for {self.watch.timeout_s:g} s (pad unplugged or driver stopped)")
-                return TeleopCommand(), why
-            return self._command, None
+        threading.Thread(target=read, name="keys", daemon=True).start()
 
     def on_tick(self) -> None:
-        if self.measured is None:
+        tick = self.loop.tick(time.monotonic())
+        if tick.target is None:
             return
-        if self.target is None:
-            self.target = self.measured.copy()
-        command, why = self.current_command(time.monotonic())
-        if why and not self._holding_said:
-            self.get_logger().warning(f"holding: {why}")
-        self._holding_said = bool(why)
-        if not command.idle:
-            delta = np.asarray(command.velocity) * self.period
-            self.target = self.jog.step(self.target, delta, command.gripper * self.period)
-        self.pub.publish(Float64MultiArray(data=[float(v) for v in self.target]))
+        if tick.holding and not self._holding_said:
+            self.get_logger().warning(f"holding: {tick.holding}")
+        self._holding_said = bool(tick.holding)
+        self.pub.publish(Float64MultiArray(data=[float(v) for v in tick.target]))
 
     def close(self) -> None:
         if getattr(self, "terminal", None) is not None:
