@@ -30,6 +30,17 @@ def ros():
 
 
 @pytest.fixture
+def probe_runtime():
+    """A second rclpy context (another DDS participant), as `ros2 param` is: tests/param_probe.ParamProbe lives in it."""
+    runtime = RosRuntime()
+    runtime.start()
+    try:
+        yield runtime
+    finally:
+        runtime.close()
+
+
+@pytest.fixture
 def ros_env() -> dict[str, str]:
     """Environment for child processes that must join this test session's DDS domain."""
     env = dict(os.environ)

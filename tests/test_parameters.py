@@ -24,7 +24,7 @@ from lerobot_ros.ros.parameters import (
     spec_of,
     specs,
 )
-from lerobot_ros.ros.runtime import RosRuntime, wait_until
+from lerobot_ros.ros.runtime import wait_until
 from param_probe import ParamProbe, assert_all_described
 
 
@@ -147,13 +147,6 @@ class DemoNode(Node):
             self.timer.timer_period_ns = int(1e9 / new.fps)
         self.changes.append(changed)
 
-
-@pytest.fixture
-def probe_runtime():
-    runtime = RosRuntime()
-    runtime.start()
-    yield runtime
-    runtime.close()
 
 
 def test_declared_values_overrides_and_builtins(ros):

@@ -37,7 +37,7 @@ from lerobot_ros.contract import load_contract
 from lerobot_ros.ros.entry import NodeStartupError
 from lerobot_ros.ros.parameters import names
 from lerobot_ros.ros.qos import RELIABLE_QOS
-from lerobot_ros.ros.runtime import MessageCollector, RosRuntime, wait_until
+from lerobot_ros.ros.runtime import MessageCollector, wait_until
 from param_probe import ParamProbe, assert_all_described
 
 FPS = 10
@@ -81,14 +81,6 @@ def policies(tmp_path_factory):
     base = tmp_path_factory.getbasetemp() / "policies"
     return {"act": cached_policy_folder(base, "act"), "diffusion": cached_policy_folder(base, "diffusion")}
 
-
-@pytest.fixture
-def probe_runtime():
-    """A second rclpy context (another DDS participant), as `ros2 param` is."""
-    runtime = RosRuntime()
-    runtime.start()
-    yield runtime
-    runtime.close()
 
 
 def write_contract(tmp_path, h=48, w=64):
