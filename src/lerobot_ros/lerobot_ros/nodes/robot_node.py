@@ -33,6 +33,7 @@ from lerobot_ros.codecs import (
     float64_multi_array_to_numpy,
     joint_trajectory_to_chunk,
     numpy_to_joint_state,
+    set_stamp,
     time_to_ns,
 )
 from lerobot_ros.hardware.commands import CommandBuffer
@@ -163,8 +164,7 @@ class RobotNode(Node):
             msg = self._state_msg = numpy_to_joint_state(self.names, positions, frame_id=self.frame_id)
         else:
             msg.position = float64_array(positions)
-        stamp = msg.header.stamp
-        stamp.sec, stamp.nanosec = divmod(int(stamp_ns), 1_000_000_000)
+        set_stamp(msg.header.stamp, stamp_ns)
         return msg
 
     def _now(self) -> int:

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lerobot_ros.codecs.time import NS_PER_S
 from lerobot_ros.sim.actions import ActionRejected, ActionValidator
 from lerobot_ros.sim.base import Observation, SimEnv
 from lerobot_ros.sim.profiling import SimProfile
 from lerobot_ros.sim.rtf import RealTimeFactor
 
-NS_PER_S = 1_000_000_000
 
 
 @dataclass
