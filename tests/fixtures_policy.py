@@ -1,4 +1,4 @@
-"""Small random LeRobot policies (ACT, Diffusion) saved to a folder, for tests and benchmarks.
+"""Small random LeRobot policies (ACT, Diffusion, SmolVLA on a tiny local VLM) saved to a folder, for tests and benchmarks.
 
 Real LeRobot policies with random weights: created from a config, given normalization stats directly,
 saved with `save_pretrained` (weights + config + pre/post processors) exactly as training would leave
@@ -52,7 +52,11 @@ def make_policy_folder(
     n_action_steps: int = 5,
     seed: int = 0,
 ) -> Path:
-    """Create a random `kind` policy ("act" or "diffusion"), save it with its processors into `out`."""
+    """Create a random `kind` policy ("act", "diffusion" or "smolvla"), save it with its processors into `out`.
+
+    A SmolVLA folder also holds its tiny VLM (config + tokenizer) in `out/vlm`, which the saved config names
+    by absolute path, as a fine-tuned checkpoint names its hub backbone.
+    """
     from lerobot.policies.factory import get_policy_class, make_pre_post_processors, make_policy_config
 
     cameras = {"front": (48, 64)} if cameras is None else cameras
@@ -89,6 +93,12 @@ def make_policy_folder(
             use_group_norm=False,
             **common,
         )
+    elif kind == "smolvla":
+        from fixtures_vla import make_tiny_smolvlm, smolvla_config_kwargs
+
+        vlm = make_tiny_smolvlm(Path(out) / "vlm")
+        common.pop("pretrained_backbone_weights")
+        cfg = make_policy_config("smolvla", **smolvla_config_kwargs(vlm, chunk_size, n_action_steps), **common)
     else:
         raise ValueError(f"unknown policy kind {kind!r}")
     torch.manual_seed(seed)
