@@ -87,7 +87,7 @@ def test_a_child_that_stops_on_sigint_gets_nothing_more(tmp_path):
     assert process.signals_sent == [signal.SIGINT] and process.stopped_cleanly
     assert [name for name, _ in child.received()] == ["SIGINT"]
     all_gone(process.pid)
-    assert process.stop() == 0 and process.signals_sent == [signal.SIGINT]  # stopping again does nothing
+    assert process.finished and process.stop() == 0 and process.signals_sent == [signal.SIGINT]  # again: nothing
 
 
 def test_interrupt_all_then_stop_each_sends_sigint_once_to_each(tmp_path):

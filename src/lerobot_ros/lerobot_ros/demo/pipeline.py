@@ -135,7 +135,7 @@ class LaunchProcess(ChildProcess):
 
     def stop(self) -> int | None:
         """The launch's exit status; None when it was stopped already."""
-        if self._finished:
+        if self.finished:
             return None
         return super().stop()
 

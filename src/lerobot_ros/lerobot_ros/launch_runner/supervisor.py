@@ -101,6 +101,11 @@ class ChildProcess:
         return self.proc is not None and self.proc.poll() is None
 
     @property
+    def finished(self) -> bool:
+        """`finish` ran: the child is gone, its output drained and its log closed."""
+        return self._finished
+
+    @property
     def stopped_cleanly(self) -> bool:
         """Exited with 0 or of the SIGINT/SIGTERM it was sent (a SIGKILL never is clean)."""
         return self.poll() in CLEAN_STOP_CODES and self.stop_step < KILLED
