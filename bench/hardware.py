@@ -59,7 +59,17 @@ def start_emulator(workdir: Path) -> tuple[subprocess.Popen, dict]:
 def lerobot_loop_rate(arm: dict, seconds: float) -> float:
     """Loops/s of LeRobot's own get_observation + send_action loop (this process, no ROS)."""
     robot = make_follower("so101_follower", arm["port"], calibration_file=arm["calibration_file"])
-    robot.connect(calibrate=False)
+    for attempt in range(3):
+        # robot_node was paused (SIGSTOP) possibly mid-transaction: under load the emulator's late reply to
+        # it can land in LeRobot's motor check, which then misses a motor. The port is fine; ask again.
+        try:
+            robot.connect(calibrate=False)
+            break
+        except RuntimeError:
+            if attempt == 2:
+                raise
+            robot.bus.port_handler.closePort()
+            time.sleep(0.2)
     try:
         action = {k: 0.0 for k in robot.action_features}
         action["gripper.pos"] = 50.0

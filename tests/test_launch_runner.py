@@ -16,6 +16,7 @@ from sensor_msgs.msg import Image, JointState
 
 from lerobot_ros.ros.qos import SENSOR_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
+from process_groups import group_gone
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMOKE = os.path.join(REPO, "launch", "smoke.launch.yaml")
@@ -56,20 +57,6 @@ class Launch:
                 self.proc.wait()
         self._reader.join(timeout=5)
         return code
-
-
-def group_gone(pgid: int) -> bool:
-    """No live process is left in process group `pgid` (zombies orphaned to a non-reaping init are dead)."""
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                return False
-    return True
 
 
 @pytest.fixture

@@ -117,3 +117,10 @@ def test_readme_table_parser():
     assert readme_layers(text) == {"a": 0, "b": 1, "c": 1}
     with pytest.raises(AssertionError, match="no layer table"):
         readme_layers("no table here")
+
+
+def test_nodes_stay_thin():
+    """Nodes are wiring (the developer guide: no node module over 250 lines); logic goes into the library."""
+    sizes = {p.name: len(p.read_text().splitlines()) for p in (PACKAGE / "nodes").glob("*.py")}
+    too_long = {name: n for name, n in sizes.items() if n > 250}
+    assert not too_long, f"node modules over 250 lines (move logic into a library module): {too_long}"

@@ -11,6 +11,8 @@ import subprocess
 import sys
 import time
 
+from lerobot_ros.launch_runner.supervisor import ChildProcess
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--count", type=int, default=30, help="messages of each kind to receive (default 30)")
@@ -23,7 +25,7 @@ def node_command(module: str, *ros_args: str) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     start = time.monotonic()
-    talker = subprocess.Popen(node_command("talker", "-p", "rate_hz:=30.0"))
+    talker = ChildProcess(node_command("talker", "-p", "rate_hz:=30.0"), label="talker", stdin=None).start()
     try:
         listener = subprocess.run(
             node_command("listener", "-p", f"count:={args.count}"),
@@ -34,8 +36,7 @@ def run(args: argparse.Namespace) -> int:
               "is DDS blocked (ROS_DOMAIN_ID, ROS_AUTOMATIC_DISCOVERY_RANGE)?", file=sys.stderr)
         return 1
     finally:
-        talker.terminate()
-        talker.wait(timeout=10)
+        talker.stop()  # SIGINT, escalating; also when Ctrl-C ends the wait above
     if listener.returncode != 0:
         print(listener.stderr, file=sys.stderr)
         print(f"error: listener exited with status {listener.returncode}", file=sys.stderr)

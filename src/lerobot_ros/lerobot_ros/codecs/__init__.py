@@ -25,6 +25,7 @@ from lerobot_ros.codecs.camera_info import camera_info_to_dict, make_camera_info
 from lerobot_ros.codecs.joint_state import joint_state_to_numpy, numpy_to_joint_state
 from lerobot_ros.codecs.arrays import float64_array, float64_multi_array_to_numpy, numpy_to_float64_multi_array
 from lerobot_ros.codecs.trajectory import chunk_to_joint_trajectory, joint_trajectory_to_chunk
+from lerobot_ros.codecs.episode import episode_to_status
 
 __all__ = [
     "CodecError",
@@ -33,6 +34,7 @@ __all__ = [
     "chunk_to_joint_trajectory",
     "compressed_to_numpy",
     "duration_to_ns",
+    "episode_to_status",
     "float64_array",
     "float64_multi_array_to_numpy",
     "image_to_numpy",

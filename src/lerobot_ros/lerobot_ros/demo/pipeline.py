@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from pathlib import Path
 from lerobot_ros.demo.demo_contract import write_demo_contract
 from lerobot_ros.demo.driver import DemoError, RecordedEpisode
 from lerobot_ros.demo.train import TrainResult
+from lerobot_ros.launch_runner.supervisor import ChildProcess
 
 MARKER = ".lerobot_ros_demo"
 #: env -> launch file, shipped contract, camera topic (relative to /sim), expert task
@@ -112,18 +112,19 @@ def prepare_output(out: Path) -> None:
     (out / MARKER).write_text("made by lerobot-ros demo; removed by the next run with the same --out\n")
 
 
-class LaunchProcess:
-    """`lerobot-ros launch ...` in its own process group, output to a log file; stopped with SIGINT like Ctrl-C."""
+class LaunchProcess(ChildProcess):
+    """`lerobot-ros launch ...` in its own process group, output to a log file; stopped with SIGINT like
+    Ctrl-C. The runner stops its nodes itself, escalating; it takes the SIGTERM that follows after `timeout`
+    as a second Ctrl-C (skip ahead a step), and SIGKILL comes 15 s after that."""
 
-    def __init__(self, args: list[str], log: Path, env: dict):
-        self.log_path = log
-        self._log = open(log, "w")
-        self.proc = subprocess.Popen(_cli("launch", *args), stdout=self._log, stderr=subprocess.STDOUT, env=env,
-                                     start_new_session=True)
+    def __init__(self, args: list[str], log: Path, env: dict, timeout: float = 40.0):
+        super().__init__(_cli("launch", *args), label="launch", env=env, log=log, stdin=None,
+                         sigterm_timeout=timeout, sigkill_timeout=15.0)
+        self.start()
 
     def check_alive(self) -> None:
-        if self.proc.poll() is not None:
-            raise DemoError(f"the launch exited early (status {self.proc.returncode}):\n{self.tail()}")
+        if self.poll() is not None:
+            raise DemoError(f"the launch exited early (status {self.returncode}):\n{self.tail()}")
 
     def tail(self, lines: int = 25) -> str:
         try:
@@ -132,38 +133,19 @@ class LaunchProcess:
             return ""
         return "\n".join("    " + line for line in text[-lines:])
 
-    def stop(self, timeout: float = 40.0) -> int | None:
-        """Ctrl-C for the runner (it stops its nodes, escalating itself); None when already stopped."""
-        if self._log.closed:
+    def stop(self) -> int | None:
+        """The launch's exit status; None when it was stopped already."""
+        if self.finished:
             return None
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGINT)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:  # the runner is stuck: a second SIGINT makes it skip ahead
-                os.killpg(self.proc.pid, signal.SIGINT)
-                try:
-                    self.proc.wait(15)
-                except subprocess.TimeoutExpired:
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                    self.proc.wait()
-        self._log.close()
-        return self.proc.returncode
+        return super().stop()
 
 
 def _run_step(cmd: list[str], log: Path, env: dict, timeout: float, what: str) -> None:
-    with open(log, "w") as f:
-        proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        try:
-            code = proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise DemoError(f"{what} took longer than {timeout:g} s; log: {log}") from None
-        except BaseException:
-            os.killpg(proc.pid, signal.SIGINT)
-            proc.wait(30)
-            raise
+    """One step as a child process (Ctrl-C here stops it, SIGINT first); a DemoError when it fails or overruns."""
+    try:
+        code = ChildProcess(cmd, label=what, env=env, log=log, stdin=None, sigterm_timeout=30.0).run(timeout)
+    except subprocess.TimeoutExpired:
+        raise DemoError(f"{what} took longer than {timeout:g} s; log: {log}") from None
     if code != 0:
         tail = "\n".join("    " + s for s in log.read_text(errors="replace").splitlines()[-15:])
         raise DemoError(f"{what} failed (status {code}); log: {log}\n{tail}")

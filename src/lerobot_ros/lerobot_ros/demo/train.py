@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lerobot_ros.demo.driver import DemoError
+from lerobot_ros.launch_runner.supervisor import ChildProcess
 
 OFFLINE_BACKBONE_NOTE = (
     "ACT's ResNet-18 backbone starts from random weights (--policy.pretrained_backbone_weights=null): this install "
@@ -77,8 +78,8 @@ def train_act(dataset_root: Path, repo_id: str, output_dir: Path, steps: int, lo
     cmd = [sys.executable, "-m", "lerobot.scripts.lerobot_train", *argv[1:]]
     t0 = time.monotonic()
     try:
-        with open(log_path, "w") as log:
-            proc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, timeout=timeout_s)
+        # its own process group: Ctrl-C here stops it (SIGINT, then SIGTERM after 30 s) before the cleanup below
+        code = ChildProcess(cmd, label="lerobot-train", log=log_path, sigterm_timeout=30.0).run(timeout_s)
     except subprocess.TimeoutExpired:
         shutil.rmtree(partial, ignore_errors=True)
         raise DemoError(f"lerobot-train did not finish in {timeout_s:.0f} s (log: {log_path})") from None
@@ -86,10 +87,10 @@ def train_act(dataset_root: Path, repo_id: str, output_dir: Path, steps: int, lo
         shutil.rmtree(partial, ignore_errors=True)
         raise
     text = log_path.read_text(errors="replace")
-    if proc.returncode != 0:
+    if code != 0:
         shutil.rmtree(partial, ignore_errors=True)
         tail = "\n".join("    " + line for line in text.splitlines()[-15:])
-        raise DemoError(f"lerobot-train failed (status {proc.returncode}, log: {log_path}):\n{tail}")
+        raise DemoError(f"lerobot-train failed (status {code}, log: {log_path}):\n{tail}")
     partial.rename(output_dir)
     checkpoint = output_dir / "checkpoints" / "last" / "pretrained_model"
     if not (checkpoint / "config.json").is_file():

@@ -1,7 +1,8 @@
 """The node processes an evaluation starts: one sim bridge and one policy source per namespace.
 
 Each runs as `python -m lerobot_ros.nodes.<node> --ros-args ...` (what the launch runner does for a
-node), logs to its own file, and is stopped with SIGINT, then SIGTERM/SIGKILL if it lingers.
+node), logs to its own file, and is stopped with SIGINT, then SIGTERM/SIGKILL if it lingers (the
+launch runner's `supervisor.ChildProcess`).
 Several bridges would all publish `/clock`: each namespace gets its own (`/<ns>/clock`), and its
 policy node listens there.
 """
@@ -10,14 +11,12 @@ from __future__ import annotations
 
 import copy
 import os
-import signal
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
+from lerobot_ros.launch_runner.supervisor import ChildProcess
 
 def ros_param(name: str, value) -> list[str]:
     """`-p name:=value` with ROS' YAML value syntax (booleans lower case, lists in brackets)."""
@@ -57,25 +56,15 @@ class NodeSpec:
         return args
 
 
-class NodeProcess:
-    """A started node with its log file."""
+class NodeProcess(ChildProcess):
+    """A started node with its log file (a `ChildProcess`: its own process group, SIGINT, then SIGTERM
+    after `timeout` and SIGKILL 3 s later)."""
 
-    def __init__(self, spec: NodeSpec, log_path: Path, env: dict | None = None):
+    def __init__(self, spec: NodeSpec, log_path: Path, env: dict | None = None, timeout: float = 10.0):
         self.spec = spec
-        self.log_path = Path(log_path)
-        self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        self._log = open(self.log_path, "wb")
-        self._interrupted = False
-        self.proc = subprocess.Popen(
-            spec.argv(), stdout=self._log, stderr=subprocess.STDOUT, env=env or dict(os.environ), start_new_session=True
-        )
-
-    @property
-    def label(self) -> str:
-        return f"{self.spec.namespace.rstrip('/')}/{self.spec.name}"
-
-    def alive(self) -> bool:
-        return self.proc.poll() is None
+        super().__init__(spec.argv(), label=f"{spec.namespace.rstrip('/')}/{spec.name}", env=env or dict(os.environ),
+                         log=log_path, stdin=None, sigterm_timeout=timeout, sigkill_timeout=3.0)
+        self.start()
 
     def tail(self, lines: int = 5) -> str:
         try:
@@ -86,38 +75,12 @@ class NodeProcess:
 
     def failure(self) -> str | None:
         """None while running; otherwise a one-line reason taken from the end of its log."""
-        code = self.proc.poll()
+        code = self.poll()
         if code is None:
             return None
         last = (self.tail(20).splitlines() or ["no output"])
         reason = next((ln for ln in reversed(last) if ln.strip() and not ln.startswith(" ")), last[-1])
         return f"{self.label} exited with code {code}: {reason.strip()} (log: {self.log_path})"
-
-    def interrupt(self) -> None:
-        """Send SIGINT without waiting (`stop` then waits): several processes shut down in parallel."""
-        if self.proc.poll() is None and not self._interrupted:
-            self._interrupted = True
-            try:
-                self.proc.send_signal(signal.SIGINT)
-            except ProcessLookupError:
-                pass
-
-    def stop(self, timeout: float = 10.0) -> None:
-        if self.proc.poll() is None:
-            for sig, wait in ((signal.SIGINT, timeout), (signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
-                if sig == signal.SIGINT and self._interrupted:
-                    sig = None  # already sent by interrupt(): only wait
-                try:
-                    if sig is not None:
-                        self.proc.send_signal(sig)
-                except ProcessLookupError:
-                    break
-                try:
-                    self.proc.wait(wait)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-        self._log.close()
 
 
 def namespaced_contract(source: dict, namespace: str, image_shape: tuple[int, int] | None, base_ns: str = "/sim") -> dict:
@@ -153,7 +116,4 @@ def namespaced_contract(source: dict, namespace: str, image_shape: tuple[int, in
 def wait_for_exit(procs: list[NodeProcess], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     for p in procs:
-        try:
-            p.proc.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pass
+        p.wait(max(0.0, deadline - time.monotonic()))

@@ -1,17 +1,15 @@
 """Start the planned processes, prefix their output, respawn them, and stop them all cleanly.
 
-Each process gets its own session (process group), so a terminal's Ctrl-C reaches only the runner,
-which then stops every child the way launch does: SIGINT, then SIGTERM after `sigterm_timeout`, then
-SIGKILL after `sigkill_timeout` (a second Ctrl-C skips ahead a step). Signals go to the whole process
-group, so whatever a node started goes too. The exit status is 0 when every process ended cleanly (or
-was stopped by the runner), 1 when one failed or could not start.
+Each process is a `supervisor.ChildProcess` in its own session (process group), so a terminal's Ctrl-C
+reaches only the runner, which then stops every child the way launch does: SIGINT, then SIGTERM after
+`sigterm_timeout`, then SIGKILL after `sigkill_timeout` (a second Ctrl-C skips ahead a step). Signals go
+to the whole process group, so whatever a node started goes too. The exit status is 0 when every process
+ended cleanly (or was stopped by the runner), 1 when one failed or could not start.
 """
 
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -19,20 +17,17 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from lerobot_ros.launch_runner.evaluate import ProcessSpec
+from lerobot_ros.launch_runner.supervisor import CLEAN_STOP_CODES, KILLED, ChildProcess
 
-CLEAN_STOP_CODES = {0, -signal.SIGINT, -signal.SIGTERM, 128 + signal.SIGINT, 128 + signal.SIGTERM}
 POLL_S = 0.05
 
 
 @dataclass
 class _Child:
     spec: ProcessSpec
-    popen: subprocess.Popen | None = None
-    reader: threading.Thread | None = None
+    process: ChildProcess | None = None  # the current run (a respawn starts a new one)
     respawns: int = 0
     respawn_at: float | None = None
-    stop_step: int = 0  # 0 running, 1 SIGINT sent, 2 SIGTERM sent, 3 SIGKILL sent
-    step_deadline: float = 0.0
     exit_codes: list = field(default_factory=list)
 
 
@@ -54,73 +49,49 @@ class Runner:
             except (BrokenPipeError, ValueError):  # our reader went away (`| head`): keep draining the pipes
                 pass
 
-    def _pump(self, label: str, stream) -> None:
-        for raw in iter(stream.readline, b""):
-            self.say(label, raw.decode("utf-8", "replace").rstrip("\r\n"))
-        stream.close()
-
     # -- lifecycle --------------------------------------------------------------------------------
     def start(self, child: _Child) -> bool:
         spec = child.spec
+        process = ChildProcess(spec.cmd, label=spec.label, env=spec.env, cwd=spec.cwd,
+                               on_line=lambda line, label=spec.label: self.say(label, line),
+                               sigterm_timeout=spec.sigterm_timeout, sigkill_timeout=spec.sigkill_timeout)
         try:
-            child.popen = subprocess.Popen(spec.cmd, env=spec.env, cwd=spec.cwd, stdin=subprocess.DEVNULL,
-                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+            process.start()
         except OSError as exc:
             self.say("launch", f"error: cannot start {spec.label} ({spec.source}): {exc.strerror}: {spec.cmd[0]}")
             self.failed.append(spec.label)
             return False
-        child.stop_step, child.respawn_at = 0, None
-        child.reader = threading.Thread(target=self._pump, args=(spec.label, child.popen.stdout), daemon=True)
-        child.reader.start()
-        self.say("launch", f"{spec.label} started (pid {child.popen.pid})")
+        child.process, child.respawn_at = process, None
+        self.say("launch", f"{spec.label} started (pid {process.pid})")
         return True
 
     def _on_signal(self, signum, _frame) -> None:
         self.signals += 1
 
-    def _signal_group(self, child: _Child, sig: int) -> None:
-        try:
-            os.killpg(child.popen.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-    def _alive(self, child: _Child) -> bool:
-        return child.popen is not None and child.popen.poll() is None
-
     def _step_stop(self, child: _Child, force: bool, now: float) -> None:
         """Advance `child` along SIGINT -> SIGTERM -> SIGKILL when its deadline passed (or `force`)."""
-        if not self._alive(child):
+        if child.process is None:
             return
-        if child.stop_step == 0:
-            child.stop_step, child.step_deadline = 1, now + child.spec.sigterm_timeout
-            self._signal_group(child, signal.SIGINT)
-        elif child.stop_step == 1 and (force or now >= child.step_deadline):
+        sent = child.process.advance_stop(now, force)
+        if sent == signal.SIGTERM:
             self.say("launch", f"{child.spec.label} did not stop on SIGINT, sending SIGTERM")
-            child.stop_step, child.step_deadline = 2, now + child.spec.sigkill_timeout
-            self._signal_group(child, signal.SIGTERM)
-        elif child.stop_step == 2 and (force or now >= child.step_deadline):
+        elif sent == signal.SIGKILL:
             self.say("launch", f"{child.spec.label} did not stop on SIGTERM, sending SIGKILL")
-            child.stop_step = 3
-            self._signal_group(child, signal.SIGKILL)
 
     def _reap(self, child: _Child, now: float) -> None:
         """Handle an exited child: log, respawn, or start a shutdown."""
-        code = child.popen.returncode
+        process, spec = child.process, child.spec
+        # Whatever the node left in its process group goes with it; all of its output is printed first.
+        code = process.finish()
         child.exit_codes.append(code)
-        spec = child.spec
-        # Whatever the node left in its process group goes with it (and so its pipe reaches EOF).
-        self._signal_group(child, signal.SIGKILL)
-        if child.reader is not None:
-            child.reader.join(timeout=10.0)  # print all of its output before saying it exited
+        child.process = None
         if self.stopping:
-            if child.stop_step >= 3:
+            if process.stop_step >= KILLED:
                 self.say("launch", f"{spec.label} was killed")
             elif code not in CLEAN_STOP_CODES:
                 self.say("launch", f"{spec.label} exited with status {code} while stopping")
-            child.popen = None
             return
         self.say("launch", f"{spec.label} exited with status {code}")
-        child.popen = None
         if spec.on_exit_shutdown:
             self.say("launch", f"{spec.label} has on_exit: shutdown; stopping everything")
             if code != 0:
@@ -167,15 +138,15 @@ class Runner:
                 for child in self.children:
                     self._step_stop(child, force, now)
             for child in self.children:
-                if child.popen is not None and child.popen.poll() is not None:
+                if child.process is not None and child.process.poll() is not None:
                     self._reap(child, now)
-                elif child.popen is None and child.respawn_at is not None and not self.stopping:
+                elif child.process is None and child.respawn_at is not None and not self.stopping:
                     if now >= child.respawn_at and not self.start(child):
                         self.stopping = True
             if self.stopping:
                 for child in self.children:
                     self._step_stop(child, False, now)
-            pending = any(c.popen is not None or (c.respawn_at is not None and not self.stopping)
+            pending = any(c.process is not None or (c.respawn_at is not None and not self.stopping)
                           for c in self.children)
             if not pending:
                 break
@@ -188,12 +159,8 @@ class Runner:
     def _kill_all(self) -> None:
         """Last resort (an exception in the loop): nothing may outlive the runner."""
         for child in self.children:
-            if child.popen is not None and child.popen.poll() is None:
-                self._signal_group(child, signal.SIGKILL)
-                try:
-                    child.popen.wait(timeout=5)
-                except subprocess.TimeoutExpired:
-                    pass
+            if child.process is not None:
+                child.process.kill()
 
 
 def run_processes(specs: list[ProcessSpec], out: TextIO | None = None) -> int:

@@ -10,16 +10,15 @@ for `watchdog_s` -> hold the present position), torque off on shutdown. Service 
 
 Parameters: `RobotParams` below; rate_hz, watchdog_s, max_relative_target, torque_off_on_shutdown and
 diagnostics_period_s can be changed while running (`ros2 param set`), the others are read-only.
-The control step (watchdog hold) is lerobot_ros.hardware.control.
+The logic (command checks, the control thread, live changes) is lerobot_ros.hardware.follower.FollowerArm
+over hardware.control (the watchdog hold); this module decodes messages and publishes.
 """
 
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass
 
-import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
@@ -27,20 +26,11 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory
 
-from lerobot_ros.codecs import (
-    CodecError,
-    float64_array,
-    float64_multi_array_to_numpy,
-    joint_trajectory_to_chunk,
-    numpy_to_joint_state,
-    set_stamp,
-    time_to_ns,
-)
-from lerobot_ros.hardware.commands import CommandBuffer
-from lerobot_ros.hardware.control import FollowerControl, SteadyLoop
+from lerobot_ros.codecs import (CodecError, float64_array, float64_multi_array_to_numpy, joint_trajectory_to_chunk,
+                                numpy_to_joint_state, set_stamp, time_to_ns)
 from lerobot_ros.hardware.devices import DeviceConfigError, make_follower
+from lerobot_ros.hardware.follower import FollowerArm
 from lerobot_ros.ros.diagnostics import diagnostic_array, health_status
-from lerobot_ros.hardware.driver import ArmDriver
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
@@ -81,16 +71,18 @@ class RobotNode(Node):
         self.params = declare_params(self, self.params_class, on_change=self._on_params)
         p = self.params.values
         self.port, self.frame_id = p.port, p.frame_id
-        factory = self.device_factory()
-        try:
-            self.names = list(factory().bus.motors)  # validates parameters and the calibration file
+        self._state_msg: JointState | None = None
+        try:  # building the device once validates parameters and the calibration file
+            self.arm = FollowerArm(
+                self.device_factory(), rate_hz=p.rate_hz, watchdog_s=p.watchdog_s,
+                diagnostics_period_s=p.diagnostics_period_s, torque_off_on_close=p.torque_off_on_shutdown,
+                now_ns=self._now, on_state=self._publish_state, on_diagnostics=self.on_diagnostics,
+                on_rejected=self._log_rejected, on_error=self._loop_error, log=self.get_logger(),
+                name=f"{self.node_name}-loop",
+            )
         except DeviceConfigError as exc:
             raise NodeStartupError(str(exc)) from None
-        self.driver = ArmDriver(factory, torque_off_on_close=p.torque_off_on_shutdown)
-        self.buffer = CommandBuffer(len(self.names), p.watchdog_s)
-        self.control = FollowerControl(self.driver, self.buffer, log=self.get_logger())
-        self._index = {n: i for i, n in enumerate(self.names)}
-        self._state_msg: JointState | None = None
+        self.names, self.driver, self.buffer, self.loop = self.arm.names, self.arm.driver, self.arm.buffer, self.arm.loop
 
         self.state_pub = self.create_publisher(JointState, "joint_states", SENSOR_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
@@ -98,45 +90,17 @@ class RobotNode(Node):
         self.create_subscription(JointState, "joint_command", self.on_joint_command, SENSOR_QOS)
         self.create_subscription(JointTrajectory, "joint_trajectory", self.on_trajectory, RELIABLE_QOS)
         self.create_service(SetBool, "set_torque", self.on_set_torque)
-        # The bus is driven by one control thread (steady rate, no executor overhead per tick); ROS
-        # callbacks only touch the command buffer and the driver under this lock.
-        self._lock = threading.RLock()
-        if not self.driver.connect():
+        # The bus is driven by the arm's own control thread (steady rate, no executor overhead per tick);
+        # ROS callbacks only hand it commands. /diagnostics also comes from that thread (see hardware.follower).
+        if not self.arm.start():
             self.get_logger().warning(f"cannot open {self.port} yet ({self.driver.health.last_error}); retrying")
-        # /diagnostics comes from the control thread between two ticks: an executor timer waiting for the bus lock
-        # starved whenever the loop overran (it takes the lock back at once), e.g. rate_hz above the bus's speed
-        # in bench/hardware.py, which then saw no diagnostics in a 1 s window.
-        self.diagnostics_period_s = p.diagnostics_period_s
-        self._next_diagnostics = time.monotonic()
-        self.loop = SteadyLoop(self._locked_tick, 1.0 / p.rate_hz, name="robot_node-loop", on_error=self._loop_error)
-        self.loop.start()
-
-    def _locked_tick(self) -> None:
-        with self._lock:
-            self.on_tick()
-            if time.monotonic() >= self._next_diagnostics:
-                self._next_diagnostics = time.monotonic() + self.diagnostics_period_s
-                self.on_diagnostics()
 
     def _loop_error(self, exc: Exception) -> None:
         self.get_logger().error(f"control loop: {exc}", throttle_duration_sec=1.0)
 
     def _on_params(self, new: RobotParams, changed: dict) -> None:
         """Live changes: loop rate, watchdog, torque-off on shutdown, diagnostics period, max_relative_target."""
-        with self._lock:
-            if "rate_hz" in changed:
-                self.loop.period_s = 1.0 / new.rate_hz
-            if "watchdog_s" in changed:
-                self.buffer.watchdog_ns = int(new.watchdog_s * 1e9)
-            if "torque_off_on_shutdown" in changed:
-                self.driver.torque_off_on_close = new.torque_off_on_shutdown
-            if "diagnostics_period_s" in changed:
-                self.diagnostics_period_s = new.diagnostics_period_s
-            if "max_relative_target" in changed:
-                # LeRobot's send_action reads its config each call; a reconnect builds from the new value
-                config = getattr(self.driver.device, "config", None)
-                if config is not None:
-                    config.max_relative_target = new.max_relative_target or None
+        self.arm.apply(changed)
 
     def device_factory(self):
         """A zero-argument callable building the (unconnected) LeRobot device from the current parameters."""
@@ -167,6 +131,9 @@ class RobotNode(Node):
         set_stamp(msg.header.stamp, stamp_ns)
         return msg
 
+    def _publish_state(self, positions, stamp_ns: int) -> None:
+        self.state_pub.publish(self.joint_state(positions, stamp_ns))
+
     def _now(self) -> int:
         """ROS time in ns; the system clock read directly when no simulated time is active (the bus loop
         calls this every tick, and rclpy's Clock.now() costs several times more)."""
@@ -176,78 +143,40 @@ class RobotNode(Node):
     # ----- commands -----------------------------------------------------------------------------------
     def on_commands(self, msg: Float64MultiArray) -> None:
         try:
-            values = float64_multi_array_to_numpy(msg, expected_size=len(self.names)).reshape(-1)
-            if not np.all(np.isfinite(values)):
-                raise CodecError("command contains NaN or infinite values")
+            values = float64_multi_array_to_numpy(msg, expected_size=len(self.names))
         except CodecError as exc:
-            self._reject(f"commands: {exc}; expected {len(self.names)} values in order {self.names}")
+            self.arm.bad_command(str(exc))
             return
-        with self._lock:
-            self.buffer.set_positions(values, self._now())
+        self.arm.command(values)
 
     def on_joint_command(self, msg: JointState) -> None:
-        unknown = [n for n in msg.name if n not in self._index]
-        if unknown or len(msg.position) != len(msg.name) or not msg.name:
-            self._reject(f"joint_command: needs positions for known joints {self.names}; got names {list(msg.name)}")
-            return
-        fallback = self.driver.last_positions
-        if fallback is None and len(msg.name) < len(self.names):
-            self._reject("joint_command: partial command before the first joint state was read")
-            return
-        with self._lock:
-            self.buffer.set_partial([self._index[n] for n in msg.name], np.asarray(msg.position), self._now(), fallback)
+        self.arm.joint_command(msg.name, msg.position)
 
     def on_trajectory(self, msg: JointTrajectory) -> None:
         try:
             times, positions = joint_trajectory_to_chunk(msg, self.names)
         except CodecError as exc:
-            self._reject(f"joint_trajectory: {exc}")
+            self.arm.reject(f"joint_trajectory: {exc}")
             return
-        with self._lock:
-            if positions.size == 0:
-                self.buffer.clear()
-                return
-            now = self._now()
-            start = time_to_ns(msg.header.stamp) or now
-            self.buffer.set_trajectory(times, positions, start, now, current=self.driver.last_positions)
+        self.arm.trajectory(times, positions, time_to_ns(msg.header.stamp))
 
-    def _reject(self, text: str) -> None:
-        self.driver.health.values["last_rejected_command"] = text[:200]
+    def _log_rejected(self, text: str) -> None:
         self.get_logger().warning("ignoring " + text, throttle_duration_sec=1.0)
 
     def on_set_torque(self, request: SetBool.Request, response: SetBool.Response) -> SetBool.Response:
-        try:
-            with self._lock:
-                self.buffer.clear()  # never jump back to a goal from before the change
-                self.driver.set_torque(bool(request.data))
-            response.success, response.message = True, f"torque {'enabled' if request.data else 'disabled'}"
-        except Exception as exc:  # noqa: BLE001 - reported to the caller
-            response.success, response.message = False, f"could not set torque: {exc}"
+        response.success, response.message = self.arm.set_torque(bool(request.data))
         return response
 
-    # ----- control loop -------------------------------------------------------------------------------
-    def on_tick(self) -> None:
-        now = self._now()
-        positions = self.control.step(now)
-        if positions is not None:  # published after the write, while the servos work on it
-            self.state_pub.publish(self.joint_state(positions, now))
-
+    # ----- reports ------------------------------------------------------------------------------------
     def on_diagnostics(self) -> None:
-        with self._lock:
-            extra = {
-                "device": self.device_label,
-                "torque_enabled": str(self.driver.torque_enabled).lower(),
-                "command_state": self.buffer.state(self._now()),
-                "commands_received": str(self.buffer.count),
-            }
+        with self.arm.lock:
+            extra = {"device": self.device_label, **self.arm.diagnostic_values()}
             status = health_status(f"{self.get_fully_qualified_name()}: arm", self.port, self.driver.health, extra)
         self.diag_pub.publish(diagnostic_array(self._now(), status))
 
     def close(self) -> None:
         """Stop the control thread, then disconnect (torque off when configured). Idempotent."""
-        self.loop.stop()
-        with self._lock:
-            self.driver.close()
+        self.arm.close()
 
 
 def main(args=None) -> None:

@@ -35,6 +35,13 @@ def health_status(name: str, hardware_id: str, health: Health, extra: dict | Non
     return status
 
 
+def values_status(name: str, hardware_id: str, message: str, values: dict, warn: bool = False) -> DiagnosticStatus:
+    """A status from plain values (e.g. a library's report): OK, or WARN when `warn`."""
+    return DiagnosticStatus(name=name, hardware_id=hardware_id, message=message,
+                            level=DiagnosticStatus.WARN if warn else DiagnosticStatus.OK,
+                            values=[KeyValue(key=k, value=str(v)) for k, v in values.items()])
+
+
 def diagnostic_array(stamp_ns: int, *statuses: DiagnosticStatus) -> DiagnosticArray:
     msg = DiagnosticArray()
     msg.header.stamp = ns_to_time(stamp_ns)
