@@ -336,3 +336,29 @@ def test_recorded_compressed_topic_converts_to_the_source_frames(ros, ros_env, t
         matched.append(errors[0][1])
     assert len(set(matched)) >= n_src // 2  # the frames move on along the episode (not one frame held)
     assert pq.read_table(next((dataset / "data").rglob("*.parquet"))).num_rows == len(ds)
+
+
+# ---- lerobot-ros eval with a compressed contract (slow: Meta-World, processes) --------------------------------
+@pytest.mark.slow
+def test_eval_runs_the_policy_on_the_bridges_jpeg(tmp_path):
+    """`lerobot-ros eval --contract` whose camera is a CompressedImage: the policy node reads the bridge's
+    `corner2/image_raw/compressed` and the episode runs its steps (pixels differ from raw by the JPEG loss, so
+    this is not the bit-for-bit parity of test_eval_parity.py)."""
+    import yaml
+
+    from lerobot_ros.contract import load_contract
+    from lerobot_ros.contract.loader import resolve
+    from lerobot_ros.eval.runner import EvalConfig, Evaluation
+    from test_eval_parity import metaworld_act
+
+    data = yaml.safe_load(resolve("metaworld").read_text())
+    data["features"]["observation.image"]["type"] = "sensor_msgs/msg/CompressedImage"
+    contract = tmp_path / "metaworld_jpeg.yaml"
+    contract.write_text(yaml.safe_dump(data, sort_keys=False))
+    policy = metaworld_act(tmp_path / "act", 32)
+    cfg = EvalConfig(task="push-v3", policy_path=str(policy), contract=str(contract), n_episodes=1, start_seed=1000,
+                     workers=1, max_episode_steps=12, videos=0, output_dir=tmp_path / "ros", quiet=True)
+    info = Evaluation(cfg).run()
+    assert [e["n_steps"] for e in info["lerobot_ros"]["episodes"]] == [12]
+    used = [load_contract(str(p)) for p in (tmp_path / "ros" / "contracts").glob("*.yaml")]
+    assert used and all(c.features["observation.image"].topic.endswith("/corner2/image_raw/compressed") for c in used)
