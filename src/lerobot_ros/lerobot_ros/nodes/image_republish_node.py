@@ -32,7 +32,7 @@ class RepublishParams:
     in_topic: str = param("image_raw", "sensor_msgs/Image topic to read")
     out_topic: str = param("", "sensor_msgs/CompressedImage topic to publish; '' = <in_topic>/compressed")
     format: str = param("jpeg", "compression of the output", choices=("jpeg", "png"))
-    jpeg_quality: int = param(DEFAULT_JPEG_QUALITY, "jpeg quality (640x480: ~58 kB at 90, ~26 kB at 75)",
+    jpeg_quality: int = param(DEFAULT_JPEG_QUALITY, "jpeg quality (640x480 at 90: 20-60 kB a frame, bench/compressed.py)",
                               min=JPEG_QUALITY_RANGE[0], max=JPEG_QUALITY_RANGE[1], reconfigurable=True)
     qos: str = param("sensor", "QoS profile of both topics: sensor (best effort) or reliable")
     lazy: bool = param(True, "subscribe to in_topic only while out_topic has a subscriber")
