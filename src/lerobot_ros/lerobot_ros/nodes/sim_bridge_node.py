@@ -2,7 +2,8 @@
 
 Publishes (relative to the node's namespace): `joint_states` (JointState), `environment_state`
 (Float64MultiArray: the env's full state, e.g. Meta-World's 39-D observation), `<camera>/image_raw`,
-`<camera>/image_raw/compressed` (jpeg; both lazy: encoded only while subscribed) + `<camera>/camera_info`, `task` (latched String), `episode_status` (lerobot_ros_msgs/EpisodeStatus),
+`<camera>/image_raw/compressed` (jpeg; both lazy: encoded only while subscribed) + `<camera>/camera_info`,
+`task` (latched String), `episode_status` (lerobot_ros_msgs/EpisodeStatus),
 `/clock` and `/diagnostics` (once a second: the real-time factor; realtime mode warns once below 0.95). Subscribes `commands` (Float64MultiArray) and `joint_trajectory` (JointTrajectory).
 Service `reset_episode` (lerobot_ros_msgs/ResetEpisode, seeded).
 
