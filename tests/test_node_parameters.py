@@ -53,8 +53,8 @@ def params_class(executable: str):
     return None
 
 
-LIGHT = ["sim_bridge_node", "scripted_expert_node", "camera_node", "robot_node", "motor_bus_node", "teleop_node",
-         "episode_keyboard", "chunk_markers_node", "urdf_joint_states_node", "talker", "listener"]
+LIGHT = ["sim_bridge_node", "scripted_expert_node", "camera_node", "image_republish_node", "robot_node", "motor_bus_node",
+         "teleop_node", "episode_keyboard", "chunk_markers_node", "urdf_joint_states_node", "talker", "listener"]
 
 
 def allowed(executable: str) -> set[str] | None:
@@ -172,6 +172,12 @@ def _urdf_joint_states(ctx, so101_text):
     return UrdfJointStatesNode(context=ctx, parameter_overrides=[Parameter("joint_zero", value="urdf")])
 
 
+def _republish(ctx, so101_text):
+    from lerobot_ros.nodes.image_republish_node import ImageRepublishNode
+
+    return ImageRepublishNode(context=ctx)
+
+
 def _expert(ctx, so101_text):
     from lerobot_ros.nodes.scripted_expert_node import ScriptedExpertNode
 
@@ -185,6 +191,8 @@ CASES = {
     "chunk_markers": (_chunk_markers, "/chunk_markers", ("tip_link", "base_link"),
                       ("line_width", 0.02, lambda n: n.style.line_width == 0.02)),
     "urdf_joint_states": (_urdf_joint_states, "/urdf_joint_states", ("joint_zero", "mid_range"), None),
+    "image_republish": (_republish, "/image_republish", ("lazy", False),
+                        ("jpeg_quality", 50, lambda n: n.params.values.jpeg_quality == 50)),
     "scripted_expert": (_expert, "/scripted_expert", ("expert", "metaworld"), None),
 }
 

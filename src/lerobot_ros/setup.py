@@ -34,6 +34,7 @@ NODES = {
     "teleop_node": "lerobot_ros.nodes.teleop_node:main",
     "motor_bus_node": "lerobot_ros.nodes.motor_bus_node:main",
     "camera_node": "lerobot_ros.nodes.camera_node:main",
+    "image_republish_node": "lerobot_ros.nodes.image_republish_node:main",
     "policy_node": "lerobot_ros.nodes.policy_node:main",
     "sim_bridge_node": "lerobot_ros.nodes.sim_bridge_node:main",
     "scripted_expert_node": "lerobot_ros.nodes.scripted_expert_node:main",

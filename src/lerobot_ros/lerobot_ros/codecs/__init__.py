@@ -20,7 +20,7 @@ from lerobot_ros.codecs.image import (
     image_to_rgb,
     numpy_to_image,
 )
-from lerobot_ros.codecs.compressed import compressed_to_numpy, numpy_to_compressed
+from lerobot_ros.codecs.compressed import compressed_to_numpy, image_to_compressed, numpy_to_compressed
 from lerobot_ros.codecs.camera_info import camera_info_to_dict, make_camera_info
 from lerobot_ros.codecs.joint_state import joint_state_to_numpy, numpy_to_joint_state
 from lerobot_ros.codecs.arrays import float64_array, float64_multi_array_to_numpy, numpy_to_float64_multi_array
@@ -37,6 +37,7 @@ __all__ = [
     "episode_to_status",
     "float64_array",
     "float64_multi_array_to_numpy",
+    "image_to_compressed",
     "image_to_numpy",
     "image_to_rgb",
     "joint_state_to_numpy",

@@ -8,7 +8,7 @@ import time
 from lerobot_ros.eval.attach import (
     AttachedBridge, AttachError, find_bridge, no_source_message, ns_join, settled_sources,
 )
-from lerobot_ros.eval.plan import EvalPlan, EvalSetupError, adopt
+from lerobot_ros.eval.plan import EvalPlan, EvalSetupError, adopt, camera_inputs
 
 
 def free_namespaces(node, count: int, prefix: str = "/sim_", settle_s: float = 1.5) -> list[str]:
@@ -29,7 +29,7 @@ def make_worker(node, plan: EvalPlan, ns: str, cls, check_alive):
     """The evaluator's handle of `ns`, where this evaluation started the policy source."""
     camera = plan.cameras[0] if plan.cameras else None
     if plan.policy_path:
-        inputs = ["joint_states"] + [f"{c}/image_raw" for c in plan.cameras]
+        inputs = ["joint_states"] + camera_inputs(plan)
         return cls(node, ns, camera, ns_join(ns, "policy_node/reset"), check_alive, stall_timeout_s=plan.stall_timeout_s,
                    answers_final=True, source_inputs=tuple(inputs))
     # the scripted expert is stateless: an episode that never started (a lost first observation) is

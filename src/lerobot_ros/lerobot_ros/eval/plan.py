@@ -120,6 +120,27 @@ def policy_image_shapes(policy_path: str) -> dict[str, tuple[int, int]]:
     return out
 
 
+def image_kind(feature: dict) -> str | None:
+    """"Image" or "CompressedImage" for an image feature of a contract mapping (any spelling of its type), else None."""
+    name = str(feature.get("type", "")).rsplit("/", 1)[-1]
+    return name if name in ("Image", "CompressedImage") else None
+
+
+def camera_inputs(plan: "EvalPlan") -> list[str]:
+    """The camera topics (relative to a bridge's namespace) the policy node reads: `<cam>/image_raw`, or
+    `<cam>/image_raw/compressed` when the contract's camera is a CompressedImage (the bridge offers both)."""
+    import yaml
+
+    from lerobot_ros.contract.loader import resolve
+
+    try:
+        features = (yaml.safe_load(resolve(plan.contract).read_text()) or {}).get("features", {})
+    except Exception:  # noqa: BLE001 - an unreadable contract is reported where it is loaded (startup.contract_for)
+        features = {}
+    jpeg = any(image_kind(f) == "CompressedImage" for f in features.values() if isinstance(f, dict))
+    return [f"{c}/image_raw{'/compressed' if jpeg else ''}" for c in plan.cameras]
+
+
 def describe_task(env: str, task: TaskRef, render: tuple[int, int], shadows: bool, antialias: bool,
                   cameras: list[str] | None = None, max_episode_steps: int = 0, preflight: bool = True):
     """The evaluator's own (never built) copy of a task's simulator: task text, cameras, fps."""

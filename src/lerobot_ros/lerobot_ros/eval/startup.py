@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 from lerobot_ros.eval.attach import ns_join
-from lerobot_ros.eval.plan import EvalPlan, EvalSetupError, policy_image_shapes
+from lerobot_ros.eval.plan import EvalPlan, EvalSetupError, image_kind, policy_image_shapes
 from lerobot_ros.eval.processes import NodeProcess, NodeSpec, namespaced_contract
 from lerobot_ros.sim.profiling import PROFILE_ENV
 from lerobot_ros.sim.registry import TaskRef
@@ -113,9 +113,10 @@ class EvalProcesses:
         except Exception as exc:  # noqa: BLE001
             raise EvalSetupError(f"cannot read contract {name!r}: {exc}") from None
         data = namespaced_contract(source, ns, self.plan.render)
-        images = [f for n, f in data["features"].items() if str(f.get("type", "")).endswith("/Image")]
-        if len(images) == 1 and len(self.plan.cameras) == 1:
-            images[0]["topic"] = ns_join(ns, f"{self.plan.cameras[0]}/image_raw")
+        images = [f for f in data["features"].values() if image_kind(f) is not None]
+        if len(images) == 1 and len(self.plan.cameras) == 1:  # the camera asked for, raw or jpeg as the contract says
+            suffix = "/compressed" if image_kind(images[0]) == "CompressedImage" else ""
+            images[0]["topic"] = ns_join(ns, f"{self.plan.cameras[0]}/image_raw{suffix}")
         path = self.out / "contracts" / f"{self._label(ns)}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.safe_dump(data, sort_keys=False))

@@ -5,7 +5,7 @@ Publishes `<camera_name>/image_raw` (sensor_msgs/Image, rgb8), `<camera_name>/im
 `hfov_deg`, zero distortion), all with the capture time as stamp and `frame_id`, at `fps`.
 No frame: counted in /diagnostics and the log; after `max_missed` in a row the source is reopened
 with backoff (lerobot_ros.hardware.camera_driver). Image topics are lazy, as image_transport's are: a frame is converted and compressed
-only for topics that have subscribers (camera_info is always published).
+only for topics that have subscribers (camera_info is always published; lerobot_ros.ros.camera_topics).
 
 Parameters: `CameraParams` below; fps, jpeg_quality, hfov_deg, max_missed and diagnostics_period_s
 can be changed while running (`ros2 param set`), the others are read-only.
@@ -17,11 +17,10 @@ from dataclasses import dataclass
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
-from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 
-from lerobot_ros.codecs import make_camera_info, ns_to_time, numpy_to_compressed, numpy_to_image
 from lerobot_ros.hardware.camera import CameraSourceError
 from lerobot_ros.hardware.camera_driver import CameraDriver
+from lerobot_ros.ros.camera_topics import DEFAULT_JPEG_QUALITY, JPEG_QUALITY_RANGE, CameraTopics
 from lerobot_ros.ros.diagnostics import diagnostic_array, health_status
 from lerobot_ros.ros.dds import use_large_data_profile
 from lerobot_ros.ros.entry import NodeStartupError, run_node
@@ -39,7 +38,8 @@ class CameraParams:
     height: int = param(0, "image height; 0 = the source's own", unit="px", min=0)
     frame_id: str = param("", "frame_id of images and camera_info; '' = <camera_name>_optical_frame")
     publish_compressed: bool = param(True, "also offer <camera_name>/image_raw/compressed (jpeg)")
-    jpeg_quality: int = param(90, "jpeg quality of the compressed topic", min=1, max=100, reconfigurable=True)
+    jpeg_quality: int = param(DEFAULT_JPEG_QUALITY, "jpeg quality of the compressed topic (640x480 at 90: 20-60 kB a frame, bench/compressed.py)",
+                              min=JPEG_QUALITY_RANGE[0], max=JPEG_QUALITY_RANGE[1], reconfigurable=True)
     qos: str = param("sensor", "QoS profile of the image topics: sensor (best effort) or reliable")
     loop: bool = param(False, "video files: start over at the end")
     hfov_deg: float = param(60.0, "horizontal field of view for camera_info's pinhole guess", unit="deg",
@@ -65,18 +65,13 @@ class CameraNode(Node):
             raise NodeStartupError(str(exc)) from None
         self.driver = CameraDriver(p.source, p.fps, p.width, p.height, p.loop, clock=self._now,
                                    max_missed=p.max_missed, log=self.get_logger())
-        self.info: CameraInfo | None = None
         self.published = 0
         try:
             self.driver.connect()
         except CameraSourceError as exc:
             raise NodeStartupError(str(exc)) from None
-        name = p.camera_name
-        self.image_pub = self.create_publisher(Image, f"{name}/image_raw", qos)
-        self.compressed_pub = (
-            self.create_publisher(CompressedImage, f"{name}/image_raw/compressed", qos) if p.publish_compressed else None
-        )
-        self.info_pub = self.create_publisher(CameraInfo, f"{name}/camera_info", qos)
+        self.topics = CameraTopics(self, p.camera_name, qos, frame_id=self.frame_id, compressed=p.publish_compressed,
+                                   jpeg_quality=p.jpeg_quality, hfov_deg=p.hfov_deg)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
         self.tick_timer = self.create_timer(1.0 / p.fps, self.on_tick)
         self.diag_timer = self.create_timer(p.diagnostics_period_s, self.on_diagnostics)
@@ -94,7 +89,9 @@ class CameraNode(Node):
         if "max_missed" in changed:
             self.driver.max_missed = new.max_missed
         if "hfov_deg" in changed:
-            self.info = None  # rebuilt with the new field of view on the next frame
+            self.topics.set_hfov(new.hfov_deg)  # camera_info rebuilt on the next frame
+        if "jpeg_quality" in changed:
+            self.topics.jpeg_quality = new.jpeg_quality
 
     def _now(self) -> int:
         return self.get_clock().now().nanoseconds
@@ -104,23 +101,12 @@ class CameraNode(Node):
         if item is None:
             return
         frame, stamp = item
-        if self.info is None or (self.info.width, self.info.height) != self.driver.size:
-            width, height = self.driver.size
-            self.info = make_camera_info(width, height, frame_id=self.frame_id, hfov_deg=self.params.values.hfov_deg)
-        # Like image_transport, encode only what someone subscribes to (jpeg costs more than the capture).
-        if self.image_pub.get_subscription_count() > 0:
-            self.image_pub.publish(numpy_to_image(frame, "rgb8", stamp_ns=stamp, frame_id=self.frame_id))
-        if self.compressed_pub is not None and self.compressed_pub.get_subscription_count() > 0:
-            quality = self.params.values.jpeg_quality
-            self.compressed_pub.publish(
-                numpy_to_compressed(frame, "rgb8", "jpeg", quality, stamp_ns=stamp, frame_id=self.frame_id)
-            )
-        self.info.header.stamp = ns_to_time(stamp)
-        self.info_pub.publish(self.info)
+        self.topics.publish(frame, stamp)  # like image_transport: encodes only what someone subscribes to
         self.published += 1
 
     def on_diagnostics(self) -> None:
-        extra = {"source": self.source_spec, "frames_published": str(self.published), "target_fps": f"{self.fps:g}"}
+        extra = {"source": self.source_spec, "frames_published": str(self.published), "target_fps": f"{self.fps:g}",
+                 **self.topics.values()}
         status = health_status(f"{self.get_fully_qualified_name()}: camera", self.source_spec, self.health, extra)
         self.diag_pub.publish(diagnostic_array(self._now(), status))
 

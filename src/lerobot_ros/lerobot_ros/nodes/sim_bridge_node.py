@@ -1,8 +1,9 @@
 """sim_bridge_node: a simulator (Meta-World, SO-101 twin, LIBERO) on the topics a real robot would use.
 
 Publishes (relative to the node's namespace): `joint_states` (JointState), `environment_state`
-(Float64MultiArray: the env's full state, e.g. Meta-World's 39-D observation), `<camera>/image_raw` +
-`<camera>/camera_info`, `task` (latched String), `episode_status` (lerobot_ros_msgs/EpisodeStatus),
+(Float64MultiArray: the env's full state, e.g. Meta-World's 39-D observation), `<camera>/image_raw`,
+`<camera>/image_raw/compressed` (jpeg; both lazy: encoded only while subscribed) + `<camera>/camera_info`,
+`task` (latched String), `episode_status` (lerobot_ros_msgs/EpisodeStatus),
 `/clock` and `/diagnostics` (once a second: the real-time factor; realtime mode warns once below 0.95). Subscribes `commands` (Float64MultiArray) and `joint_trajectory` (JointTrajectory).
 Service `reset_episode` (lerobot_ros_msgs/ResetEpisode, seeded).
 
@@ -22,13 +23,13 @@ from rclpy._rclpy_pybind11 import RCLError
 from rclpy.clock import Clock as RosClock, ClockType
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import CameraInfo, Image, JointState
+from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 from lerobot_ros.codecs import (CodecError, episode_to_status, float64_multi_array_to_numpy, joint_trajectory_to_chunk,
-                                make_camera_info, ns_to_time, numpy_to_float64_multi_array, numpy_to_image,
-                                numpy_to_joint_state)
+                                ns_to_time, numpy_to_float64_multi_array, numpy_to_joint_state)
+from lerobot_ros.ros.camera_topics import DEFAULT_JPEG_QUALITY, JPEG_QUALITY_RANGE, CameraTopics
 from lerobot_ros.ros.dds import use_large_data_profile
 from lerobot_ros.ros.diagnostics import diagnostic_array, values_status
 from lerobot_ros.ros.entry import NodeStartupError, run_node
@@ -66,6 +67,8 @@ class SimBridgeParams:
     reset_on_start: bool = param(True, "start episode 0 as soon as the bridge is up")
     seed: int = param(0, "seed of the first episode when reset_on_start; < 0 = unseeded")
     publish_clock: bool = param(True, "publish /clock with simulated time (for use_sim_time nodes)")
+    jpeg_quality: int = param(DEFAULT_JPEG_QUALITY, "jpeg quality of <camera>/image_raw/compressed (encoded only while subscribed)",
+                              min=JPEG_QUALITY_RANGE[0], max=JPEG_QUALITY_RANGE[1])
 
 
 class SimBridgeNode(Node):
@@ -88,14 +91,7 @@ class SimBridgeNode(Node):
         self.status_pub = self.create_publisher(EpisodeStatus, "episode_status", EPISODE_STATUS_QOS)
         self.task_pub = self.create_publisher(String, "task", LATCHED_QOS)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if p.publish_clock else None
-        self.cameras = {}
-        for cam, (height, width) in sim.cameras.items():
-            info = make_camera_info(width, height, frame_id=f"{cam}_optical_frame")
-            self.cameras[cam] = (
-                self.create_publisher(Image, f"{cam}/image_raw", OBS_QOS),
-                self.create_publisher(CameraInfo, f"{cam}/camera_info", OBS_QOS),
-                info,
-            )
+        self.cameras = {cam: CameraTopics(self, cam, OBS_QOS, jpeg_quality=p.jpeg_quality) for cam in sim.cameras}
         self.create_subscription(Float64MultiArray, "commands", self.on_commands, RELIABLE_QOS)
         self.create_subscription(JointTrajectory, "joint_trajectory", self.on_trajectory, RELIABLE_QOS)
         self.create_service(ResetEpisode, "reset_episode", self.on_reset)
@@ -132,10 +128,7 @@ class SimBridgeNode(Node):
         if obs.env_state is not None:
             self.env_state_pub.publish(numpy_to_float64_multi_array(obs.env_state, ["environment_state"]))
         for cam, pixels in obs.images.items():
-            image_pub, info_pub, info = self.cameras[cam]
-            image_pub.publish(numpy_to_image(pixels, "rgb8", stamp, info.header.frame_id))
-            info.header.stamp = ns_to_time(stamp)
-            info_pub.publish(info)
+            self.cameras[cam].publish(pixels, stamp)
 
     # -- episodes ----------------------------------------------------------------------------------
     def _reset_on_start(self, seed: int) -> None:

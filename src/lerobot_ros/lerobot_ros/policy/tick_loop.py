@@ -76,11 +76,15 @@ class PolicyTickLoop:
         self.rejected = {n: 0 for n in self.streams}
         self.last_reject: str | None = None
         self.latency_ms = RollingStats()
+        self.decode_ms = {n: RollingStats() for n, f in self.features.items() if getattr(f, "is_image", False)}
         self.window = RateWindow()
         self.lock = threading.Lock()
 
     # ---- inputs ---------------------------------------------------------------------------------
-    def observe(self, name: str, stamp_ns: int, value) -> None:
+    def observe(self, name: str, stamp_ns: int, value, decode_ms: float | None = None) -> None:
+        """A decoded observation; `decode_ms`: what decoding its message took (image streams, for /diagnostics)."""
+        if decode_ms is not None and name in self.decode_ms:
+            self.decode_ms[name].add(decode_ms)
         self.resampler.push(name, stamp_ns, value)
 
     def reject(self, name: str, reason: str) -> None:
@@ -225,6 +229,8 @@ class PolicyTickLoop:
             latest = self.resampler.latest_time(name)
             values[f"staleness_ms.{name}"] = "never" if latest is None else _fmt((now_ns - latest) / 1e6)
             values[f"rejected.{name}"] = str(self.rejected[name])
+            if name in self.decode_ms:  # image decode (jpeg or raw) next to inference_ms: what a frame costs here
+                values[f"decode_ms_p50.{name}"] = _fmt(self.decode_ms[name].summary()["p50"])
         return values
 
 

@@ -1,0 +1,128 @@
+"""image_republish_node: a raw camera topic (sensor_msgs/Image) republished as `.../compressed` (JPEG or PNG).
+
+For drivers that publish only `image_raw` (many do without image_transport's plugins), so a policy on another
+host can take the compressed topic: like `ros2 run image_transport republish raw compressed`. The header is kept
+(capture stamp, frame_id); the format string is image_transport's ("rgb8; jpeg compressed bgr8"). Lazy as
+image_transport is: the input is subscribed only while the output has a subscriber, so an idle republisher
+neither receives nor encodes frames (`lazy:=false` subscribes always).
+/diagnostics (steady clock): frames in/out, mean bytes per frame, mean encode time, whether it subscribes now.
+Parameters: `RepublishParams` below (jpeg_quality and diagnostics_period_s can be set while running).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rclpy.clock import Clock, ClockType
+from rclpy.event_handler import PublisherEventCallbacks
+from rclpy.node import Node
+from sensor_msgs.msg import CompressedImage, Image
+
+from lerobot_ros.codecs import CodecError, image_to_compressed, ns_to_time
+from lerobot_ros.ros.camera_topics import DEFAULT_JPEG_QUALITY, JPEG_QUALITY_RANGE
+from lerobot_ros.ros.entry import NodeStartupError, run_node
+from lerobot_ros.ros.parameters import declare_params, param
+from lerobot_ros.ros.qos import RELIABLE_QOS, qos_by_name
+
+
+@dataclass(frozen=True)
+class RepublishParams:
+    in_topic: str = param("image_raw", "sensor_msgs/Image topic to read")
+    out_topic: str = param("", "sensor_msgs/CompressedImage topic to publish; '' = <in_topic>/compressed")
+    format: str = param("jpeg", "compression of the output", choices=("jpeg", "png"))
+    jpeg_quality: int = param(DEFAULT_JPEG_QUALITY, "jpeg quality (640x480 at 90: 20-60 kB a frame, bench/compressed.py)",
+                              min=JPEG_QUALITY_RANGE[0], max=JPEG_QUALITY_RANGE[1], reconfigurable=True)
+    qos: str = param("sensor", "QoS profile of both topics: sensor (best effort) or reliable")
+    lazy: bool = param(True, "subscribe to in_topic only while out_topic has a subscriber")
+    diagnostics_period_s: float = param(1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True,
+                                        reconfigurable=True)
+
+
+class ImageRepublishNode(Node):
+    params_class = RepublishParams
+
+    def __init__(self, node_name: str = "image_republish", **kwargs):
+        super().__init__(node_name, **kwargs)
+        self.params = declare_params(self, RepublishParams, on_change=self._on_params)
+        p = self.params.values
+        try:
+            self.qos = qos_by_name(p.qos)
+        except ValueError as exc:
+            raise NodeStartupError(str(exc)) from None
+        self.in_topic = p.in_topic
+        self.out_topic = p.out_topic or f"{p.in_topic.rstrip('/')}/compressed"
+        if self.out_topic == self.in_topic:
+            raise NodeStartupError(f"out_topic and in_topic are both {self.in_topic!r}; give out_topic another name")
+        self.sub = None
+        self.counts = {"received": 0, "published": 0, "rejected": 0}
+        self.bytes_out = 0
+        self.encode_s = 0.0
+        events = PublisherEventCallbacks(matched=lambda _info: self._follow_subscribers())
+        self.pub = self.create_publisher(CompressedImage, self.out_topic, self.qos, event_callbacks=events)
+        self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
+        self.diag_timer = self.create_timer(p.diagnostics_period_s, self.on_diagnostics,
+                                            clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self._follow_subscribers()
+        self.get_logger().info(f"{self.resolve_topic_name(self.in_topic)} -> {self.pub.topic_name} "
+                               f"({p.format}{f', quality {p.jpeg_quality}' if p.format == 'jpeg' else ''}"
+                               f"{', lazy' if p.lazy else ''})")
+
+    def _on_params(self, new: RepublishParams, changed: dict) -> None:
+        if "diagnostics_period_s" in changed:
+            self.diag_timer.timer_period_ns = int(new.diagnostics_period_s * 1e9)
+
+    @property
+    def subscribed(self) -> bool:
+        return self.sub is not None
+
+    def _follow_subscribers(self) -> None:
+        """Subscribe to the input while someone reads the output (always when not lazy); unsubscribe otherwise."""
+        wanted = not self.params.values.lazy or self.pub.get_subscription_count() > 0
+        if wanted and self.sub is None:
+            self.sub = self.create_subscription(Image, self.in_topic, self.on_image, self.qos)
+        elif not wanted and self.sub is not None:
+            self.destroy_subscription(self.sub)
+            self.sub = None
+
+    def on_image(self, msg: Image) -> None:
+        self.counts["received"] += 1
+        p = self.params.values
+        t0 = time.perf_counter()
+        try:
+            out = image_to_compressed(msg, p.format, p.jpeg_quality)
+        except CodecError as exc:
+            self.counts["rejected"] += 1
+            self.get_logger().warning(f"{self.in_topic}: {exc}", throttle_duration_sec=5.0)
+            return
+        self.encode_s += time.perf_counter() - t0
+        self.pub.publish(out)
+        self.counts["published"] += 1
+        self.bytes_out += len(out.data)
+
+    def values(self) -> dict[str, str]:
+        n = self.counts["published"]
+        return {**{k: str(v) for k, v in self.counts.items()}, "subscribed": str(self.subscribed),
+                "bytes_per_frame": f"{self.bytes_out / n:.0f}" if n else "",
+                "encode_ms_mean": f"{self.encode_s * 1e3 / n:.2f}" if n else ""}
+
+    def on_diagnostics(self) -> None:
+        self._follow_subscribers()  # also catches a matched event missed while the subscription was changing
+        status = DiagnosticStatus(level=DiagnosticStatus.OK, name=f"{self.get_name()}: republish",
+                                  hardware_id=self.get_fully_qualified_name())
+        status.message = f"{self.counts['published']} frames to {self.pub.topic_name}"
+        if self.counts["rejected"]:
+            status.level, status.message = DiagnosticStatus.WARN, f"{self.counts['rejected']} frames could not be encoded"
+        status.values = [KeyValue(key=k, value=v) for k, v in self.values().items()]
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = ns_to_time(self.get_clock().now().nanoseconds)
+        self.diag_pub.publish(msg)
+
+
+def main(args=None) -> None:
+    run_node(ImageRepublishNode, args)
+
+
+if __name__ == "__main__":
+    main()
