@@ -39,7 +39,7 @@ from lerobot_ros.codecs import (
 from lerobot_ros.hardware.commands import CommandBuffer
 from lerobot_ros.hardware.control import FollowerControl, SteadyLoop
 from lerobot_ros.hardware.devices import DeviceConfigError, make_follower
-from lerobot_ros.ros.diagnostics import diagnostic_array, health_status
+from lerobot_ros.ros.diagnostics import diagnostic_array, health_status, watchdog_warning
 from lerobot_ros.hardware.driver import ArmDriver
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param
@@ -241,6 +241,7 @@ class RobotNode(Node):
                 "commands_received": str(self.buffer.count),
             }
             status = health_status(f"{self.get_fully_qualified_name()}: arm", self.port, self.driver.health, extra)
+            watchdog_warning(status, extra["command_state"], self.buffer.watchdog_ns / 1e9)
         self.diag_pub.publish(diagnostic_array(self._now(), status))
 
     def close(self) -> None:
