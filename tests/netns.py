@@ -28,7 +28,7 @@ _NAME = re.compile(rf"^{PREFIX}(\d+)n(\d+)[rp]$")
 _COUNTER = itertools.count()
 ROOT = Path(__file__).resolve().parents[1]
 #: the Fast DDS profile shipped for two real machines (UDPv4 only, sized for camera frames)
-REMOTE_PROFILE = ROOT / "config" / "fastdds_remote.xml"
+REMOTE_PROFILE = ROOT / "config" / "dds" / "fastdds_remote.xml"
 
 
 def unavailable_reason() -> str | None:
@@ -130,6 +130,8 @@ class Host:
                    ROS_STATIC_PEERS=";".join(peers), PYTHONUNBUFFERED="1")
         env.pop("FASTDDS_DEFAULT_PROFILES_FILE", None)
         if profile is not None:
+            if not Path(profile).is_file():
+                raise FileNotFoundError(f"Fast DDS profile {profile} does not exist")
             env["FASTDDS_DEFAULT_PROFILES_FILE"] = str(profile)
         else:
             env["LEROBOT_ROS_DDS_PROFILE"] = "default"  # nodes must not apply their shared-memory profile
