@@ -37,7 +37,7 @@ JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_ro
 GOAL_FPS, GOAL_ON_TIME = 0.99, 0.99
 
 
-def contract_text(compressed: bool) -> str:
+def contract_text(compressed: bool, tolerance_ms: float) -> str:
     cams = "".join(f"""
   observation.images.{cam}:
     topic: /{cam}/image_raw{'/compressed' if compressed else ''}
@@ -45,7 +45,7 @@ def contract_text(compressed: bool) -> str:
     qos: sensor
     shape: [{POLICY_HW[0]}, {POLICY_HW[1]}, 3]
     timeline: header
-    alignment: {{policy: nearest, tolerance_ms: 50}}
+    alignment: {{policy: nearest, tolerance_ms: {tolerance_ms:g}}}
     transforms: [{{resize: [{POLICY_HW[0]}, {POLICY_HW[1]}]}}]""" for cam in CAMERAS)
     return f"""version: 1
 robot_type: so101_follower
@@ -110,11 +110,11 @@ def pct(values, q):
 
 
 def run_once(compressed: bool, seconds: float, tmp: Path, policy_dir: Path, video: Path, domain: int,
-             warmup_timeout: float) -> dict:
+             warmup_timeout: float, tolerance_ms: float) -> dict:
     import netns
 
     contract = tmp / f"contract_{'jpeg' if compressed else 'raw'}.yaml"
-    contract.write_text(contract_text(compressed))
+    contract.write_text(contract_text(compressed, tolerance_ms))
     robot_log, policy_log = tmp / f"robot_{compressed}.jsonl", tmp / f"policy_{compressed}.jsonl"
     py, bindir = sys.executable, Path(sys.executable).parent
     sides = str(ROOT / "tests" / "remote_sides.py")
@@ -189,6 +189,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seconds", type=float, default=60.0, help="measurement window per run (after warm-up)")
     parser.add_argument("--no-raw", action="store_true", help="skip the raw-image comparison run")
     parser.add_argument("--warmup-timeout", type=float, default=300.0)
+    parser.add_argument("--tolerance-ms", type=float, default=100.0,
+                        help="images' alignment tolerance in the contract (the shipped so101 contract: 50)")
+    parser.add_argument("--workdir", help="keep the logs and JSON lines here (default: a temporary folder)")
     args = parser.parse_args(argv)
     import netns
 
@@ -203,7 +206,8 @@ def main(argv=None) -> int:
 
     results = {}
     with tempfile.TemporaryDirectory(prefix="bench_remote_") as tmp:
-        tmp = Path(tmp)
+        tmp = Path(args.workdir or tmp)
+        tmp.mkdir(parents=True, exist_ok=True)
         video = tmp / "clip.avi"
         write_video(video)
         policy_dir = make_policy_folder(tmp / "act", "act", cameras={c: POLICY_HW for c in CAMERAS},
@@ -211,7 +215,8 @@ def main(argv=None) -> int:
         for compressed in (True, False) if not args.no_raw else (True,):
             kind = "compressed" if compressed else "raw"
             try:
-                results[kind] = run_once(compressed, args.seconds, tmp, policy_dir, video, domain, args.warmup_timeout)
+                results[kind] = run_once(compressed, args.seconds, tmp, policy_dir, video, domain, args.warmup_timeout,
+                                         args.tolerance_ms)
             except RuntimeError as exc:
                 for log in sorted(tmp.glob("*.log")):
                     print(f"--- {log.name}:\n" + "\n".join(log.read_text(errors="replace").splitlines()[-15:]), file=sys.stderr)

@@ -57,7 +57,7 @@ features:
     qos: sensor
     shape: [48, 64, 3]
     timeline: header
-    alignment: {policy: nearest, tolerance_ms: 50}
+    alignment: {policy: nearest, tolerance_ms: 250}  # frames arrive late on a loaded 2-core CI machine
     transforms: [{resize: [48, 64]}]
 """
 

@@ -134,10 +134,14 @@ class PolicyController:
     ) -> TickResult:
         """One tick on a frame (`values` per observation feature, None when missing; `ages_ns` per stream)."""
         reason = staleness_reason(ages_ns, self.max_age_ns)
+        # A stale stream discards what was queued before the gap. A frame only off its alignment tolerance does
+        # too inline (the policy's queue is not indexed by tick), not in async mode: there the queue drops the
+        # ticks that passed by itself, and discarding each time would starve a loaded machine of chunks.
+        if reason is not None or (not_ready and self.worker is None):
+            self._discard_queued()
         if reason is None and not_ready:
             reason = "; ".join(not_ready)
         if reason is not None:
-            self._discard_queued()
             return self._count(self._fallback("gated", reason))
         self._queue_fresh = False
         if self.worker is not None:
