@@ -135,15 +135,24 @@ def run_once(compressed: bool, seconds: float, tmp: Path, policy_dir: Path, vide
         # warm-up: discovery over the link, first frames, the first chunk acted on
         wait_for(policy_log, lambda ls: sum(1 for x in ls if x["kind"] == "tick" and x["status"] == "ok") >= 10,
                  warmup_timeout, "the policy's first actions", procs)
-        rx0 = policy.link_bytes()[0]
+        rx0, udp0 = policy.link_bytes()[0], udp_receive_errors(policy)
         t0 = time.time_ns()
         time.sleep(seconds)
         t1 = time.time_ns()
-        rx1 = policy.link_bytes()[0]
+        rx1, udp1 = policy.link_bytes()[0], udp_receive_errors(policy)
         load = os.getloadavg()
         for proc in reversed(procs):
             robot.stop(proc) if proc in robot.procs else policy.stop(proc)
-    return summarize(read_lines(robot_log), read_lines(policy_log), t0, t1, rx1 - rx0, load)
+    result = summarize(read_lines(robot_log), read_lines(policy_log), t0, t1, rx1 - rx0, load)
+    result["udp_receive_buffer_errors"] = udp1 - udp0
+    return result
+
+
+def udp_receive_errors(host) -> int:
+    """Datagrams the kernel dropped on this host because a socket's receive buffer was full (RcvbufErrors):
+    frames lost in the network stack, as opposed to frames the subscriber was too busy to take."""
+    rows = [line.split() for line in host.run(["cat", "/proc/net/snmp"]).stdout.splitlines() if line.startswith("Udp:")]
+    return int(dict(zip(rows[0][1:], rows[1][1:]))["RcvbufErrors"])
 
 
 def summarize(robot_lines, policy_lines, t0, t1, rx_bytes, load) -> dict:
@@ -177,11 +186,13 @@ def print_table(results: dict) -> None:
         for cam, c in r["cameras"].items():
             print(f"{kind:<11}{cam:<8}{c['fps']:>7.2f}{c['drops']:>7d}{c['age_ms_p50']:>18.1f}")
     print()
-    print(f"{'images':<11}{'ticks':>6}{'on time':>9}{'obs age p50':>13}{'p99':>8}{'infer p50':>11}{'link Mbit/s':>13}  statuses")
+    print(f"{'images':<11}{'ticks':>6}{'on time':>9}{'obs age p50':>13}{'p99':>8}{'infer p50':>11}{'link Mbit/s':>13}"
+          f"{'udp drops':>11}  statuses")
     for kind, r in results.items():
         inf = r["inference_ms_p50"]
         print(f"{kind:<11}{r['ticks']:>6}{r['ticks_on_time']:>9.1%}{r['obs_age_ms_p50']:>13.1f}{r['obs_age_ms_p99']:>8.1f}"
-              f"{(inf if inf is not None else float('nan')):>11.1f}{r['link_mbit_s']:>13.1f}  {r['statuses']}")
+              f"{(inf if inf is not None else float('nan')):>11.1f}{r['link_mbit_s']:>13.1f}"
+              f"{r['udp_receive_buffer_errors']:>11d}  {r['statuses']}")
 
 
 def main(argv=None) -> int:
