@@ -181,6 +181,9 @@ def _value(text: str):
 
 
 def main(argv=None) -> None:
+    import faulthandler
+
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # `kill -USR1 PID`: every thread's stack on stderr
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("side", choices=("robot", "policy"))
     parser.add_argument("--out", required=True)

@@ -181,8 +181,8 @@ def test_link_down_for_2s_holds_says_why_and_resumes(deployment):
     t_down = time.time()
     d.link.down()
     time.sleep(2.0)
+    t_up = time.time()  # before up(): traffic flows as soon as the link is set up
     d.link.up()
-    t_up = time.time()
     # nothing reached the robot while the link was down (after what was already in its socket and executor
     # queue: up to ~1 s on a loaded machine), and the robot said why it held still
     assert d.events("commands", t_down + 1.0, t_up) == []
