@@ -24,6 +24,7 @@ import netns
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.timeout(1800),  # the module's set-up (two hosts, torch, discovery) counts against the first test
     pytest.mark.skipif(netns.unavailable_reason() is not None, reason=str(netns.unavailable_reason())),
 ]
 
