@@ -108,3 +108,17 @@ def test_health_levels_in_diagnostics():
     assert values["loops"] == "10"  # cumulative, unlike the windowed rate
     h.ok()
     assert health_status("arm", "/dev/x", h).level == DiagnosticStatus.OK
+
+
+def test_watchdog_hold_is_a_warning_with_the_reason():
+    from diagnostic_msgs.msg import DiagnosticStatus
+
+    from lerobot_ros.hardware.commands import IDLE, TIMEOUT, TRACKING
+    from lerobot_ros.ros.diagnostics import watchdog_warning
+
+    for state in (IDLE, TRACKING):
+        assert watchdog_warning(DiagnosticStatus(level=DiagnosticStatus.OK, message="ok"), state, 0.5).level == DiagnosticStatus.OK
+    held = watchdog_warning(DiagnosticStatus(level=DiagnosticStatus.OK, message="ok"), TIMEOUT, 0.5)
+    assert held.level == DiagnosticStatus.WARN and "no command for over 0.5 s" in held.message
+    worse = watchdog_warning(DiagnosticStatus(level=DiagnosticStatus.ERROR, message="disconnected"), TIMEOUT, 0.5)
+    assert worse.level == DiagnosticStatus.ERROR and worse.message == "disconnected"  # a worse state is kept

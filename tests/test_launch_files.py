@@ -357,3 +357,38 @@ def test_lockstep_metaworld_policy_ticks_once_per_step_and_timer_elsewhere():
     realtime = params(by_label(plan("sim_metaworld", policy_path="/models/act", mode="realtime", policy_tick_on="timer"), "policy"))
     assert realtime["tick_on"] == "timer"
     assert params(by_label(plan("so101_real", policy_path="/models/act"), "policy"))["tick_on"] == "timer"
+
+
+@pytest.mark.parametrize("name", ["so101_real", "so101_virtual", "sim_so101", "policy"])
+def test_remote_true_gives_every_node_the_network_dds_settings(name):
+    """remote:=true peers:=HOST (launch/remote.launch.yaml): subnet discovery, the other host as a static peer
+    and the UDP-only profile for every node; without it the environment is left as it was."""
+    extra = {"policy_path": str(REPO)} if name == "policy" else {}
+    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
+    env.pop("ROS_STATIC_PEERS", None)
+    p = evaluate_file(str(LAUNCH / f"{name}.launch.yaml"), {"remote": "true", "peers": "10.0.0.2;robot.local", **extra},
+                      environ=env)
+    nodes = [proc for proc in p.processes if proc.label != "virtual_arm"]
+    assert nodes
+    for proc in nodes:
+        assert proc.env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "SUBNET", proc.label
+        assert proc.env["ROS_STATIC_PEERS"] == "10.0.0.2;robot.local"
+        profile = Path(proc.env["FASTDDS_DEFAULT_PROFILES_FILE"])
+        assert profile.name == "fastdds_remote.xml" and profile.is_file()
+    local = evaluate_file(str(LAUNCH / f"{name}.launch.yaml"), extra, environ=env)
+    for proc in local.processes:
+        assert proc.env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST" and "ROS_STATIC_PEERS" not in proc.env
+        assert "fastdds_remote" not in proc.env.get("FASTDDS_DEFAULT_PROFILES_FILE", "")
+    no_peers = evaluate_file(str(LAUNCH / f"{name}.launch.yaml"), {"remote": "true", **extra}, environ=env)
+    assert all("ROS_STATIC_PEERS" not in proc.env for proc in no_peers.processes)  # multicast discovery only
+
+
+def test_remote_profile_is_valid_fast_dds_xml_without_shared_memory():
+    import xml.etree.ElementTree as ET
+
+    root = ET.parse(REPO / "config" / "dds" / "fastdds_remote.xml").getroot()
+    ns = {"d": "http://www.eprosima.com"}
+    kinds = [t.text for t in root.iterfind(".//d:transport_descriptor/d:type", ns)]
+    assert kinds == ["UDPv4"]
+    assert root.find(".//d:useBuiltinTransports", ns).text == "false"  # no built-in SHM next to it
+    assert int(root.find(".//d:receiveBufferSize", ns).text) >= 4 * 1024 * 1024

@@ -30,7 +30,7 @@ from lerobot_ros.codecs import (CodecError, float64_array, float64_multi_array_t
                                 numpy_to_joint_state, set_stamp, time_to_ns)
 from lerobot_ros.hardware.devices import DeviceConfigError, make_follower
 from lerobot_ros.hardware.follower import FollowerArm
-from lerobot_ros.ros.diagnostics import diagnostic_array, health_status
+from lerobot_ros.ros.diagnostics import diagnostic_array, health_status, watchdog_warning
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
@@ -172,6 +172,7 @@ class RobotNode(Node):
         with self.arm.lock:
             extra = {"device": self.device_label, **self.arm.diagnostic_values()}
             status = health_status(f"{self.get_fully_qualified_name()}: arm", self.port, self.driver.health, extra)
+            watchdog_warning(status, extra["command_state"], self.buffer.watchdog_ns / 1e9)
         self.diag_pub.publish(diagnostic_array(self._now(), status))
 
     def close(self) -> None:

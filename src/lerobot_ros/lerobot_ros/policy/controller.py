@@ -66,6 +66,9 @@ class PolicyController:
         self.counts = {k: 0 for k in ("ticks", "ok", "held", "gated", "dry", "error", "dropped", "stopped")}
         self.last_reason: str | None = None
         self.last_error: str | None = None
+        self.last_status: str | None = None  # of the latest tick
+        self.discards = 0  # gaps after which queued actions were thrown away (see _discard_queued)
+        self._queue_fresh = True  # nothing queued from before the current gap
 
     @property
     def is_async(self) -> bool:
@@ -90,9 +93,23 @@ class PolicyController:
         if self.worker is not None:
             self.worker.close()
 
+    def _discard_queued(self) -> None:
+        """A gated tick: forget the actions queued from earlier observations (and any inference in flight), so
+        that after a gap (link down, camera lost) the robot never executes an action computed before it; the
+        next fresh frame starts a new chunk. Once per gap."""
+        if self._queue_fresh:
+            return
+        self._queue_fresh = True
+        self.discards += 1
+        if self.worker is not None:
+            self.worker.reset()  # does not wait: a result still in flight is dropped when it lands
+        else:
+            self.runner.discard_queue()
+
     def _count(self, result: TickResult) -> TickResult:
         self.counts["ticks"] += 1
         self.counts[result.status] += 1
+        self.last_status = result.status
         if result.status != "ok":
             self.last_reason = result.reason
         return result
@@ -117,10 +134,16 @@ class PolicyController:
     ) -> TickResult:
         """One tick on a frame (`values` per observation feature, None when missing; `ages_ns` per stream)."""
         reason = staleness_reason(ages_ns, self.max_age_ns)
+        # A stale stream discards what was queued before the gap. A frame only off its alignment tolerance does
+        # too inline (the policy's queue is not indexed by tick), not in async mode: there the queue drops the
+        # ticks that passed by itself, and discarding each time would starve a loaded machine of chunks.
+        if reason is not None or (not_ready and self.worker is None):
+            self._discard_queued()
         if reason is None and not_ready:
             reason = "; ".join(not_ready)
         if reason is not None:
             return self._count(self._fallback("gated", reason))
+        self._queue_fresh = False
         if self.worker is not None:
             return self._count(self._step_async(tick, values, task))
         return self._count(self._step_sync(values, task))

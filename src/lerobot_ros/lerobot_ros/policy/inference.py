@@ -61,6 +61,12 @@ class PolicyRunner:
                 torch.manual_seed(self.seed)
             self.last_chunk = None
 
+    def discard_queue(self) -> None:
+        """Drop the actions (and observation history) the policy queued internally, keeping seed and processors:
+        its next select_action predicts from the frame it is given (after a gap in the observations)."""
+        with self._lock:
+            self.loaded.policy.reset()
+
     def _observation(self, frame: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """The policy's inputs from a frame (extra entries ignored). Arrays that torch would share memory with
         (anything but uint8 images, which become new float tensors) are copied, so the frame stays intact."""

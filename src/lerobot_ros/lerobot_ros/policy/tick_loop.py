@@ -199,6 +199,8 @@ class PolicyTickLoop:
             return WARN, c.last_reason
         if c.counts["error"]:
             return ERROR, f"policy raised: {c.last_error}"
+        if c.last_status in ("gated", "held"):  # acting again once the observations are fresh
+            return WARN, f"{'holding the last action' if c.last_status == 'held' else 'not acting'}: {c.last_reason}"
         return OK, "ok"
 
     def diagnostic_values(self, now_ns: int, now_s: float) -> dict[str, str]:
@@ -224,6 +226,7 @@ class PolicyTickLoop:
             "latency_ms_p50": _fmt(lat["p50"]),
             "latency_ms_p99": _fmt(lat["p99"]),
             "queue_depth": str(c.worker.queue.depth() if c.worker else ""),
+            "queue_discards": str(c.discards),
         }
         for name in self.streams:
             latest = self.resampler.latest_time(name)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 
 from lerobot_ros.codecs import ns_to_time
+from lerobot_ros.hardware.commands import TIMEOUT
 from lerobot_ros.hardware.health import Health
 
 
@@ -40,6 +41,15 @@ def values_status(name: str, hardware_id: str, message: str, values: dict, warn:
     return DiagnosticStatus(name=name, hardware_id=hardware_id, message=message,
                             level=DiagnosticStatus.WARN if warn else DiagnosticStatus.OK,
                             values=[KeyValue(key=k, value=str(v)) for k, v in values.items()])
+
+
+def watchdog_warning(status: DiagnosticStatus, command_state: str, watchdog_s: float) -> DiagnosticStatus:
+    """An arm that is otherwise fine but holds because its commands stopped (policy host gone, link down)
+    says so: WARN with the reason, until commands come back."""
+    if command_state == TIMEOUT and status.level == DiagnosticStatus.OK:
+        status.level = DiagnosticStatus.WARN
+        status.message = f"holding the present position: no command for over {watchdog_s:g} s (watchdog_s)"
+    return status
 
 
 def diagnostic_array(stamp_ns: int, *statuses: DiagnosticStatus) -> DiagnosticArray:
