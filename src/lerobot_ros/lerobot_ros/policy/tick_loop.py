@@ -220,7 +220,11 @@ class PolicyTickLoop:
             "latency_ms_p50": _fmt(lat["p50"]),
             "latency_ms_p99": _fmt(lat["p99"]),
             "queue_depth": str(c.worker.queue.depth() if c.worker else ""),
+            "chunking": c.chunking,
         }
+        rtc = c.worker.rtc if c.worker is not None else None
+        values["rtc_delay_ticks"] = "" if rtc is None else str(rtc.estimate())  # expected delay of the next inference
+        values["rtc_last_delay_ticks"] = "" if rtc is None or rtc.last_delay is None else str(rtc.last_delay)
         for name in self.streams:
             latest = self.resampler.latest_time(name)
             values[f"staleness_ms.{name}"] = "never" if latest is None else _fmt((now_ns - latest) / 1e6)
