@@ -42,8 +42,8 @@ def smolvla(tmp_path_factory):
 
 # ---- the mode, and who may use it -------------------------------------------------------------------
 def test_chunking_mode_from_the_parameters():
-    assert resolve_chunking("", False) == "switch"
-    assert resolve_chunking("", True) == "aggregate"
+    assert resolve_chunking("auto", False) == "switch"
+    assert resolve_chunking("auto", True) == "aggregate"
     assert resolve_chunking("rtc", False) == "rtc"  # rtc runs inference in its own thread by itself
     assert resolve_chunking("aggregate", False) == "aggregate"
     with pytest.raises(ValueError, match="chunking:=switch runs inference inline"):
@@ -176,3 +176,62 @@ def test_rtc_queue_switches_to_the_new_chunk_after_the_delay(smolvla):
     ticks, pending = worker.queue.pending()
     assert ticks[0] == s2 + 4
     np.testing.assert_allclose(pending[0], second["chunk"][4])  # then the new chunk's row `delay`
+
+
+# ---- policy_node over real DDS -------------------------------------------------------------------------
+@pytest.mark.slow
+def test_policy_node_runs_rtc_and_reports_it(ros, tmp_path, smolvla):
+    """The tiny SmolVLA in policy_node with chunking:=rtc, lockstep on /clock; each inference is held for three
+    ticks: /diagnostics (published) shows the mode and the measured delay; an ACT node refuses rtc at start-up."""
+    from rclpy.parameter import Parameter
+
+    from lerobot_ros.nodes.policy_node import PolicyNode
+    from lerobot_ros.ros.entry import NodeStartupError
+    from lerobot_ros.ros.qos import RELIABLE_QOS
+    from lerobot_ros.ros.runtime import MessageCollector, wait_until
+    from diagnostic_msgs.msg import DiagnosticArray
+    from test_policy_node import PERIOD, T0, Harness, observations, write_contract
+
+    path, prefix = write_contract(tmp_path)
+    act = cached_policy_folder(tmp_path.parent / "policies_act", "act")
+    with pytest.raises(NodeStartupError, match="chunking:=rtc needs a flow-matching policy") as err:
+        PolicyNode(context=ros.context, parameter_overrides=[
+            Parameter("pretrained_path", value=str(act)), Parameter("contract", value=str(path)),
+            Parameter("device", value="cpu"), Parameter("chunking", value="rtc")])
+    assert "\n" not in str(err.value)
+
+    h = Harness(ros, path, prefix, smolvla, chunking="rtc", rtc_execution_horizon=8, task=TASK, diagnostics_period_s=0.2)
+    worker = h.node.controller.worker
+    gated = GatedPredict(h.node.controller.runner)
+    worker.predict = gated
+    submits, tick = [], worker.tick
+
+    def counted(t, frame, task=""):  # which ticks started an inference
+        out = tick(t, frame, task)
+        if out.submitted:
+            submits.append(t)
+        return out
+
+    worker.tick = counted
+    joints, images = observations(30, seed=3)
+    statuses = []
+    try:
+        for k in range(len(joints)):
+            t = T0 + k * PERIOD
+            h.publish(t, joints[k], images[k])
+            statuses.append(h.tick(t))
+            if worker.busy and k - submits[-1] >= 2:  # held for 3 ticks
+                gated.release.set()
+                assert worker.wait_idle(60)
+    finally:
+        gated.release.set()
+    assert [s["status"] for s in statuses[:3]] == ["dry"] * 3 and all(s["status"] == "ok" for s in statuses[3:])
+    assert submits == [0, 10, 20] and [c["inference_delay"] for c in gated.calls] == [0, 3, 3]
+    for call in gated.calls[1:]:
+        assert np.abs(call["raw"][:3] - call["prev_chunk_left_over"][:3]).max() <= PREFIX_TOL
+    diags = MessageCollector(h.probe, DiagnosticArray, "/diagnostics", RELIABLE_QOS)
+    mine = lambda: [s for m in diags.messages for s in m.status if s.hardware_id == h.node.get_fully_qualified_name()]  # noqa: E731
+    wait_until(lambda: mine(), 10, what="/diagnostics from policy_node")
+    values = {kv.key: kv.value for kv in mine()[-1].values}
+    assert values["chunking"] == "rtc" and values["rtc_delay_ticks"] == "3" and values["rtc_last_delay_ticks"] == "3"
+

@@ -6,7 +6,7 @@ on a triggering feature, `policy.tick_loop` takes the frame, runs the policy (in
 thread with chunk blending) and this node publishes the safe action on the contract's action topic.
 Parameters: `PolicyParams` below (`ros2 param describe` shows description, unit, range, read-only or not).
 Topics out: action topic, ~/predicted_chunk (JointTrajectory, for rviz), ~/latency_ms (observation stamp ->
-action publish), ~/tick_info (JSON per tick: status, dry, depth, reason, timings incl. wall-clock receive/publish
+action publish), ~/tick_info (JSON per tick: status, dry, depth, reason, new_chunk, timings incl. wall-clock receive/publish
 stamps), /diagnostics. Services: ~/start, ~/stop, ~/reset (std_srvs/Trigger).
 GOMP_SPINCOUNT=10000 unless set (or OMP_WAIT_POLICY is): idle OpenMP workers stop spinning after inference
 (lerobot_ros.policy.openmp). Any LeRobot policy type loads the same way (tested: ACT, Diffusion); VLAs (SmolVLA,
@@ -66,9 +66,9 @@ class PolicyParams:
                                    max=1.0, **_LIVE)
     aggregate_fn: str = param(ASYNC_DEFAULTS.aggregate, "async: how overlapping chunks merge", choices=tuple(AGGREGATE_FUNCTIONS))
     actions_per_chunk: int = param(0, "async: actions used per chunk (0 = the policy's chunk length)", min=0)
-    chunking: str = param("", "chunk hand-over: switch (inline), aggregate (async, aggregate_fn), rtc (async, LeRobot's "
-                          "real-time chunking: smolvla, pi0, pi05); '' = aggregate if async_inference else switch",
-                          choices=("", *CHUNKING_MODES))
+    chunking: str = param("auto", "chunk hand-over: switch (inline), aggregate (async, aggregate_fn), rtc (async, "
+                          "LeRobot's real-time chunking: smolvla, pi0, pi05); auto = aggregate if async_inference else switch",
+                          choices=("auto", *CHUNKING_MODES))
     rtc_execution_horizon: int = param(RTC_DEFAULTS.execution_horizon, "rtc: leftover actions that guide the next chunk "
                                        "(keep it above the inference delay in ticks)", unit="ticks", min=1)
     rtc_max_guidance_weight: float = param(RTC_DEFAULTS.max_guidance_weight, "rtc: cap of the guidance weight",

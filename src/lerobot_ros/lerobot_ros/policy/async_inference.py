@@ -27,11 +27,11 @@ CHUNKING_MODES = ("switch", "aggregate", "rtc")
 
 
 def resolve_chunking(chunking: str, async_inference: bool) -> str:
-    """The chunking mode from policy_node's `chunking` and `async_inference` parameters ('' = aggregate when
+    """The chunking mode from policy_node's `chunking` and `async_inference` parameters ('auto' = aggregate when
     async, else switch). aggregate and rtc run inference in its own thread; switch runs it inline."""
-    if chunking not in ("", *CHUNKING_MODES):
-        raise ValueError(f"unknown chunking {chunking!r}; use one of {list(CHUNKING_MODES)}")
-    mode = chunking or ("aggregate" if async_inference else "switch")
+    if chunking not in ("auto", *CHUNKING_MODES):
+        raise ValueError(f"unknown chunking {chunking!r}; use one of {['auto', *CHUNKING_MODES]}")
+    mode = chunking if chunking != "auto" else ("aggregate" if async_inference else "switch")
     if mode == "switch" and async_inference:
         raise ValueError("chunking:=switch runs inference inline (the policy's own queue, the next chunk when it runs "
                          "out) but async_inference is true; drop async_inference, or use chunking:=aggregate or rtc")

@@ -178,6 +178,7 @@ class PolicyTickLoop:
         observation's arrival and of the action's publish split latency into DDS in / node / DDS out."""
         return {"tick": self.tick_index, "t_ns": t_ns, "status": result.status, "dry": result.dry,
                 "depth": result.depth, "reason": result.reason, "published": published_wall_ns is not None,
+                "new_chunk": result.plan is not None,  # this tick's action is the first from a new chunk
                 "inference_ms": None if result.inference_ms is None else round(result.inference_ms, 3),
                 "tick_ms": round((time.perf_counter() - start) * 1e3, 3),
                 "received_wall_ns": received_wall_ns, "published_wall_ns": published_wall_ns}
