@@ -227,6 +227,7 @@ def test_policy_node_runs_rtc_and_reports_it(ros, tmp_path, smolvla):
         gated.release.set()
     assert [s["status"] for s in statuses[:3]] == ["dry"] * 3 and all(s["status"] == "ok" for s in statuses[3:])
     assert submits == [0, 10, 20] and [c["inference_delay"] for c in gated.calls] == [0, 3, 3]
+    assert [k for k, s in enumerate(statuses) if s["new_chunk"]] == [3, 13, 23]  # ~/tick_info marks each hand-over
     for call in gated.calls[1:]:
         assert np.abs(call["raw"][:3] - call["prev_chunk_left_over"][:3]).max() <= PREFIX_TOL
     diags = MessageCollector(h.probe, DiagnosticArray, "/diagnostics", RELIABLE_QOS)
