@@ -150,13 +150,18 @@ def run_mode(policy_dir, contract, mode, args):
     return pairs[first:], list(infos)
 
 
-def analyse(pairs, infos, fps):
-    """Jumps (degrees, max over the arm joints) at boundaries and inside chunks; ticks acted on time."""
+def analyse(pairs, infos, fps, switch_chunk: int | None = None):
+    """Jumps (degrees, max over the arm joints) at boundaries and inside chunks; ticks acted on time.
+
+    Boundaries: ~/tick_info's new_chunk; inline (switch) every `switch_chunk`-th acted tick from the first, since
+    each acted tick pops one action of LeRobot's n_action_steps queue (SmolVLA's select_action fills it without
+    predict_action_chunk, so the node sees no chunk of its own there)."""
     boundary, inside = [], []
     acted = [(i, a) for i, a in pairs if i["status"] == "ok"]  # held commands (a dry queue repeats the last) excluded
-    for (_, a0), (info, a1) in zip(acted, acted[1:]):
+    for k, ((_, a0), (info, a1)) in enumerate(zip(acted, acted[1:]), start=1):
         jump = float(np.max(np.abs(np.rad2deg(a1[:5] - a0[:5]))))
-        (boundary if info["new_chunk"] else inside).append(jump)
+        new = info["new_chunk"] or (switch_chunk is not None and k % switch_chunk == 0)
+        (boundary if new else inside).append(jump)
     live = [i for i in infos if i["status"] != "stopped" and i["t_ns"] >= pairs[0][0]["t_ns"]]
     t = np.array([i["t_ns"] for i in live], dtype=np.int64)
     expected = int(round((t[-1] - t[0]) * fps / 1e9)) + 1 if t.size else 0
@@ -208,7 +213,7 @@ def main() -> int:
                 raise RuntimeError(f"sim_bridge_node exited; see {bridge.stderr.name}")
             for mode in MODES:
                 pairs, infos = run_mode(policy_dir, contract, mode, args)
-                results[mode] = analyse(pairs, infos, args.fps)
+                results[mode] = analyse(pairs, infos, args.fps, args.chunk if mode == "switch" else None)
         finally:
             pn_bench.stop_node(bridge)
             probe.destroy_node()
