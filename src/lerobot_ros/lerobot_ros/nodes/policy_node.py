@@ -6,12 +6,14 @@ on a triggering feature, `policy.tick_loop` takes the frame, runs the policy (in
 thread with chunk blending) and this node publishes the safe action on the contract's action topic.
 Parameters: `PolicyParams` below (`ros2 param describe` shows description, unit, range, read-only or not).
 Topics out: action topic, ~/predicted_chunk (JointTrajectory, for rviz), ~/latency_ms (observation stamp ->
-action publish), ~/tick_info (JSON per tick: status, dry, depth, reason, timings incl. wall-clock receive/publish
+action publish), ~/tick_info (JSON per tick: status, dry, depth, reason, new_chunk, timings incl. wall-clock receive/publish
 stamps), /diagnostics. Services: ~/start, ~/stop, ~/reset (std_srvs/Trigger).
 GOMP_SPINCOUNT=10000 unless set (or OMP_WAIT_POLICY is): idle OpenMP workers stop spinning after inference
 (lerobot_ros.policy.openmp). Any LeRobot policy type loads the same way (tested: ACT, Diffusion); VLAs (SmolVLA,
 pi0 ...) need their extra (`lerobot[smolvla]`), a GPU in practice and a task (`-p task:=...` or the task
-topic). Async inference suits them; it needs n_obs_steps == 1, as LeRobot's policy server does.
+topic). Async inference suits them; it needs n_obs_steps == 1, as LeRobot's policy server does. `chunking:=rtc`
+runs LeRobot's real-time chunking in the inference thread (policy.rtc): each chunk starts from the leftover of
+the previous one; the measured delay is on /diagnostics.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ from trajectory_msgs.msg import JointTrajectory
 from lerobot_ros.codecs import chunk_to_joint_trajectory, ns_to_time
 from lerobot_ros.codecs.action import ACTION_MESSAGES, ActionEncoder
 from lerobot_ros.contract import ContractError, message_class
-from lerobot_ros.policy import AGGREGATE_FUNCTIONS, DEVICES, ON_STALE, AsyncInferenceConfig
+from lerobot_ros.policy import AGGREGATE_FUNCTIONS, DEVICES, ON_STALE, AsyncInferenceConfig, RtcSettings
+from lerobot_ros.policy.async_inference import CHUNKING_MODES
 from lerobot_ros.policy.inputs import parse_overrides
 from lerobot_ros.policy.openmp import limit_openmp_spin
 from lerobot_ros.policy.output import OUTPUT_MODES, action_topic, output_mode
@@ -43,6 +46,7 @@ from lerobot_ros.ros.qos import RELIABLE_QOS, qos_by_name
 
 _LIVE = dict(reconfigurable=True)
 ASYNC_DEFAULTS = AsyncInferenceConfig()  # chunk_threshold / aggregate_fn defaults: one source
+RTC_DEFAULTS = RtcSettings()  # LeRobot's RTCConfig defaults
 _UNITS = "the action's LeRobot units"
 _PER_JOINT = "([] = off, one value = every joint)"
 
@@ -62,6 +66,13 @@ class PolicyParams:
                                    max=1.0, **_LIVE)
     aggregate_fn: str = param(ASYNC_DEFAULTS.aggregate, "async: how overlapping chunks merge", choices=tuple(AGGREGATE_FUNCTIONS))
     actions_per_chunk: int = param(0, "async: actions used per chunk (0 = the policy's chunk length)", min=0)
+    chunking: str = param("auto", "chunk hand-over: switch (inline), aggregate (async, aggregate_fn), rtc (async, "
+                          "LeRobot's real-time chunking: smolvla, pi0, pi05); auto = aggregate if async_inference else switch",
+                          choices=("auto", *CHUNKING_MODES))
+    rtc_execution_horizon: int = param(RTC_DEFAULTS.execution_horizon, "rtc: leftover actions that guide the next chunk "
+                                       "(keep it above the inference delay in ticks)", unit="ticks", min=1)
+    rtc_max_guidance_weight: float = param(RTC_DEFAULTS.max_guidance_weight, "rtc: cap of the guidance weight",
+                                           min=0.0, min_exclusive=True)
     max_age_ms: float = param(500.0, "oldest acceptable observation (0 = no limit)", unit="ms", min=0.0, **_LIVE)
     max_age_overrides: list[str] = param([], "per-stream max_age_ms as 'feature=milliseconds'", unit="ms", **_LIVE)
     on_stale: str = param("hold", "gated tick: repeat the last command, or publish nothing", choices=ON_STALE, **_LIVE)
@@ -126,7 +137,7 @@ class PolicyNode(Node):
                                             clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.get_logger().info(
             f"{loaded.type} policy from {loaded.path} on {loaded.device}; {len(self.streams)} observation stream(s); "
-            f"{self.mode} on {self.action_topic} at {self.contract.fps} Hz ({'async' if p.async_inference else 'sync'})"
+            f"{self.mode} on {self.action_topic} at {self.contract.fps} Hz (chunking {self.controller.chunking})"
         )
 
     def _reconfigure(self, new: PolicyParams, changed: dict) -> None:

@@ -4,6 +4,8 @@ Each tick: if the queue holds at most `threshold * chunk_length` actions for the
 inference is running, the tick hands its frame to the worker (tagged with its tick number), then pops
 the action for this tick from the queue. The worker predicts a chunk and merges it into the queue, row i
 meant for tick (observation tick + i); rows for ticks already executed are dropped, overlaps are blended.
+With real-time chunking (`rtc` set) the inference also gets the previous chunk's leftover and the expected
+delay (policy.rtc.RtcGuide), and the new chunk replaces the queue instead of blending into it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,24 @@ from typing import Callable, Mapping
 import numpy as np
 
 from lerobot_ros.policy.chunks import DEFAULT_AGGREGATE, ActionQueue, aggregate_function
+from lerobot_ros.policy.rtc import RtcGuide, RtcSettings
 from lerobot_ros.policy.stats import RollingStats
+
+
+#: policy_node's `chunking`: how one chunk hands over to the next
+CHUNKING_MODES = ("switch", "aggregate", "rtc")
+
+
+def resolve_chunking(chunking: str, async_inference: bool) -> str:
+    """The chunking mode from policy_node's `chunking` and `async_inference` parameters ('auto' = aggregate when
+    async, else switch). aggregate and rtc run inference in its own thread; switch runs it inline."""
+    if chunking not in ("auto", *CHUNKING_MODES):
+        raise ValueError(f"unknown chunking {chunking!r}; use one of {['auto', *CHUNKING_MODES]}")
+    mode = chunking if chunking != "auto" else ("aggregate" if async_inference else "switch")
+    if mode == "switch" and async_inference:
+        raise ValueError("chunking:=switch runs inference inline (the policy's own queue, the next chunk when it runs "
+                         "out) but async_inference is true; drop async_inference, or use chunking:=aggregate or rtc")
+    return mode
 
 
 @dataclass(frozen=True)
@@ -25,12 +44,18 @@ class AsyncInferenceConfig:
 
     threshold: start an inference once at most `threshold * chunk_length` actions are queued (LeRobot's
     `chunk_size_threshold`, default 0.5); aggregate: how an incoming chunk blends with queued actions;
-    actions_per_chunk: use only the first N actions of a chunk (None: the policy's chunk length).
+    actions_per_chunk: use only the first N actions of a chunk (None: the policy's chunk length);
+    rtc: real-time chunking settings (None: chunks blend by `aggregate`; set: RTC guidance, chunks replace).
     """
 
     threshold: float = 0.5
     aggregate: str = DEFAULT_AGGREGATE
     actions_per_chunk: int | None = None
+    rtc: RtcSettings | None = None
+
+    @property
+    def chunking(self) -> str:
+        return "aggregate" if self.rtc is None else "rtc"
 
     def __post_init__(self):
         if not 0.0 <= self.threshold <= 1.0:
@@ -48,7 +73,8 @@ class AsyncTick:
 
 
 class AsyncInference:
-    """A worker thread running `predict(frame, task) -> (T, D) chunk` on demand."""
+    """A worker thread running `predict(frame, task) -> (T, D) chunk` on demand; with `config.rtc`,
+    `predict(frame, task, inference_delay=, prev_chunk_left_over=) -> (chunk, model-space chunk)`."""
 
     def __init__(
         self,
@@ -62,13 +88,14 @@ class AsyncInference:
         self.predict = predict
         self.chunk_length = max(1, int(config.actions_per_chunk or chunk_length))
         self.threshold = config.threshold
-        self.queue = ActionQueue(config.aggregate)
+        self.rtc = RtcGuide(config.rtc) if config.rtc is not None else None
+        self.queue = ActionQueue("latest_only" if self.rtc is not None else config.aggregate)
         self.on_error = on_error
         self.latency_ms = RollingStats()
         self.errors = 0
         self.last_error: str | None = None
         self.chunks = 0
-        self._job: tuple[int, Mapping, str, int] | None = None
+        self._job: tuple[int, Mapping, str, int, dict] | None = None
         self._busy = False
         self._epoch = 0  # bumped by reset(): results of older jobs are discarded
         self._cond = threading.Condition()
@@ -87,7 +114,8 @@ class AsyncInference:
         if frame is not None and self.queue.depth(tick) <= self.threshold * self.chunk_length:
             with self._cond:
                 if not self._busy and self._job is None and not self._stop:
-                    self._job = (tick, frame, task, self._epoch)
+                    guidance = self.rtc.prepare(tick) if self.rtc is not None else {}
+                    self._job = (tick, frame, task, self._epoch, guidance)
                     self._cond.notify()
                     submitted = True
         action = self.queue.pop(tick)
@@ -99,6 +127,8 @@ class AsyncInference:
             self._epoch += 1
             self._job = None
         self.queue.clear()
+        if self.rtc is not None:
+            self.rtc.reset()
 
     def wait_idle(self, timeout: float = 10.0) -> bool:
         """Block until no inference is pending or running (for tests and orderly shutdown)."""
@@ -125,12 +155,18 @@ class AsyncInference:
                     self._cond.wait()
                 if self._stop:
                     return
-                tick, frame, task, epoch = self._job
+                tick, frame, task, epoch, guidance = self._job
                 self._job = None
                 self._busy = True
             start = time.perf_counter()
+            raw = None
             try:
-                chunk = np.asarray(self.predict(frame, task))[: self.chunk_length]
+                if self.rtc is not None:
+                    chunk, raw = self.predict(frame, task, **guidance)
+                    raw = np.asarray(raw)[: self.chunk_length]
+                else:
+                    chunk = self.predict(frame, task)
+                chunk = np.asarray(chunk)[: self.chunk_length]
             except Exception as exc:  # noqa: BLE001 - a failing policy must not kill the worker
                 self.errors += 1
                 self.last_error = f"{type(exc).__name__}: {exc}"
@@ -141,6 +177,8 @@ class AsyncInference:
             with self._cond:
                 if chunk is not None and epoch == self._epoch:
                     self.queue.merge(tick, chunk)
+                    if self.rtc is not None:
+                        self.rtc.merged(tick, raw, self.queue.last_tick)
                     self.chunks += 1
                 self._busy = False
                 self._cond.notify_all()

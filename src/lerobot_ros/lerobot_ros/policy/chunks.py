@@ -47,6 +47,12 @@ class ActionQueue:
             self._items.clear()
             self._last_tick = -1
 
+    @property
+    def last_tick(self) -> int:
+        """The last tick popped (executed or run dry); -1 before any."""
+        with self._lock:
+            return self._last_tick
+
     def depth(self, from_tick: int | None = None) -> int:
         """Actions queued for `from_tick` or later (default: after the last executed tick)."""
         with self._lock:

@@ -12,6 +12,7 @@ import numpy as np
 
 from lerobot_ros.policy.async_inference import AsyncInference, AsyncInferenceConfig
 from lerobot_ros.policy.inference import PolicyRunner
+from lerobot_ros.policy.rtc import enable_rtc
 from lerobot_ros.policy.safety import SafetyFilter, staleness_reason
 from lerobot_ros.policy.stats import RollingStats
 
@@ -59,7 +60,11 @@ class PolicyController:
                     f"async inference sends one observation per inference (as LeRobot's policy server does), but this "
                     f"{runner.loaded.type} policy uses n_obs_steps={n_obs}; set async_inference:=false"
                 )
-            self.worker = AsyncInference(runner.predict_chunk, runner.loaded.chunk_length, async_inference)
+            predict = runner.predict_chunk
+            if async_inference.rtc is not None:
+                enable_rtc(runner.loaded, async_inference.rtc)  # ValueError for a policy without RTC
+                predict = runner.predict_chunk_rtc
+            self.worker = AsyncInference(predict, runner.loaded.chunk_length, async_inference)
         self._seen_chunks = 0
         self.last_action: np.ndarray | None = None
         self.inference_ms = RollingStats()
@@ -73,6 +78,13 @@ class PolicyController:
     @property
     def is_async(self) -> bool:
         return self.worker is not None
+
+    @property
+    def chunking(self) -> str:
+        """How chunks hand over: switch (inline, the policy's own queue), aggregate or rtc (async)."""
+        if self.worker is None:
+            return "switch"
+        return self.worker.config.chunking
 
     @property
     def inference_stats(self) -> RollingStats:

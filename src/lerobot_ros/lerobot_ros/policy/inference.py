@@ -78,11 +78,12 @@ class PolicyRunner:
             for k in self.input_names
         }
 
-    def _context(self):
+    def _context(self, autograd: bool = False):
+        """inference_mode, or no_grad where the policy needs autograd inside (RTC guidance takes a gradient)."""
         import torch
 
         amp = torch.autocast(device_type=self.device.type) if self.device.type == "cuda" and self.use_amp else nullcontext()
-        return torch.inference_mode(), amp
+        return (torch.no_grad() if autograd else torch.inference_mode()), amp
 
     def select_action(self, frame: Mapping[str, np.ndarray], task: str = "") -> tuple[np.ndarray, np.ndarray | None]:
         """(action (D,), new chunk (T, D) or None): one control step, exactly as lerobot-record does it."""
@@ -109,16 +110,29 @@ class PolicyRunner:
 
     def predict_chunk(self, frame: Mapping[str, np.ndarray], task: str = "") -> np.ndarray:
         """A whole post-processed chunk (T, D) for one frame (LeRobot's async policy-server path)."""
+        return self.predict_chunk_rtc(frame, task)[0]
+
+    def predict_chunk_rtc(self, frame: Mapping[str, np.ndarray], task: str = "", inference_delay: int | None = None,
+                          prev_chunk_left_over: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(post-processed chunk (T, D), model-space chunk (T, D)): the RTC arguments, when given, go to
+        `predict_action_chunk` as LeRobot's RTC engine passes them (the leftover in model space)."""
+        import torch
         from lerobot.policies.utils import prepare_observation_for_inference
 
-        inference, amp = self._context()
+        kwargs = {}
+        if inference_delay is not None:
+            kwargs["inference_delay"] = int(inference_delay)
+        if prev_chunk_left_over is not None:
+            kwargs["prev_chunk_left_over"] = torch.as_tensor(prev_chunk_left_over, dtype=torch.float32, device=self.device)
+        inference, amp = self._context(autograd=bool(kwargs))
         with self._lock, inference, amp:
             batch = prepare_observation_for_inference(self._observation(frame), self.device, task, self.robot_type)
             batch = self.loaded.preprocessor(batch)
-            chunk = self._predict_chunk(batch)
-            chunk = self._postprocess_chunk(chunk)
+            raw = self._predict_chunk(batch, **kwargs)
+            chunk = self._postprocess_chunk(raw)
             self.last_chunk = chunk
-        return chunk
+        raw = _to_numpy(raw[0] if raw.ndim == 3 else raw)
+        return chunk, raw
 
     def _postprocess_chunk(self, chunk) -> np.ndarray:
         """Post-process each action of a (B, T, D) chunk like LeRobot's policy server, stack to (T, D)."""

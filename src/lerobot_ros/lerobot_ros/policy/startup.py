@@ -9,12 +9,13 @@ from __future__ import annotations
 from typing import Callable
 
 from lerobot_ros.contract import ContractError, load_contract
-from lerobot_ros.policy.async_inference import AsyncInferenceConfig
+from lerobot_ros.policy.async_inference import AsyncInferenceConfig, resolve_chunking
 from lerobot_ros.policy.controller import PolicyController
 from lerobot_ros.policy.features import feature_mismatches
 from lerobot_ros.policy.inputs import check_tick_on, max_ages_ns, parse_overrides, policy_streams, streaming_resampler
 from lerobot_ros.policy.loading import LoadedPolicy, PolicyLoadError, load_policy
 from lerobot_ros.policy.inference import PolicyRunner
+from lerobot_ros.policy.rtc import RtcSettings
 from lerobot_ros.policy.safety import SafetyFilter
 from lerobot_ros.policy.tick_loop import PolicyTickLoop
 
@@ -45,15 +46,18 @@ def check_fit(loaded: LoadedPolicy, contract, path: str, contract_name: str) -> 
 
 def build_tick_loop(loaded: LoadedPolicy, contract, p, mode: str,
                     on_time_jump: Callable[[str], None] | None = None) -> PolicyTickLoop:
-    """The controller (runner, safety, staleness gates, async worker) inside its tick loop."""
+    """The controller (runner, safety, staleness gates, async worker with its chunking) inside its tick loop."""
     streams = policy_streams(contract.observation_features, loaded.config.input_features or {})
     max_age_ns = max_ages_ns(streams, p.max_age_ms, parse_overrides(p.max_age_overrides, "max_age_overrides"))
     tick_on = check_tick_on(p.tick_on, streams)
     dim = int(loaded.config.output_features["action"].shape[0])
     safety = SafetyFilter.from_lists(dim, p.action_lower, p.action_upper, p.max_delta)
     runner = PolicyRunner(loaded, robot_type=contract.robot_type, seed=None if p.seed < 0 else p.seed)
-    async_config = AsyncInferenceConfig(p.chunk_threshold, p.aggregate_fn, p.actions_per_chunk or None) \
-        if p.async_inference else None
+    chunking = resolve_chunking(p.chunking, p.async_inference)
+    async_config = None
+    if chunking != "switch":
+        rtc = RtcSettings(p.rtc_execution_horizon, p.rtc_max_guidance_weight) if chunking == "rtc" else None
+        async_config = AsyncInferenceConfig(p.chunk_threshold, p.aggregate_fn, p.actions_per_chunk or None, rtc=rtc)
     controller = PolicyController(runner, safety, max_age_ns, p.on_stale, async_inference=async_config,
                                   trajectory_mode=mode == "trajectory")
     return PolicyTickLoop(

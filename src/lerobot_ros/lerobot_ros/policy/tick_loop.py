@@ -182,6 +182,7 @@ class PolicyTickLoop:
         observation's arrival and of the action's publish split latency into DDS in / node / DDS out."""
         return {"tick": self.tick_index, "t_ns": t_ns, "status": result.status, "dry": result.dry,
                 "depth": result.depth, "reason": result.reason, "published": published_wall_ns is not None,
+                "new_chunk": result.plan is not None,  # this tick's action is the first from a new chunk
                 "inference_ms": None if result.inference_ms is None else round(result.inference_ms, 3),
                 "tick_ms": round((time.perf_counter() - start) * 1e3, 3),
                 "received_wall_ns": received_wall_ns, "published_wall_ns": published_wall_ns}
@@ -227,7 +228,11 @@ class PolicyTickLoop:
             "latency_ms_p99": _fmt(lat["p99"]),
             "queue_depth": str(c.worker.queue.depth() if c.worker else ""),
             "queue_discards": str(c.discards),
+            "chunking": c.chunking,
         }
+        rtc = c.worker.rtc if c.worker is not None else None
+        values["rtc_delay_ticks"] = "" if rtc is None else str(rtc.estimate())  # expected delay of the next inference
+        values["rtc_last_delay_ticks"] = "" if rtc is None or rtc.last_delay is None else str(rtc.last_delay)
         for name in self.streams:
             latest = self.resampler.latest_time(name)
             values[f"staleness_ms.{name}"] = "never" if latest is None else _fmt((now_ns - latest) / 1e6)
