@@ -6,9 +6,11 @@ has no render-size option for Meta-World (its env always renders 480x480 with sh
 2-core machine: the issue's 10-episode run took over an hour), so its command runs unchanged with
 bench/lerobot_eval_site/ on PYTHONPATH: a sitecustomize that makes LeRobot's MetaworldEnv render through
 the bridge's own `configure_metaworld_render` (see that file). The ACT is random, saved to disk, built for
-that image size (the parity test's checkpoint); it never succeeds, so every episode runs its 500 steps.
+that image size (the parity test's checkpoint); it never succeeds, so every episode runs to its cut: 100
+steps by default on both sides (`--max-steps`; 0: the env's 500), the same cut lerobot-ros eval's
+`--max-episode-steps` makes (lerobot-eval's through the same sitecustomize).
 
-Default: push-v3, 4 episodes (seeds 1000..), the auto parallelism of both sides (lerobot-eval's
+Default: push-v3, 4 episodes of 100 steps (seeds 1000..), the auto parallelism of both sides (lerobot-eval's
 batch_size 0 rule; `lerobot-ros eval --workers 0` follows it: 1 on 2 cores), so that the default run ends
 in minutes here. The issue's full run: `--episodes 10 --workers 0,2` (auto and 2). Times are from the
 command's start to its eval_info.json being written; the first episode's end and the steady state
@@ -76,8 +78,9 @@ def side(label: str, argv: list[str], out: Path, n: int, env: dict | None = None
 SITE = Path(__file__).resolve().parent / "lerobot_eval_site"
 
 
-def one(policy: Path, task: str, n: int, workers: int, out: Path, size: int, shadows: bool) -> dict:
+def one(policy: Path, task: str, n: int, workers: int, out: Path, size: int, shadows: bool, max_steps: int) -> dict:
     env = {"LEROBOT_ROS_BENCH_RENDER": f"{size}x{size}", "LEROBOT_ROS_BENCH_SHADOWS": "1" if shadows else "0",
+           "LEROBOT_ROS_BENCH_MAX_STEPS": str(max_steps),
            "PYTHONPATH": os.pathsep.join(p for p in (str(SITE), os.environ.get("PYTHONPATH", "")) if p)}
     ref = side("lerobot-eval", [
         str(BIN / "lerobot-eval"), f"--policy.path={policy}", "--env.type=metaworld", f"--env.task={task}",
@@ -87,7 +90,7 @@ def one(policy: Path, task: str, n: int, workers: int, out: Path, size: int, sha
     ros = side("lerobot-ros eval", [
         str(BIN / "lerobot-ros"), "eval", "--policy.path", str(policy), "--task", task, "--n-episodes", str(n),
         "--workers", str(workers), "--render", f"{size}x{size}",
-        *(["--shadows"] if shadows else []), "--videos", str(min(n, 10)), "--seed", "1000",
+        *(["--shadows"] if shadows else []), "--max-episode-steps", str(max_steps), "--videos", str(min(n, 10)), "--seed", "1000",
         "-o", str(out / f"ros_{workers}"),
     ], out / f"ros_{workers}", n)
     steady = (ros["steady_episodes_per_min"] / ref["steady_episodes_per_min"]
@@ -106,6 +109,7 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=4, help="episodes per run (default 4; the issue's full run: 10)")
     ap.add_argument("--workers", default="0", help="parallelism of both sides, comma-separated (0: auto, the default; the issue's full run: 0,2)")
     ap.add_argument("--render", type=int, default=64, help="image size of both sides and of the ACT (default 64)")
+    ap.add_argument("--max-steps", type=int, default=100, help="cut every episode at this many steps on both sides (default 100; 0: the env's 500)")
     ap.add_argument("--shadows", action="store_true", help="render shadows on both sides (lerobot-eval's own look; slow on a CPU)")
     args = ap.parse_args()
     from lerobot.configs.default import EvalConfig as LeRobotEvalConfig
@@ -117,12 +121,12 @@ def main() -> None:
         out = Path(tmp)
         policy = metaworld_act(out / "act", args.render)
         for w in (int(v) for v in args.workers.split(",")):
-            r = one(policy, args.task, args.episodes, w, out, args.render, args.shadows)
+            r = one(policy, args.task, args.episodes, w, out, args.render, args.shadows, args.max_steps)
             r["batch_size"] = LeRobotEvalConfig(n_episodes=args.episodes, batch_size=w).batch_size
             runs.append(r)
 
     print(f"Meta-World {args.task}, random ACT ({args.render}x{args.render}, {'shadows' if args.shadows else 'no shadows'}), "
-          f"{args.episodes} episodes, seeds 1000.., {os.cpu_count()} CPU cores, load average {load0:.1f} at the start, "
+          f"{args.episodes} episodes of {args.max_steps or 500} steps at most, seeds 1000.., {os.cpu_count()} CPU cores, load average {load0:.1f} at the start, "
           f"{os.getloadavg()[0]:.1f} at the end")
     print(f"{'workers':>8s} {'side':18s} {'wall s':>8s} {'ep/min':>7s} {'1st ep s':>9s} {'steady ep/min':>14s}")
     for r in runs:
@@ -136,7 +140,7 @@ def main() -> None:
     print(json.dumps({
         "bench": "eval", "figure": figure, "goal": GOAL, "goal_op": ">=", "meets_goal": bool(figure >= GOAL),
         "steady_goal": STEADY_GOAL, "load_start": round(load0, 1), "load_end": round(os.getloadavg()[0], 1),
-        "render": args.render, "episodes": args.episodes, "parity": all(r["parity"] for r in runs), "runs": runs,
+        "render": args.render, "episodes": args.episodes, "max_steps": args.max_steps, "parity": all(r["parity"] for r in runs), "runs": runs,
     }))
 
 

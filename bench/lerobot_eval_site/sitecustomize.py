@@ -4,7 +4,7 @@ LeRobot 0.6.1's `MetaworldEnv` always renders 480x480 with shadows: `--env.type=
 render-size option (its `gym_kwargs` pass obs_type and render_mode only, and `observation_width` would
 not reach the simulator's renderer anyway). bench/eval.py puts this folder on PYTHONPATH of the
 lerobot-eval command only, with LEROBOT_ROS_BENCH_RENDER=HxW (and LEROBOT_ROS_BENCH_SHADOWS=1 to keep
-shadows): Python imports `sitecustomize` at start-up in the command and in every env worker it spawns
+shadows, LEROBOT_ROS_BENCH_MAX_STEPS=N to cut episodes at N steps as `lerobot-ros eval --max-episode-steps` does): Python imports `sitecustomize` at start-up in the command and in every env worker it spawns
 (forkserver), and when `lerobot.envs.metaworld` is imported its env renders through
 `lerobot_ros.sim.metaworld_env.configure_metaworld_render`, the function the sim bridge uses. Nothing
 is imported before lerobot-eval imports the env itself, so its start-up is not changed.
@@ -28,9 +28,13 @@ def _patch(module) -> None:
     cls = module.MetaworldEnv
     init, ensure = cls.__init__, cls._ensure_env
 
+    max_steps = int(os.environ.get("LEROBOT_ROS_BENCH_MAX_STEPS") or 0)
+
     def __init__(self, *args, **kwargs):  # the observation space (shared memory of async envs) at that size
         kwargs["observation_width"], kwargs["observation_height"] = w, h
         init(self, *args, **kwargs)
+        if max_steps:  # what the rollout reads through env.call("_max_episode_steps"), as the bridge sets it
+            self._max_episode_steps = max_steps
 
     def _ensure_env(self):
         if self._env is None:

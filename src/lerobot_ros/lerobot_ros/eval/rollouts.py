@@ -19,6 +19,7 @@ a half-written bag or dataset.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -184,7 +185,7 @@ class Rollouts:
         self.bags = Path(record_dir).resolve() if record_dir else Path(output_dir).resolve() / ".rollout_bags"
         self.contract = eval_contract(contract, render, cameras)
         self.n_episodes = n_episodes
-        self.saved: list[int] = []  # steps of each bag written, in episode order
+        self.saved: dict[str, int] = {}  # bag name -> steps of its episode (bags end in any order with several bridges)
 
     def start(self) -> None:
         if self.scratch:
@@ -203,7 +204,7 @@ class Rollouts:
                   "task_group": result.group, "task_id": str(result.task_id),
                   "outcome": "success" if result.success else "failure", "sum_reward": repr(result.sum_reward)}
         path = tape.save(self.bag_path(task_position, result.index), result.n_steps, custom)
-        self.saved.append(result.n_steps)
+        self.saved[path.name] = result.n_steps
         return path
 
     def write_dataset(self, log: Path, printer=print) -> Path | None:
@@ -223,12 +224,25 @@ class Rollouts:
             if code != 0 or not staging.is_dir():
                 tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-3:])
                 raise RolloutError(f"converting the episodes failed (exit {code}): {tail} (log: {log}); no dataset written")
+            self._check_report(staging, out)
             staging.rename(out)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
             if self.scratch:
                 shutil.rmtree(self.bags, ignore_errors=True)
         return out
+
+    def _check_report(self, staging: Path, out: Path) -> None:
+        """Every bag written as one episode of as many frames as its steps; the QA report names `out`."""
+        qa = staging / "meta" / "lerobot_ros_qa.json"
+        report = json.loads(qa.read_text())
+        frames = [e["frames"] for b in report["bags"] for e in b["episodes"] if e.get("written")]
+        steps = [self.saved[name] for name in sorted(self.saved)]  # convert takes the bags in name order
+        if frames != steps:
+            raise RolloutError(f"the converted dataset has episodes of {frames} frames, the evaluation ran {steps} steps; "
+                               "no dataset written")
+        report["dataset"] = str(out)
+        qa.write_text(json.dumps(report, indent=2))
 
     def discard(self) -> None:
         """After a failed run: the scratch bags go (kept --record bags are whole episodes and stay)."""

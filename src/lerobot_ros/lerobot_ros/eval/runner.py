@@ -128,7 +128,7 @@ class Evaluation:
             self.print(f"kept {len(r.saved)} episode bag(s) in {r.bags} (`lerobot-ros convert {r.bags} --contract "
                        f"{r.bags / 'eval_contract.yaml'} --out DIR` makes the same dataset)")
         if out is not None:
-            self.print(f"wrote LeRobotDataset {out} ({len(r.saved)} episodes, {sum(r.saved)} frames)")
+            self.print(f"wrote LeRobotDataset {out} ({len(r.saved)} episodes, {sum(r.saved.values())} frames)")
 
     def _run_task(self, node, task, namespaces, worker_cls, writer_cls, keep: bool = False):
         """One task: start its bridges and sources, run its episodes, stop them (`keep`: leave them to
