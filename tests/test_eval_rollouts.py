@@ -131,6 +131,7 @@ def _columns(root: Path, repo: str):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1500)  # two simulator episodes, a conversion in the evaluation and one more here
 def test_expert_episodes_saved_as_a_dataset_and_bags_that_convert_to_it(ros, tmp_path):
     from std_msgs.msg import Float64MultiArray
 
