@@ -16,7 +16,8 @@ in minutes here. The issue's full run: `--episodes 10 --workers 0,2` (auto and 2
 command's start to its eval_info.json being written; the first episode's end and the steady state
 (episodes after the first) come from the mtimes of the episode videos both write (lerobot-eval renders
 its first 10 episodes; the ROS side is asked for as many). Per-episode results (sum_reward, success) of
-both sides are compared.
+both sides are compared. The ROS side gets `--startup-timeout 900`: on a loaded machine its policy node's
+imports took longer than the default 180 s (lerobot-eval has no such limit; the time still counts).
 
 Last line: one JSON object; figure = lerobot-eval wall / lerobot-ros eval wall at the first parallelism
 given (goal >= 0.9; moonshot 1.0). Also per run: steady-state episodes/min ratio (goal >= 1.0),
@@ -90,7 +91,7 @@ def one(policy: Path, task: str, n: int, workers: int, out: Path, size: int, sha
     ros = side("lerobot-ros eval", [
         str(BIN / "lerobot-ros"), "eval", "--policy.path", str(policy), "--task", task, "--n-episodes", str(n),
         "--workers", str(workers), "--render", f"{size}x{size}",
-        *(["--shadows"] if shadows else []), "--max-episode-steps", str(max_steps), "--videos", str(min(n, 10)), "--seed", "1000",
+        *(["--shadows"] if shadows else []), "--max-episode-steps", str(max_steps), "--startup-timeout", "900", "--videos", str(min(n, 10)), "--seed", "1000",
         "-o", str(out / f"ros_{workers}"),
     ], out / f"ros_{workers}", n)
     steady = (ros["steady_episodes_per_min"] / ref["steady_episodes_per_min"]
