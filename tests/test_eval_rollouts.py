@@ -138,14 +138,16 @@ def test_expert_episodes_saved_as_a_dataset_and_bags_that_convert_to_it(ros, tmp
     from lerobot_ros.eval.runner import EvalConfig, Evaluation
     from lerobot_ros.ros.qos import RECORDING_QOS
 
-    sent, lock = [], threading.Lock()
+    # the evaluation takes the first free namespace /sim_<i> of the domain (another run may hold /sim_0)
+    sent, lock = {f"/sim_{i}": [] for i in range(4)}, threading.Lock()
     listener = ros.create_node("rollout_listener")
 
-    def on_action(msg):
+    def on_action(msg, ns):
         with lock:
-            sent.append(list(msg.data))
+            sent[ns].append(list(msg.data))
 
-    listener.create_subscription(Float64MultiArray, "/sim_0/commands", on_action, RECORDING_QOS)
+    for ns in sent:
+        listener.create_subscription(Float64MultiArray, f"{ns}/commands", lambda m, ns=ns: on_action(m, ns), RECORDING_QOS)
     bags, ds_dir = tmp_path / "bags", tmp_path / "dataset"
     cfg = EvalConfig(env="metaworld", task="push-v3", expert=True, n_episodes=2, workers=1, render=(64, 64), videos=0,
                      output_dir=tmp_path / "eval", record_dir=bags, dataset_dir=ds_dir, quiet=True)
@@ -155,8 +157,9 @@ def test_expert_episodes_saved_as_a_dataset_and_bags_that_convert_to_it(ros, tmp
 
     ds, lengths, actions, states = _columns(ds_dir, "local/dataset")
     assert lengths == steps  # one frame per step the bridge applied
+    (worker,) = {e["worker"] for e in info["lerobot_ros"]["episodes"]}
     with lock:
-        published = np.asarray(sent, dtype=np.float32)
+        published = np.asarray(sent[worker], dtype=np.float32)
     # the expert acts once per step and never on the final observation: all it sent, in order
     assert published.shape == actions.shape == (sum(steps), 4)
     np.testing.assert_array_equal(actions, published)
