@@ -60,6 +60,12 @@ def add_arguments(p) -> None:
     p.add_argument("--contract", default=None, help="contract for the policy node (default: the env's shipped one)")
     p.add_argument("--device", default="cpu", help="policy device: cpu, cuda, mps or auto (default cpu)")
     p.add_argument("--output-dir", "-o", type=Path, default=Path("outputs/eval"), help="where eval_info.json, videos and logs go")
+    p.add_argument("--save-dataset", dest="dataset_dir", type=Path, default=None, metavar="DIR",
+                   help="also write the evaluated episodes as a LeRobotDataset in DIR (must not exist): the contract's "
+                        "features at the render size, one frame per step, converted from the episode bags by `lerobot-ros convert`")
+    p.add_argument("--record", dest="record_dir", type=Path, default=None, metavar="DIR",
+                   help="also keep every evaluated episode as a rosbag2 in DIR (new or empty), with eval_contract.yaml "
+                        "for `lerobot-ros convert DIR --contract DIR/eval_contract.yaml`")
     p.add_argument("--profile", action="store_true", help="print where the time goes (start-up phases, episodes)")
     p.add_argument("--startup-timeout", type=float, default=None,
                    help="seconds to wait for the nodes to come up (default 180; with --attach 30 to find the bridges)")
@@ -81,6 +87,7 @@ def run(args) -> int:
         n_episodes=args.n_episodes, start_seed=args.seed, workers=args.workers, attach=list(args.attach),
         render=args.render, shadows=args.shadows, max_episode_steps=args.max_episode_steps, videos=args.videos,
         contract=args.contract, device=args.device, output_dir=args.output_dir, startup_timeout_s=args.startup_timeout,
+        record_dir=args.record_dir, dataset_dir=args.dataset_dir,
     )
     try:
         Evaluation(cfg).run()

@@ -32,11 +32,13 @@ class EpisodeLoop:
     """Runs one task's episodes over the workers (one thread each)."""
 
     def __init__(self, task: TaskRef, n_episodes: int, start_seed: int, videos: int, videos_dir: Path, writer,
-                 printer=print, alive=None):
+                 printer=print, alive=None, keep=None):
         self.task, self.n, self.start_seed, self.videos = task, n_episodes, start_seed, videos
         self.videos_dir, self.writer, self.print = Path(videos_dir), writer, printer
         #: worker -> one line when its own processes died (None while they run); None: no such check
         self.alive = alive
+        #: (worker, result) -> None: keeps a finished episode as data (eval.rollouts) before the next reset
+        self.keep = keep
 
     def run(self, workers) -> TaskOutcome:
         from lerobot_ros.eval.worker import EvalError
@@ -93,6 +95,13 @@ class EpisodeLoop:
                 if record:
                     result.video_path = self.writer.write(self.videos_dir / f"eval_episode_{i}.mp4", frames)
                 result.group, result.task_id = self.task.group, self.task.task_id
+                if self.keep is not None:
+                    try:
+                        self.keep(w, result)
+                    except BaseException as exc:  # noqa: BLE001 - surfaced after the other workers stop
+                        errors.append(exc)
+                        finish()
+                        return
                 with cond:
                     results.append(result)
                     done = len(results)

@@ -42,6 +42,8 @@ class EvalConfig:
     stall_timeout_s: float = 120.0
     profile: bool = False
     quiet: bool = False
+    record_dir: Path | None = None  # --record: one rosbag2 per evaluated episode
+    dataset_dir: Path | None = None  # --save-dataset: the evaluated episodes as a LeRobotDataset
 
 
 class EvalSetupError(RuntimeError):
@@ -78,6 +80,8 @@ class EvalPlan:
     find_timeout_s: float = 30.0
     stall_timeout_s: float = 120.0
     profile: bool = False
+    record_dir: Path | None = None
+    dataset_dir: Path | None = None
 
     @property
     def expert_name(self) -> str | None:
@@ -174,7 +178,17 @@ def plan_eval(cfg: EvalConfig) -> EvalPlan:
         policy_seed=cfg.start_seed if cfg.policy_seed is None else cfg.policy_seed, policy_shapes=shapes,
         start_timeout_s=cfg.startup_timeout_s or 180.0, find_timeout_s=cfg.startup_timeout_s or 30.0,
         stall_timeout_s=cfg.stall_timeout_s, profile=cfg.profile,
+        record_dir=Path(cfg.record_dir) if cfg.record_dir else None,
+        dataset_dir=Path(cfg.dataset_dir) if cfg.dataset_dir else None,
     )
+    if cfg.record_dir or cfg.dataset_dir:
+        from lerobot_ros.eval.rollouts import check_outputs
+
+        if cfg.attach:
+            raise EvalSetupError("--record / --save-dataset keep the episodes of bridges eval starts; drop --attach")
+        problem = check_outputs(common["record_dir"], common["dataset_dir"])
+        if problem:
+            raise EvalSetupError(problem)
     if cfg.attach:
         # env, task and render size come from the bridges once they are found (adopt); until then a
         # placeholder plan carries what was asked for

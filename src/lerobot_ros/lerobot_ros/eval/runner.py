@@ -37,6 +37,7 @@ class Evaluation:
         self.plan = plan_eval(cfg)
         self.out = Path(self.plan.output_dir)
         self.profile = Profile(enabled=cfg.profile)
+        self.rollouts = None  # --record / --save-dataset (eval.rollouts.Rollouts)
 
     def _adopt(self, bridges) -> EvalPlan:
         """The plan for these attached bridges (kept for callers of the former API)."""
@@ -65,6 +66,7 @@ class Evaluation:
         outcomes, setup_s, kicks, namespaces = [], 0.0, 0, []
         self._rates = None
         self._last_procs = None  # the last task's processes: stopped after eval_info.json is written
+        self.rollouts = self._rollouts()
         try:
             with RosRuntime() as ros:
                 node = ros.create_node("lerobot_ros_eval")
@@ -82,12 +84,51 @@ class Evaluation:
                         outcomes.append(outcome)
                         setup_s += outcome.setup_s
                         kicks += k
-                return self._write(outcomes, namespaces, setup_s, kicks, time.monotonic() - t_setup)
-        except EvalError as exc:
-            raise EvalSetupError(str(exc)) from None
+                info = self._write(outcomes, namespaces, setup_s, kicks, time.monotonic() - t_setup)
+        except BaseException as exc:
+            if self.rollouts is not None:
+                self.rollouts.discard()
+            if isinstance(exc, EvalError):
+                raise EvalSetupError(str(exc)) from None
+            raise
         finally:
             if self._last_procs is not None:
                 self._last_procs.stop()
+        if self.rollouts is not None:
+            self._keep_rollouts()
+        return info
+
+    def _rollouts(self):
+        """Where --record / --save-dataset keep the episodes (None: neither asked for)."""
+        plan = self.plan
+        if plan.record_dir is None and plan.dataset_dir is None:
+            return None
+        import yaml
+
+        from lerobot_ros.contract.loader import resolve
+        from lerobot_ros.eval.rollouts import Rollouts
+
+        rollouts = Rollouts(plan.record_dir, plan.dataset_dir, self.out, yaml.safe_load(resolve(plan.contract).read_text()),
+                            plan.render, plan.n_episodes, plan.cameras)
+        rollouts.start()
+        return rollouts
+
+    def _keep_rollouts(self) -> None:
+        from lerobot_ros.eval.rollouts import RolloutError
+
+        r = self.rollouts
+        try:
+            out = r.write_dataset(self.out / "logs" / "convert.log", self.print)
+        except (RolloutError, KeyboardInterrupt) as exc:
+            r.discard()
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            raise EvalSetupError(str(exc)) from None
+        if not r.scratch:
+            self.print(f"kept {len(r.saved)} episode bag(s) in {r.bags} (`lerobot-ros convert {r.bags} --contract "
+                       f"{r.bags / 'eval_contract.yaml'} --out DIR` makes the same dataset)")
+        if out is not None:
+            self.print(f"wrote LeRobotDataset {out} ({len(r.saved)} episodes, {sum(r.saved.values())} frames)")
 
     def _run_task(self, node, task, namespaces, worker_cls, writer_cls, keep: bool = False):
         """One task: start its bridges and sources, run its episodes, stop them (`keep`: leave them to
@@ -101,6 +142,8 @@ class Evaluation:
                 for ns in namespaces:
                     procs.start(ns)
             workers = [make_worker(node, plan, ns, worker_cls, procs.checker(ns)) for ns in namespaces]
+            for w in workers if self.rollouts is not None else ():
+                w.tape = self.rollouts.tape(node, w.ns)  # subscribed before the bridges come up
             for w in workers:
                 w.step_profile = {} if plan.profile else None
             self.print(f"{task.group} {task.task_id}: waiting for {len(namespaces)} bridge(s) and policy source(s) "
@@ -149,6 +192,7 @@ class Evaluation:
         loop = EpisodeLoop(
             task, plan.n_episodes, plan.start_seed, plan.videos, self.out / "videos" / f"{task.group}_{task.task_id}",
             writer, self.print, alive=(lambda w: procs.failure(w.ns)) if not plan.attach else None,
+            keep=(lambda w, result: self.rollouts.save(w.tape, index, result)) if self.rollouts is not None else None,
         )
         self._scoring.join()
         with self.profile.phase("episodes"):

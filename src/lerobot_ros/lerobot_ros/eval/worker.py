@@ -77,6 +77,7 @@ class BridgeWorker:
         self._image_sub = None
         self.reset_client = node.create_client(ResetEpisode, ns_join(self.ns, "reset_episode"))
         self.policy_client = None
+        self.tape = None  # --record / --save-dataset: eval.rollouts.Tape of this namespace, cleared at each reset
         self._last_tick: tuple[int, bool] | None = None  # (t_ns, published) of the policy node's last tick
         if policy_reset:
             self.use_policy_node(policy_reset)
@@ -90,6 +91,9 @@ class BridgeWorker:
     def close(self) -> None:
         """Drop this handle's subscriptions and clients (the next task's bridge may reuse the namespace)."""
         self.enable_video(False)
+        if self.tape is not None:
+            self.tape.close()
+            self.tape = None
         for sub in self._subs:
             self.node.destroy_subscription(sub)
         self._subs = []
@@ -240,6 +244,8 @@ class BridgeWorker:
             self._statuses = {}
             self._actions = 0
             self._status_at, self._action_at, self._tick_ms = {}, [], []
+            if self.tape is not None:
+                self.tape.clear()
             if self._frames is not None:
                 self._frames = []
         # Statuses of the new episode may arrive before the reply that names its index: all statuses
