@@ -191,6 +191,9 @@ class PolicyTickLoop:
         c = self.controller
         if not self.running:
             return WARN, "stopped"
+        problem = c.backend_problem()
+        if problem:  # a remote policy server down: the node holds (or stays silent) until it is back
+            return ERROR, problem
         if c.counts["ticks"] and c.last_reason and c.counts["ok"] == 0:
             return WARN, c.last_reason
         if c.counts["error"]:
@@ -220,7 +223,10 @@ class PolicyTickLoop:
             "latency_ms_p50": _fmt(lat["p50"]),
             "latency_ms_p99": _fmt(lat["p99"]),
             "queue_depth": str(c.worker.queue.depth() if c.worker else ""),
+            "stale_chunks": str(c.worker.stale_chunks if c.worker else ""),
+            "backend": c.backend_name,
         }
+        values.update(c.runner.diagnostics())
         for name in self.streams:
             latest = self.resampler.latest_time(name)
             values[f"staleness_ms.{name}"] = "never" if latest is None else _fmt((now_ns - latest) / 1e6)
