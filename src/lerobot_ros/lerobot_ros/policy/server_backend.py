@@ -140,7 +140,7 @@ class PolicyServerBackend:
             if not self.connected:
                 self.connect(self.reconnect_wait_s)
             step = next(self._timesteps)
-            obs = TimedObservation(timestamp=time.time(), timestep=step, observation=self._raw(frame, task), must_go=True)
+            obs = TimedObservation(timestamp=time.time(), timestep=step, observation=self.raw_observation(frame, task), must_go=True)
             try:
                 self._stub.SendObservations(send_bytes_in_chunks(pickle.dumps(obs), services_pb2.Observation),
                                             timeout=self.timeout_s)
@@ -156,7 +156,7 @@ class PolicyServerBackend:
             self.last_chunk = chunk
             return chunk
 
-    def _raw(self, frame: Mapping[str, np.ndarray], task: str) -> dict:
+    def raw_observation(self, frame: Mapping[str, np.ndarray], task: str) -> dict:
         """The robot-style observation the server expects: state scalars by name, images by camera, the task."""
         raw: dict = {"task": task}
         for name, spec in self.features.items():
