@@ -33,6 +33,7 @@ from lerobot_ros.policy.tick_loop import ERROR, OK
 from test_policy_node import CONTRACT, PERIOD, T0
 
 STATE, FRONT = "observation.state", "observation.images.front"
+SERVER_TEST = pytest.mark.timeout(1800)  # the module's server starts in the first one's set-up; one restarts it
 START_TIMEOUT_S = 600.0  # importing torch + LeRobot in a fresh process on a loaded 2-core machine
 ATOL = 1e-5
 
@@ -159,6 +160,7 @@ def test_executable_says_the_server_is_unreachable_in_one_line(tmp_path, folder,
 
 # ---- the real server -----------------------------------------------------------------------------------
 @pytest.mark.slow
+@SERVER_TEST
 def test_chunks_match_in_process_inference(server, folder):
     remote = backend(folder, server.address)
     local = PolicyRunner(load_policy(str(folder), "cpu"))
@@ -181,6 +183,7 @@ def test_chunks_match_in_process_inference(server, folder):
 
 
 @pytest.mark.slow
+@SERVER_TEST
 def test_policy_node_on_the_server_publishes_the_in_process_actions(ros, tmp_path, server, folder):
     """Same observations over topics, lockstep on sim time, async inference: the node on the server and the node
     with the policy in process publish the same actions (radians, to ATOL)."""
@@ -189,13 +192,13 @@ def test_policy_node_on_the_server_publishes_the_in_process_actions(ros, tmp_pat
 
     joints, images = observations(12, seed=5)
     runs = {}
-    for name in ("local", "lerobot_server"):
+    for run, name in enumerate(("local", "lerobot_server")):
         path, prefix = write_contract(tmp_path)
         extra = dict(backend=name, server=server.address, server_timeout_s=60.0) if name != "local" else {}
         h = Harness(ros, path, prefix, folder, async_inference=True, max_age_ms=0.0, **extra)
         statuses = []
         for k in range(len(joints)):
-            t = T0 + k * PERIOD
+            t = T0 + (run * 100 + k) * PERIOD  # the second run's clock goes on forward (no time jump)
             h.publish(t, joints[k], images[k])
             statuses.append(h.tick(t)["status"])
             h.node.controller.worker.wait_idle(120)
@@ -203,6 +206,7 @@ def test_policy_node_on_the_server_publishes_the_in_process_actions(ros, tmp_pat
         assert h.node.diagnostic_values()["backend"] == name
         runs[name] = np.stack([float64_multi_array_to_numpy(m) for m in h.actions.wait_for(len(joints) - 1)])
         h.node.close()
+        ros.executor.remove_node(h.node)  # both are named policy_node: only one may publish ~/tick_info
     np.testing.assert_allclose(runs["lerobot_server"], runs["local"], rtol=0, atol=ATOL)
 
 
@@ -217,6 +221,7 @@ def run_ticks(controller, frames, ages_ms, limit_ms, start_tick=0):
 
 
 @pytest.mark.slow
+@SERVER_TEST
 def test_chunks_older_than_the_staleness_limit_are_never_executed(server, folder):
     """Observations exactly at the limit pass the tick's gate; any chunk computed from them arrives later, so
     past the limit: discarded, the node holds. The same controller with fresh observations executes chunks."""
@@ -237,6 +242,7 @@ def test_chunks_older_than_the_staleness_limit_are_never_executed(server, folder
 
 
 @pytest.mark.slow
+@SERVER_TEST
 def test_server_restart_mid_run_holds_then_resumes(server, folder, contract):
     """Kill the server while the node runs: queued actions run out, then the node holds the last command with the
     reason in /diagnostics (never a new action); restart it on the same port: chunks flow again by themselves."""

@@ -203,7 +203,6 @@ class PolicyController:
         self.last_action = safe
         return TickResult(status="ok", action=safe, plan=plan, reason=note, depth=out.depth)
 
-
     def _dry_reason(self) -> str:
         """Why the queue has no action for this tick: the backend's problem, a discarded late chunk, or speed."""
         problem = self.backend_problem()
