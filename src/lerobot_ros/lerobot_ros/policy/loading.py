@@ -130,6 +130,7 @@ def load_policy_config(path: str, device: str = "cpu") -> LoadedPolicy:
     """The policy's config only, no weights and no processors: what a client of a remote policy server needs
     here (features, chunk length, type) to check the policy against a contract. `device` is recorded as given
     (it names the remote machine's device)."""
+    import lerobot.policies  # noqa: F401 - registers the policy config types (act, diffusion, smolvla ...)
     from lerobot.configs.policies import PreTrainedConfig
 
     local = Path(path).expanduser()
