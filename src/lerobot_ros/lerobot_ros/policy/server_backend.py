@@ -114,6 +114,9 @@ class PolicyServerBackend:
                              f"lerobot.async_inference.policy_server --host=HOST --port=PORT`, or fix server:=HOST:PORT)") from None
         try:
             self._stub.Ready(services_pb2.Empty(), timeout=self.timeout_s)
+        except grpc.RpcError as exc:
+            raise self._lost(f"did not answer as LeRobot's policy server ({_rpc_text(exc)}); check server:=HOST:PORT") from None
+        try:
             self._stub.SendPolicyInstructions(services_pb2.PolicySetup(data=pickle.dumps(self._spec)),
                                               timeout=SETUP_TIMEOUT_S)
         except grpc.RpcError as exc:
