@@ -36,6 +36,7 @@ from lerobot_ros.codecs.action import ACTION_MESSAGES, ActionEncoder
 from lerobot_ros.contract import ContractError, message_class
 from lerobot_ros.policy import AGGREGATE_FUNCTIONS, DEVICES, ON_STALE, AsyncInferenceConfig, RtcSettings
 from lerobot_ros.policy.async_inference import CHUNKING_MODES
+from lerobot_ros.policy.backend import BACKENDS, DEFAULT_SERVER
 from lerobot_ros.policy.inputs import parse_overrides
 from lerobot_ros.policy.openmp import limit_openmp_spin
 from lerobot_ros.policy.output import OUTPUT_MODES, action_topic, output_mode
@@ -57,7 +58,14 @@ class PolicyParams:
 
     pretrained_path: str = param("", "folder written by lerobot-train / save_pretrained (or a hub id); required")
     contract: str = param("so101", "contract file or shipped name (so101, so101_sim, koch, metaworld, libero)")
-    device: str = param("auto", f"torch device of the policy: {' | '.join(DEVICES)} (cuda:N too)")
+    device: str = param("auto", f"torch device of the policy: {' | '.join(DEVICES)} (cuda:N too; lerobot_server: the server's, auto = cuda)")
+    backend: str = param("local", "where the policy runs: in this process, or LeRobot's async-inference policy server (always async)",
+                         choices=BACKENDS)
+    server: str = param(DEFAULT_SERVER, "lerobot_server: HOST:PORT of the policy server; it unpickles what it receives, so keep it on "
+                        "loopback or a private network (a public address is warned about)")
+    server_policy_path: str = param("", "lerobot_server: the policy folder as the server's machine sees it ('' = pretrained_path)")
+    server_timeout_s: float = param(5.0, "lerobot_server: connect at start-up, and reply deadline per chunk", unit="s", min=0.0,
+                                    min_exclusive=True)
     output_mode: str = param("", "what is published ('' = from the contract's action type)", choices=("", *OUTPUT_MODES))
     action_topic: str = param("", "'' = the contract's action topic (or its sibling joint_command / joint_trajectory)")
     tick_on: str = param("timer", "'timer' (the contract's fps on the ROS clock) or a feature that triggers each tick")
@@ -101,7 +109,8 @@ class PolicyNode(Node):
             feature = self.action_feature = self.contract.action_feature
             self.mode = output_mode(p.output_mode, feature.msg_type)
             self.action_topic = action_topic(self.mode, p.action_topic, feature.msg_type, feature.topic)
-            self.loop = build_tick_loop(loaded, self.contract, p, self.mode, on_time_jump=self.get_logger().warning)
+            self.loop = build_tick_loop(loaded, self.contract, p, self.mode, on_time_jump=self.get_logger().warning,
+                                        log=self.get_logger().warning)
         except ValueError as exc:
             raise NodeStartupError(str(exc)) from None
         self.joint_names = feature.joints or [n.removesuffix(".pos") for n in feature.names]
@@ -137,7 +146,8 @@ class PolicyNode(Node):
                                             clock=Clock(clock_type=ClockType.STEADY_TIME))
         self.get_logger().info(
             f"{loaded.type} policy from {loaded.path} on {loaded.device}; {len(self.streams)} observation stream(s); "
-            f"{self.mode} on {self.action_topic} at {self.contract.fps} Hz (chunking {self.controller.chunking})"
+            f"{self.mode} on {self.action_topic} at {self.contract.fps} Hz (chunking {self.controller.chunking}, "
+            f"{self.controller.backend_name})"
         )
 
     def _reconfigure(self, new: PolicyParams, changed: dict) -> None:

@@ -6,6 +6,8 @@ the action for this tick from the queue. The worker predicts a chunk and merges 
 meant for tick (observation tick + i); rows for ticks already executed are dropped, overlaps are blended.
 With real-time chunking (`rtc` set) the inference also gets the previous chunk's leftover and the expected
 delay (policy.rtc.RtcGuide), and the new chunk replaces the queue instead of blending into it.
+A chunk that arrives when its observations have grown older than `max_age_ns` (their age at the tick plus
+the inference's wall time; a slow or reconnecting policy server) is discarded, never queued.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import numpy as np
 
 from lerobot_ros.policy.chunks import DEFAULT_AGGREGATE, ActionQueue, aggregate_function
 from lerobot_ros.policy.rtc import RtcGuide, RtcSettings
+from lerobot_ros.policy.safety import staleness_reason
 from lerobot_ros.policy.stats import RollingStats
 
 
@@ -95,7 +98,10 @@ class AsyncInference:
         self.errors = 0
         self.last_error: str | None = None
         self.chunks = 0
-        self._job: tuple[int, Mapping, str, int, dict] | None = None
+        self.max_age_ns: Mapping[str, int] = {}  # per stream (0 = no limit); checked when a chunk arrives
+        self.stale_chunks = 0
+        self.last_stale: str | None = None
+        self._job: tuple[int, Mapping, str, int, Mapping | None, dict] | None = None
         self._busy = False
         self._epoch = 0  # bumped by reset(): results of older jobs are discarded
         self._cond = threading.Condition()
@@ -108,14 +114,16 @@ class AsyncInference:
         with self._cond:
             return self._busy or self._job is not None
 
-    def tick(self, tick: int, frame: Mapping[str, np.ndarray] | None, task: str = "") -> AsyncTick:
-        """One control tick: maybe start an inference on `frame`, then take this tick's action. Never blocks on inference."""
+    def tick(self, tick: int, frame: Mapping[str, np.ndarray] | None, task: str = "",
+             ages_ns: Mapping[str, int] | None = None) -> AsyncTick:
+        """One control tick: maybe start an inference on `frame` (its streams `ages_ns` old now), then take this
+        tick's action. Never blocks on inference."""
         submitted = False
         if frame is not None and self.queue.depth(tick) <= self.threshold * self.chunk_length:
             with self._cond:
                 if not self._busy and self._job is None and not self._stop:
                     guidance = self.rtc.prepare(tick) if self.rtc is not None else {}
-                    self._job = (tick, frame, task, self._epoch, guidance)
+                    self._job = (tick, frame, task, self._epoch, ages_ns, guidance)
                     self._cond.notify()
                     submitted = True
         action = self.queue.pop(tick)
@@ -155,7 +163,7 @@ class AsyncInference:
                     self._cond.wait()
                 if self._stop:
                     return
-                tick, frame, task, epoch, guidance = self._job
+                tick, frame, task, epoch, ages, guidance = self._job
                 self._job = None
                 self._busy = True
             start = time.perf_counter()
@@ -173,12 +181,20 @@ class AsyncInference:
                 if self.on_error is not None:
                     self.on_error(exc)
                 chunk = None
-            self.latency_ms.add((time.perf_counter() - start) * 1e3)
+            elapsed_s = time.perf_counter() - start
+            self.latency_ms.add(elapsed_s * 1e3)
+            if chunk is not None and ages:
+                stale = staleness_reason({n: a + int(elapsed_s * 1e9) for n, a in ages.items()}, self.max_age_ns)
+                if stale is not None:
+                    self.stale_chunks += 1
+                    self.last_stale = f"discarded a chunk that came {elapsed_s * 1e3:.0f} ms after its observation ({stale})"
+                    chunk = None
             with self._cond:
                 if chunk is not None and epoch == self._epoch:
                     self.queue.merge(tick, chunk)
                     if self.rtc is not None:
                         self.rtc.merged(tick, raw, self.queue.last_tick)
                     self.chunks += 1
+                    self.last_stale = None  # the reason a late chunk was discarded: kept until one is queued
                 self._busy = False
                 self._cond.notify_all()

@@ -1,5 +1,8 @@
 """One control tick, without ROS: gate on fresh observations, run the policy (inline or via the inference
 thread), make the action safe, and say what happened. `policy_node` only moves data between this and ROS.
+
+The policy is a `ChunkBackend` (policy.backend): the in-process `PolicyRunner`, or a remote policy server,
+which runs through the inference thread only (the tick never waits on the network).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from typing import Mapping
 import numpy as np
 
 from lerobot_ros.policy.async_inference import AsyncInference, AsyncInferenceConfig
-from lerobot_ros.policy.inference import PolicyRunner
+from lerobot_ros.policy.backend import ChunkBackend
 from lerobot_ros.policy.rtc import enable_rtc
 from lerobot_ros.policy.safety import SafetyFilter, staleness_reason
 from lerobot_ros.policy.stats import RollingStats
@@ -37,7 +40,7 @@ class PolicyController:
 
     def __init__(
         self,
-        runner: PolicyRunner,
+        runner: ChunkBackend,
         safety: SafetyFilter | None = None,
         max_age_ns: Mapping[str, int] | None = None,
         on_stale: str = "hold",
@@ -48,11 +51,12 @@ class PolicyController:
             raise ValueError(f"on_stale must be one of {ON_STALE}, got {on_stale!r}")
         self.runner = runner
         self.safety = safety or SafetyFilter()
-        self.max_age_ns = dict(max_age_ns or {})
         self.on_stale = on_stale
         self.trajectory_mode = trajectory_mode
         self.n_action_steps = runner.loaded.n_action_steps
         self.worker: AsyncInference | None = None
+        if async_inference is None and not hasattr(runner, "select_action"):
+            raise ValueError(f"the {runner.name} backend yields whole chunks: it runs with async inference only")
         if async_inference is not None:
             n_obs = getattr(runner.loaded.config, "n_obs_steps", 1) or 1
             if n_obs > 1:
@@ -62,9 +66,13 @@ class PolicyController:
                 )
             predict = runner.predict_chunk
             if async_inference.rtc is not None:
+                if not hasattr(runner, "predict_chunk_rtc"):
+                    raise ValueError(f"chunking:=rtc runs LeRobot's real-time chunking in process; backend {runner.name} "
+                                     "does not support it: use chunking:=aggregate or backend:=local")
                 enable_rtc(runner.loaded, async_inference.rtc)  # ValueError for a policy without RTC
                 predict = runner.predict_chunk_rtc
             self.worker = AsyncInference(predict, runner.loaded.chunk_length, async_inference)
+        self.max_age_ns = max_age_ns or {}
         self._seen_chunks = 0
         self.last_action: np.ndarray | None = None
         self.inference_ms = RollingStats()
@@ -87,6 +95,25 @@ class PolicyController:
         return self.worker.config.chunking
 
     @property
+    def max_age_ns(self) -> dict[str, int]:
+        return self._max_age_ns
+
+    @max_age_ns.setter
+    def max_age_ns(self, value: Mapping[str, int]) -> None:
+        """Per-stream staleness limits: for the tick's frame and for a chunk arriving from inference."""
+        self._max_age_ns = dict(value)
+        if self.worker is not None:
+            self.worker.max_age_ns = self._max_age_ns
+
+    @property
+    def backend_name(self) -> str:
+        return self.runner.name
+
+    def backend_problem(self) -> str | None:
+        """Why the backend cannot give chunks now (a remote server down), None when it can."""
+        return self.runner.problem()
+
+    @property
     def inference_stats(self) -> RollingStats:
         """Inference latency (ms): measured inline, or in the inference thread in async mode."""
         return self.worker.latency_ms if self.worker is not None else self.inference_ms
@@ -104,6 +131,7 @@ class PolicyController:
     def close(self) -> None:
         if self.worker is not None:
             self.worker.close()
+        self.runner.close()
 
     def _discard_queued(self) -> None:
         """A gated tick: forget the actions queued from earlier observations (and any inference in flight), so
@@ -157,7 +185,7 @@ class PolicyController:
             return self._count(self._fallback("gated", reason))
         self._queue_fresh = False
         if self.worker is not None:
-            return self._count(self._step_async(tick, values, task))
+            return self._count(self._step_async(tick, values, task, ages_ns))
         return self._count(self._step_sync(values, task))
 
     def _step_sync(self, values, task) -> TickResult:
@@ -183,9 +211,9 @@ class PolicyController:
         self.last_action = safe
         return TickResult(status="ok", action=safe, plan=chunk, reason=note, inference_ms=ms)
 
-    def _step_async(self, tick, values, task) -> TickResult:
+    def _step_async(self, tick, values, task, ages_ns) -> TickResult:
         worker = self.worker
-        out = worker.tick(tick, dict(values), task)
+        out = worker.tick(tick, dict(values), task, dict(ages_ns))
         plan = None
         if worker.chunks != self._seen_chunks:  # a new chunk was merged since the last tick
             self._seen_chunks = worker.chunks
@@ -197,7 +225,7 @@ class PolicyController:
                 return TickResult(status="ok", depth=out.depth, dry=out.action is None)
             ticks, pending = worker.queue.pending()
             if pending is None:
-                return TickResult(status="dry", dry=True, depth=0, reason="queue ran dry")
+                return TickResult(status="dry", dry=True, depth=0, reason=self._dry_reason())
             chunk = np.vstack([out.action[None, :], pending]) if out.action is not None else pending
             safe, note = self.safety.apply_chunk(chunk)
             if safe is None:
@@ -206,11 +234,20 @@ class PolicyController:
             self.last_action = safe[-1]
             return TickResult(status="ok", trajectory=safe, trajectory_offset_ticks=offset, plan=plan, reason=note, depth=out.depth)
         if out.action is None:
-            why = "queue ran dry (inference slower than the queue)" if self.last_action is not None else "waiting for the first chunk"
-            return self._fallback("dry", why, dry=True, depth=out.depth, plan=plan)
+            return self._fallback("dry", self._dry_reason(), dry=True, depth=out.depth, plan=plan)
         safe, note = self.safety.apply(out.action)
         if safe is None:
             return TickResult(status="dropped", reason=note, plan=plan, depth=out.depth)
         self.last_action = safe
         return TickResult(status="ok", action=safe, plan=plan, reason=note, depth=out.depth)
 
+    def _dry_reason(self) -> str:
+        """Why the queue has no action for this tick: the backend's problem, a discarded late chunk, or speed."""
+        problem = self.backend_problem()
+        if problem:
+            return f"{problem}; holding" if self.on_stale == "hold" and self.last_action is not None else problem
+        if self.worker.last_stale:  # since the last chunk that was queued
+            return self.worker.last_stale
+        if self.last_action is not None:
+            return "queue ran dry (inference slower than the queue)"
+        return "waiting for the first chunk"

@@ -18,7 +18,11 @@ from lerobot_ros.policy.loading import LoadedPolicy
 
 
 class PolicyRunner:
-    """Thread-safe wrapper of one LeRobot policy + processors; numpy in, numpy out (LeRobot units)."""
+    """Thread-safe wrapper of one LeRobot policy + processors; numpy in, numpy out (LeRobot units).
+
+    The `local` ChunkBackend (policy.backend): in this process, so it never has a connection problem."""
+
+    name = "local"
 
     def __init__(self, loaded: LoadedPolicy, robot_type: str = "", seed: int | None = None, use_amp: bool = False):
         import torch
@@ -66,6 +70,15 @@ class PolicyRunner:
         its next select_action predicts from the frame it is given (after a gap in the observations)."""
         with self._lock:
             self.loaded.policy.reset()
+
+    def problem(self) -> str | None:
+        return None
+
+    def diagnostics(self) -> dict[str, str]:
+        return {}
+
+    def close(self) -> None:
+        """Nothing to release (the policy lives as long as this object)."""
 
     def _observation(self, frame: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         """The policy's inputs from a frame (extra entries ignored). Arrays that torch would share memory with

@@ -124,3 +124,21 @@ def load_policy(path: str, device: str = "auto") -> LoadedPolicy:
     except Exception as exc:  # noqa: BLE001
         raise PolicyLoadError(f"cannot load the pre/post processors at {path!r}: {type(exc).__name__}: {exc}") from None
     return LoadedPolicy(policy=policy, preprocessor=pre, postprocessor=post, config=config, device=device, path=path)
+
+
+def load_policy_config(path: str, device: str = "cpu") -> LoadedPolicy:
+    """The policy's config only, no weights and no processors: what a client of a remote policy server needs
+    here (features, chunk length, type) to check the policy against a contract. `device` is recorded as given
+    (it names the remote machine's device)."""
+    import lerobot.policies  # noqa: F401 - registers the policy config types (act, diffusion, smolvla ...)
+    from lerobot.configs.policies import PreTrainedConfig
+
+    local = Path(path).expanduser()
+    if local.is_absolute() or str(path).startswith((".", "~")) or local.exists():
+        read_policy_config(local)  # one line when the folder or its config.json is missing or malformed
+        path = str(local)
+    try:
+        config = PreTrainedConfig.from_pretrained(path)
+    except Exception as exc:  # noqa: BLE001 - hub errors, parse errors: one line for the user
+        raise PolicyLoadError(f"cannot read the policy config at {path!r}: {type(exc).__name__}: {exc}") from None
+    return LoadedPolicy(policy=None, preprocessor=None, postprocessor=None, config=config, device=device, path=path)

@@ -196,6 +196,9 @@ class PolicyTickLoop:
         c = self.controller
         if not self.running:
             return WARN, "stopped"
+        problem = c.backend_problem()
+        if problem:  # a remote policy server down: the node holds (or stays silent) until it is back
+            return ERROR, problem
         if c.counts["ticks"] and c.last_reason and c.counts["ok"] == 0:
             return WARN, c.last_reason
         if c.counts["error"]:
@@ -229,10 +232,13 @@ class PolicyTickLoop:
             "queue_depth": str(c.worker.queue.depth() if c.worker else ""),
             "queue_discards": str(c.discards),
             "chunking": c.chunking,
+            "stale_chunks": str(c.worker.stale_chunks if c.worker else ""),
+            "backend": c.backend_name,
         }
         rtc = c.worker.rtc if c.worker is not None else None
         values["rtc_delay_ticks"] = "" if rtc is None else str(rtc.estimate())  # expected delay of the next inference
         values["rtc_last_delay_ticks"] = "" if rtc is None or rtc.last_delay is None else str(rtc.last_delay)
+        values.update(c.runner.diagnostics())
         for name in self.streams:
             latest = self.resampler.latest_time(name)
             values[f"staleness_ms.{name}"] = "never" if latest is None else _fmt((now_ns - latest) / 1e6)

@@ -1,0 +1,71 @@
+"""Where chunks come from: the one small interface async inference asks of an inference backend.
+
+`local` is `PolicyRunner` (the policy in this process); `lerobot_server` is `PolicyServerBackend`, a client of
+LeRobot's async-inference policy server (`lerobot.async_inference.policy_server`, gRPC) on this or another
+machine. The controller only calls what `ChunkBackend` lists, so the safety gates, staleness checks, chunk
+blending and diagnostics are the same for both. The address helpers here need no gRPC.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from typing import Mapping, Protocol
+
+import numpy as np
+
+from lerobot_ros.policy.loading import LoadedPolicy
+
+BACKENDS = ("local", "lerobot_server")
+DEFAULT_SERVER = "127.0.0.1:8080"  # LeRobot's policy-server port, on loopback
+
+
+class ChunkBackend(Protocol):
+    """A source of action chunks; `predict_chunk` may block (it runs in the inference thread)."""
+
+    name: str  # "local" | "lerobot_server" (for diagnostics)
+    loaded: LoadedPolicy  # the policy's config (features, chunk length); weights only where they run here
+    last_chunk: np.ndarray | None  # the last (T, D) chunk returned, post-processed (LeRobot units)
+    seed: int | None
+
+    def predict_chunk(self, frame: Mapping[str, np.ndarray], task: str = "") -> np.ndarray: ...
+
+    def reset(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def problem(self) -> str | None:
+        """Why no chunk can come now (e.g. the server is unreachable), None when the backend is fine."""
+
+    def diagnostics(self) -> dict[str, str]: ...
+
+
+def parse_server_address(text: str) -> tuple[str, int]:
+    """'HOST:PORT' (IPv6 as '[::1]:PORT') -> (host, port); ValueError naming the parameter."""
+    host, sep, port = str(text).strip().rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"server must be HOST:PORT (e.g. {DEFAULT_SERVER}), got {text!r}")
+    return host, int(port)
+
+
+def public_address_warning(host: str) -> str | None:
+    """A warning when `host` is (or resolves to) an address outside loopback / private / link-local ranges.
+
+    LeRobot's policy server unpickles every request: whoever reaches its port runs code on that machine.
+    """
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+    except (socket.gaierror, UnicodeError):
+        return None  # unresolvable: connecting fails with its own message
+    public = sorted(a for a in addresses if not _private(a))
+    if not public:
+        return None
+    return (f"policy server {host} ({', '.join(public)}) is not a loopback or private address: LeRobot's policy "
+            "server unpickles what it receives, so anyone who reaches its port can run code there; keep it on "
+            "loopback, a private network or an SSH tunnel")
+
+
+def _private(address: str) -> bool:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    return ip.is_loopback or ip.is_private or ip.is_link_local
