@@ -87,12 +87,27 @@ def _init(ray, address: str | None) -> None:
     import os
 
     if address:
+        _check_reachable(address)
         ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
     else:
         from lerobot_ros.dataset.parallel import usable_cores
 
         os.environ.setdefault("RAY_agent_register_timeout_ms", AGENT_TIMEOUT_MS)
         ray.init(num_cpus=usable_cores(), include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+
+
+def _check_reachable(address: str, timeout_s: float = 10.0) -> None:
+    """A host:port (or ray://host:port) that takes no TCP connection fails here, in seconds, instead of in
+    Ray's own connection retries (minutes). `auto` and other forms are left to Ray."""
+    import socket
+
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if not sep or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise ConnectionError(f"no Ray head answers at {host}:{port} ({exc.strerror or exc})") from None
 
 
 def _cluster_cpus(ray) -> int:
