@@ -5,8 +5,15 @@ content, joint states at 100 Hz, commands at 30 Hz) split into --bags bags (4), 
   - writer alone: LeRobot's writer (streaming encoding, same codec) writing the same frames, already decoded;
   - the whole conversion (`lerobot-ros convert`) with 1 and 2 workers, default codec and h264;
   - peak memory of a conversion for bags of --memory-lengths seconds (flat with bag length is the goal).
+  - the same bags with `--executor ray` on a local Ray cluster (2 shards), after a warm-up task per Ray
+    worker (imports, as the in-process runs import LeRobot before they are timed).
 Figure: conversion (1 worker, default codec) / writer alone. Goal <= 1.25.
 Second figure (workers_ratio): the same bags with 2 workers / with 1 worker, default codec. Goal <= 0.75.
+  With it, workers_ratio_floor: the best any number of workers could reach here, the 1-worker run's
+  CPU-seconds (all threads: decode + encode + writing) spread over every core / its wall time. Where it is
+  above the goal, the goal cannot be met on this machine with this codec. It holds on an idle machine
+  only: under load the run gets less than its cores and the floor reads too low.
+Third figure (ray_ratio): Ray executor wall / plain workers wall (2 workers), default codec. Goal <= 1.10.
 Default run is short (10 s of data); use --seconds 60 and --memory-lengths 60,180 for the issue's lengths.
 """
 
@@ -17,6 +24,7 @@ import contextlib
 import io
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -91,17 +99,49 @@ def writer_alone(episodes, contract, root: Path, vcodec: str) -> float:
     return time.perf_counter() - start
 
 
-def convert(bags: list[Path], contract_path: Path, out: Path, vcodec: str, workers: int) -> float:
+def cpu_seconds() -> float:
+    """CPU time of this process (every thread) and its finished children."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def convert(bags: list[Path], contract_path: Path, out: Path, vcodec: str, workers: int, *extra: str) -> tuple[float, float]:
+    """(wall s, CPU s) of one `lerobot-ros convert` in this process."""
     from lerobot_ros.cli.main import main
 
-    start = time.perf_counter()
-    with contextlib.redirect_stdout(io.StringIO()):
+    start, cpu = time.perf_counter(), cpu_seconds()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         rc = main(["convert", *map(str, bags), "--contract", str(contract_path), "--out", str(out), "--vcodec", vcodec,
-                   "--workers", str(workers), "--no-progress"])
+                   "--workers", str(workers), "--no-progress", *extra])
     elapsed = time.perf_counter() - start
     if rc != 0:
         raise SystemExit(f"conversion failed (exit {rc})")
-    return elapsed
+    return elapsed, cpu_seconds() - cpu
+
+
+def ray_convert(bags: list[Path], contract_path: Path, out: Path, vcodec: str, shards: int) -> float:
+    """Wall s of `convert --executor ray` on a local Ray cluster (CPU count = cores), workers warmed up first."""
+    import ray
+
+    from lerobot_ros.cli.convert_ray import AGENT_TIMEOUT_MS
+    from lerobot_ros.dataset.parallel import usable_cores
+
+    os.environ.setdefault("RAY_agent_register_timeout_ms", AGENT_TIMEOUT_MS)
+    ray.init(num_cpus=usable_cores(), include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        warm = ray.remote(num_cpus=1)(_warm_up)
+        ray.get([warm.remote() for _ in range(max(shards, usable_cores()))])
+        return convert(bags, contract_path, out, vcodec, shards, "--executor", "ray")[0]
+    finally:
+        ray.shutdown()
+
+
+def _warm_up() -> int:
+    import lerobot.datasets.aggregate  # noqa: F401
+    import lerobot.datasets.lerobot_dataset  # noqa: F401
+
+    import lerobot_ros.cli.convert  # noqa: F401
+    return os.getpid()
 
 
 PEAK = "import resource, sys; from lerobot_ros.cli.main import main; rc = main(sys.argv[1:]); " \
@@ -129,6 +169,7 @@ def main() -> int:
     p.add_argument("--codecs", default="libsvtav1,h264")
     p.add_argument("--workers", default="1,2")
     p.add_argument("--memory-lengths", default="5,15", help="bag lengths (s) for the peak-memory runs; the issue's: 60,180")
+    p.add_argument("--no-ray", action="store_true", help="skip the Ray executor run")
     args = p.parse_args()
     codecs = [c for c in args.codecs.split(",") if c]
     workers = [int(w) for w in args.workers.split(",") if w]
@@ -153,11 +194,16 @@ def main() -> int:
             results[f"writer_alone_{codec}_s"] = round(alone, 2)
             rows.append((f"writer alone ({codec})", alone, args.seconds / alone, 1.0))
             for w in workers:
-                took = convert(bags, contract_path, tmp / f"ds_{codec}_{w}", codec, w)
+                took, cpu = convert(bags, contract_path, tmp / f"ds_{codec}_{w}", codec, w)
                 results[f"convert_{codec}_w{w}_s"] = round(took, 2)
+                results[f"convert_{codec}_w{w}_cpu_s"] = round(cpu, 2)
                 results[f"convert_{codec}_w{w}_x_realtime"] = round(args.seconds / took, 3)
                 results[f"ratio_{codec}_w{w}"] = round(took / alone, 3)
                 rows.append((f"convert {codec}, {w} worker(s)", took, args.seconds / took, took / alone))
+            if codec == codecs[0] and not args.no_ray and 2 in workers:
+                took = ray_convert(bags, contract_path, tmp / f"ds_{codec}_ray", codec, 2)
+                results[f"convert_{codec}_ray_s"] = round(took, 2)
+                rows.append((f"convert {codec}, ray (2 shards)", took, args.seconds / took, took / alone))
         mem = {}
         for length in lengths:
             mem[length] = peak_memory(length, contract_path, tmp, args.height, args.width)
@@ -172,11 +218,24 @@ def main() -> int:
     summary = {"bench": "convert", "figure": figure, "goal": 1.25, "goal_op": "<=",
                "meets_goal": figure is not None and figure <= 1.25,
                "seconds": args.seconds, "frames": frames, "cameras": f"2x{args.height}x{args.width}", **results}
-    ratio = None
+    ratio = floor = ray_ratio = None
+    from lerobot_ros.dataset.parallel import decode_processes, usable_cores
+
+    cores = usable_cores()
     if codecs and {1, 2} <= set(workers):
-        ratio = round(results[f"convert_{codecs[0]}_w2_s"] / results[f"convert_{codecs[0]}_w1_s"], 3)
-        print(f"2 workers / 1 worker ({codecs[0]}, {args.bags} bags): {ratio:.2f} (goal <= 0.75)")
-    summary.update(workers_ratio=ratio, workers_goal=0.75, workers_meets_goal=ratio is not None and ratio <= 0.75)
+        c = codecs[0]
+        ratio = round(results[f"convert_{c}_w2_s"] / results[f"convert_{c}_w1_s"], 3)
+        floor = round(results[f"convert_{c}_w1_cpu_s"] / (cores * results[f"convert_{c}_w1_s"]), 3)
+        print(f"2 workers / 1 worker ({c}, {args.bags} bags): {ratio:.2f} (goal <= 0.75); {decode_processes(2, args.bags)} "
+              f"decode process(es) on {cores} core(s)")
+        print(f"  floor for any worker count here: 1-worker CPU {results[f'convert_{c}_w1_cpu_s']:.1f} s / ({cores} cores x "
+              f"{results[f'convert_{c}_w1_s']:.1f} s wall) = {floor:.2f} (idle machine only; load now {os.getloadavg()[0]:.1f})")
+        if f"convert_{c}_ray_s" in results:
+            ray_ratio = round(results[f"convert_{c}_ray_s"] / results[f"convert_{c}_w2_s"], 3)
+            print(f"ray executor / plain workers ({c}, 2): {ray_ratio:.2f} (goal <= 1.10)")
+    summary.update(workers_ratio=ratio, workers_goal=0.75, workers_meets_goal=ratio is not None and ratio <= 0.75,
+                   workers_ratio_floor=floor, cores=cores, load_avg_1m=round(os.getloadavg()[0], 2),
+                   ray_ratio=ray_ratio, ray_goal=1.10, ray_meets_goal=ray_ratio is not None and ray_ratio <= 1.10)
     if len(mem) >= 2:
         first, last = mem[lengths[0]], mem[lengths[-1]]
         summary["peak_rss_growth"] = round(last / first, 3)

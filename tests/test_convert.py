@@ -190,7 +190,30 @@ def test_cli_usage_errors(tmp_path, capsys):
     assert "unknown --vcodec 'mpeg2'" in capsys.readouterr().err
 
 
-def test_episode_boundary_splits_a_bag_and_workers(tmp_path):
+def many_cores(monkeypatch) -> list[int]:
+    """Pretend this machine has 8 cores, so --workers N starts decode processes; returns their counts."""
+    from lerobot_ros.dataset import parallel
+
+    started: list[int] = []
+
+    class Recorded(parallel.DecodePool):
+        def __init__(self, jobs, workers):
+            super().__init__(jobs, workers)
+            started.append(self.n)
+
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 8)
+    monkeypatch.setattr(parallel, "DecodePool", Recorded)
+    return started
+
+
+def test_decode_processes_only_beside_the_encoder():
+    from lerobot_ros.dataset.parallel import decode_processes
+
+    assert decode_processes(2, 4, cores=2) == 0  # the encoder keeps both cores busy: decode here
+    assert decode_processes(4, 4, cores=4) == 2 and decode_processes(4, 3, cores=16) == 2 and decode_processes(1, 9, cores=16) == 1
+
+
+def test_episode_boundary_splits_a_bag_and_workers(tmp_path, monkeypatch):
     from lerobot_ros_msgs.msg import EpisodeStatus
 
     from lerobot_ros.codecs import ns_to_time
@@ -205,7 +228,9 @@ def test_episode_boundary_splits_a_bag_and_workers(tmp_path):
     other = write_so101_bag(tmp_path / "one", 0.5, task="third")
     contract = contract_file(tmp_path, episode_boundary={"topic": "/episode_status"})
     out = tmp_path / "ds"
+    started = many_cores(monkeypatch)
     assert run_cli(bag, other, "--contract", contract, "--out", out, "--workers", "2") == 0
+    assert started == [1]
     ds = load(out)
     assert [int(e["length"]) for e in ds.meta.episodes] == [30, 31, 16]
     assert [ds[int(e["dataset_from_index"])]["task"] for e in ds.meta.episodes] == ["first", "second", "third"]
@@ -322,7 +347,7 @@ def test_resize_covers_a_mid_bag_size_change(tmp_path):
     assert frames[-1].max() == 0  # the half-size black frames, resized up
 
 
-def test_workers_decode_and_one_writer_gives_the_same_dataset(tmp_path, capsys):
+def test_workers_decode_and_one_writer_gives_the_same_dataset(tmp_path, capsys, monkeypatch):
     """--workers 2: bags decode in two processes, this one writes. A bag failing in planning (corrupt) and
     one failing part-way through its frames (a compressed camera changing size) leave the other bags'
     episodes in order, the same as one worker."""
@@ -340,6 +365,12 @@ def test_workers_decode_and_one_writer_gives_the_same_dataset(tmp_path, capsys):
     order = [good[0], late_fail, bags / "corrupt.mcap", good[1], good[2]]
     contract = contract_file(tmp_path)
     results = {}
+    from lerobot_ros.dataset import parallel
+
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 2)
+    assert run_cli(*order, "--contract", contract, "--out", tmp_path / "ds_2cores", "--workers", 2) == 1
+    assert "--workers 2: 0 decode process(es) on 2 core(s); the video encoder keeps every core busy" in capsys.readouterr().err
+    started = many_cores(monkeypatch)
     for workers in (1, 2):
         out = tmp_path / f"ds_w{workers}"
         assert run_cli(*order, "--contract", contract, "--out", out, "--workers", workers) == 1
@@ -351,6 +382,7 @@ def test_workers_decode_and_one_writer_gives_the_same_dataset(tmp_path, capsys):
         report = json.loads((out / "meta" / "lerobot_ros_qa.json").read_text())
         assert [b["status"] for b in report["bags"]] == ["ok", "failed", "failed", "ok", "ok"]
         assert report["bags"][1]["error"].endswith("change size mid-bag (64x48 -> 32x24); add `{resize: [48, 64]}` to observation.images.front's transforms to write them all at 64x48")
+    assert started == [2]  # --workers 1 starts none
     assert results[1][0] == results[2][0] == sorted([str(late_fail), str(bags / "corrupt.mcap")])
     assert results[1][1] == results[2][1] == ["task 0", "task 1", "task 2"]
     np.testing.assert_array_equal(results[1][2], results[2][2])

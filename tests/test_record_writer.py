@@ -112,6 +112,38 @@ def test_writer_roundtrip_metadata_and_bytes(tmp_path, compression):
         assert list(TS.deserialize_cdr(first[2], JS).position) == [0.0, 0.0]
 
 
+def test_recorder_bags_name_their_ros_distro(tmp_path):
+    """metadata.yaml (provisional and final), the MCAP metadata record and a repaired copy name the distro
+    whose definitions the recorder stored (Kilted, the installed wheels': the hashes match rosidl's), never
+    rosbags' placeholder 'rosbags'."""
+    import yaml
+    from mcap.reader import make_reader
+
+    def distro(folder: Path) -> str:
+        return yaml.safe_load((folder / "metadata.yaml").read_text())["rosbag2_bagfile_information"]["ros_distro"]
+
+    bag = tmp_path / "ep"
+    w = EpisodeBagWriter(bag, custom_data={"task": "t"}).open()
+    assert distro(bag) == "kilted"  # the provisional metadata a killed recorder leaves behind
+    w.add_topic("/joint_states", JS)
+    for i in range(5):
+        w.write("/joint_states", i, joint_state(i))
+    w.close({"outcome": "success"})
+    meta = yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+    assert meta["ros_distro"] == "kilted" and meta["custom_data"]["outcome"] == "success" and meta["message_count"] == 5
+    rosidl = json.loads((Path(sys.prefix) / "share" / f"{JS}.json").read_text())
+    assert meta["topics_with_message_count"][0]["topic_metadata"]["type_description_hash"] == next(
+        h["hash_string"] for h in rosidl["type_hashes"] if h["type_name"] == JS)
+    with open(bag / "ep.mcap", "rb") as fh:
+        record = next(m for m in make_reader(fh).iter_metadata() if m.name == "rosbag2")
+    assert "ros_distro: kilted" in record.metadata["serialized_metadata"] and "rosbags" not in record.metadata["serialized_metadata"]
+    assert read_bag(bag)[0] == {"/joint_states": 5}
+    mcap = bag / "ep.mcap"
+    mcap.write_bytes(mcap.read_bytes()[:-200])  # a killed recorder: no footer
+    repair_bag(bag, tmp_path / "repaired")
+    assert distro(tmp_path / "repaired") == "kilted"
+
+
 def test_writer_never_overwrites(tmp_path):
     bag = tmp_path / "ep"
     bag.mkdir()

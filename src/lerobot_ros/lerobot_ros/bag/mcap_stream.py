@@ -86,7 +86,7 @@ def _source_files(src: Path) -> list[Path]:
 def recover_mcap(src, dst) -> RecoveryReport:
     """Write a readable rosbag2 (MCAP, with metadata.yaml) at folder `dst` from the complete chunks of `src`
     (a .mcap file, or a bag folder whose .mcap files lack their footer or whose metadata.yaml is missing)."""
-    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.rosbag2 import StoragePlugin
     from rosbags.rosbag2.metadata import parse_qos
     from rosbags.typesys import get_types_from_idl, get_types_from_msg
     from rosbags.typesys.store import Typestore  # noqa: F401  (typing only)
@@ -94,6 +94,7 @@ def recover_mcap(src, dst) -> RecoveryReport:
     import yaml
 
     from lerobot_ros.bag.typestore import make_typestore
+    from lerobot_ros.bag.writer import distro_writer_class
 
     src, dst = Path(src), Path(dst)
     if dst.exists():
@@ -109,7 +110,7 @@ def recover_mcap(src, dst) -> RecoveryReport:
         raise BagError(tmp_parent, "exists (left by an earlier run?); remove it first")
     tmp_parent.mkdir(parents=True)
     tmp = tmp_parent / dst.name
-    writer = Writer(tmp, version=9, storage_plugin=StoragePlugin.MCAP)
+    writer = distro_writer_class(_source_distro(src))(tmp, version=9, storage_plugin=StoragePlugin.MCAP)
     writer.open()
     try:
         for path in _source_files(src):
@@ -149,6 +150,20 @@ def recover_mcap(src, dst) -> RecoveryReport:
     tmp.rename(dst)
     tmp_parent.rmdir()
     return RecoveryReport(str(src), str(dst), total.complete, total.messages, counts, total.bytes_read, total.file_size, total.stop_reason)
+
+
+def _source_distro(src: Path) -> str:
+    """The ros_distro the source bag's metadata.yaml names (a recorder writes it at open), else the typestore's."""
+    import yaml
+
+    from lerobot_ros.bag.typestore import TYPESTORE_DISTRO
+
+    try:
+        info = yaml.safe_load(((src if src.is_dir() else src.parent) / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+        distro = str(info.get("ros_distro") or "")
+    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        distro = ""
+    return distro if distro and distro != "rosbags" else TYPESTORE_DISTRO
 
 
 def _remove_tree(path: Path) -> None:

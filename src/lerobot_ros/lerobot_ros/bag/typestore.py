@@ -33,7 +33,7 @@ def project_types() -> dict:
 STORE = Stores.LATEST
 
 
-def _distro_of(store: Stores) -> str:
+def distro_of(store: Stores) -> str:
     """The ROS 2 distribution whose definitions `store` holds (LATEST is an alias of one, e.g. jazzy)."""
     import importlib
 
@@ -46,8 +46,13 @@ def _distro_of(store: Stores) -> str:
     return store.value.removeprefix("ros2_")
 
 
+def with_distro(metadata: str, distro: str) -> str:
+    """rosbags' metadata text (metadata.yaml, the MCAP metadata record) naming `distro` instead of 'rosbags'."""
+    return metadata.replace("ros_distro: rosbags", f"ros_distro: {distro}")
+
+
 #: the distro name written into bags as ros_distro: the one whose message definitions (and hashes) they carry
-TYPESTORE_DISTRO = _distro_of(STORE)
+TYPESTORE_DISTRO = distro_of(STORE)
 
 
 @functools.lru_cache(maxsize=1)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Iterable
 
 from lerobot_ros.bag.errors import BagError
-from lerobot_ros.bag.typestore import TYPESTORE_DISTRO, cdr_deserialize, make_typestore
+from lerobot_ros.bag.typestore import TYPESTORE_DISTRO, cdr_deserialize, make_typestore, with_distro
 from lerobot_ros.conventions.qos import PROFILE_NAMES, QOS_SPECS
 
 
@@ -34,11 +34,11 @@ def _qos(name: str):
     )
 
 
-def _writer_class():
+def distro_writer_class(ros_distro: str = TYPESTORE_DISTRO):
     """rosbags' Writer with what rosbag2's own storage plugins write and rosbags does not: each MCAP
     channel's `topic_type_hash` (RIHS01, next to offered_qos_profiles) and `ros_distro` naming the distro
-    of the typestore's definitions instead of 'rosbags' (metadata.yaml, the MCAP metadata record and the
-    sqlite3 schema table)."""
+    of the definitions (default: the typestore's) instead of 'rosbags' (metadata.yaml, the MCAP metadata
+    record and the sqlite3 schema table)."""
     from io import BytesIO
 
     from rosbags.rosbag2 import StoragePlugin, Writer
@@ -46,7 +46,7 @@ def _writer_class():
     from rosbags.rosbag2.storage_sqlite3 import Sqlite3Writer
 
     def distro(metadata: str) -> str:
-        return metadata.replace("ros_distro: rosbags", f"ros_distro: {TYPESTORE_DISTRO}")
+        return with_distro(metadata, ros_distro)
 
     class Mcap(McapWriter):
         def add_connection(self, connection, offered_qos_profiles: str) -> None:
@@ -64,7 +64,7 @@ def _writer_class():
 
     class Sqlite3(Sqlite3Writer):
         def close(self, version: int, metadata: str) -> None:
-            self.cursor.execute("UPDATE schema SET ros_distro = ?", (TYPESTORE_DISTRO,))
+            self.cursor.execute("UPDATE schema SET ros_distro = ?", (ros_distro,))
             super().close(version, distro(metadata))
 
     class DistroWriter(Writer):
@@ -97,7 +97,7 @@ class BagWriter:
         self._tmp_parent.mkdir(parents=True)
         self._tmp = self._tmp_parent / self.path.name
         plugin = StoragePlugin.MCAP if storage == "mcap" else StoragePlugin.SQLITE3
-        self._writer = _writer_class()(self._tmp, version=version, storage_plugin=plugin)
+        self._writer = distro_writer_class()(self._tmp, version=version, storage_plugin=plugin)
         if compression == "zstd":
             mode = CompressionMode.STORAGE if storage == "mcap" else CompressionMode.MESSAGE
             self._writer.set_compression(mode, CompressionFormat.ZSTD)

@@ -1,7 +1,9 @@
 """Convert rosbag2 recordings into a LeRobotDataset v3, per a topic contract.
 
 Each bag is one episode (or several, where the contract's episode_boundary topic says so). With
---workers N, N processes read and decode bags while this one encodes them into a single dataset.
+--workers N, up to N processes read and decode bags while this one encodes them into a single dataset
+(as many as the cores beyond the encoder's: none on 2 cores). With --executor ray, shards of the bags are
+converted as Ray tasks (local cluster, or --ray-address) and merged (lerobot_ros.cli.convert_ray).
 Each episode is written whole or not at all; bad bags are reported and skipped; the dataset is reloaded with LeRobotDataset as a check; a QA report (JSON and
 a table) says per episode and stream what the resampler had to do. Ctrl-C keeps the finished episodes.
 """
@@ -21,7 +23,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="output dataset folder (must not exist)")
     p.add_argument("--repo-id", default=None, help="dataset repo id (default: local/<out folder name>)")
     p.add_argument("--task", default=None, help="task string for every episode (overrides topic and metadata)")
-    p.add_argument("--workers", type=int, default=1, help="parallel worker processes (default 1)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="decode processes (default 1: none); used only where cores are left beside the encoder. "
+                        "With --executor ray: the number of shards (default: the cluster's CPUs / 2)")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="local: this machine (default); ray: shards as Ray tasks, merged at the end")
+    p.add_argument("--ray-address", default=None, metavar="ADDR",
+                   help="with --executor ray: an existing Ray cluster (e.g. ray://head:10001 or auto); default: a local one. "
+                        "Bags, contract and --out must then be on storage every node sees")
     p.add_argument("--vcodec", default="libsvtav1", help="video codec (LeRobot's choices; default libsvtav1)")
     p.add_argument("--strict", action="store_true", help="treat QA warnings as failures (the episode is not written)")
     p.add_argument("--report", default=None, help="QA report JSON path (default: OUT/meta/lerobot_ros_qa.json)")
@@ -82,6 +91,12 @@ def run(args) -> int:
         except HFValidationError as exc:
             return _fail(f"--push-to-hub {args.push_to_hub!r} is not a Hub repo id ({' '.join(str(exc).split())[:160]})")
     repo_id = args.repo_id or args.push_to_hub or f"local/{out.name}"
+    if args.executor == "ray":
+        from lerobot_ros.cli import convert_ray
+
+        return convert_ray.run(args, contract, out, bags, repo_id)
+    if args.ray_address:
+        return _fail("--ray-address needs --executor ray")
     work = out.with_name(f".{out.name}.partial")
     if work.exists():
         return _fail(f"{work} exists (left by an interrupted run?); remove it first")
@@ -124,9 +139,14 @@ def _run_jobs(jobs, workers: int, show_progress: bool):
 
     pool = None
     if workers > 1 and len(jobs) > 1:  # the first bag decodes here while the workers start up
-        from lerobot_ros.dataset.parallel import DecodePool
+        from lerobot_ros.dataset.parallel import DecodePool, decode_processes, usable_cores
 
-        pool = DecodePool(jobs[1:], workers)
+        n = decode_processes(workers, len(jobs))
+        if n < min(workers, len(jobs) - 1):
+            print(f"lerobot-ros convert: --workers {workers}: {n} decode process(es) on {usable_cores()} core(s); the video "
+                  f"encoder keeps {'every core' if n == 0 else 'the rest'} busy, more would only slow it down", file=sys.stderr)
+        if n > 0:
+            pool = DecodePool(jobs[1:], n)
     shared = None
     try:
         shared = create_dataset(Path(jobs[0].part_root), jobs[0].part_repo_id, load_contract(jobs[0].contract), jobs[0].vcodec)

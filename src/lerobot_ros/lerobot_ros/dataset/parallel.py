@@ -7,11 +7,18 @@ frames through a bounded queue each; the parent writes them into a single datase
 w converts bags w, w+N, ... in order, so the parent always reads the queue whose bag is next.
 Memory stays flat: each queue holds at most QUEUE_FRAMES frames. The caller decodes the first bag
 itself, which hides the workers' start-up (a few seconds of imports) behind useful work.
+
+Decode processes only help where cores are left over: the encoder (SVT-AV1, one per camera, each
+threaded over every core) keeps a 2-core machine busy on its own, and decoding is ~10 % of the CPU
+time, so there a process adds only its start-up and the frame copies through a pipe (measured: 2 workers
+took 1.33x as long as 1). `decode_processes` picks the number from the cores, so N workers are never
+slower than one.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import queue as queue_mod
 import signal
 from typing import Iterator
@@ -19,6 +26,22 @@ from typing import Iterator
 from lerobot_ros.dataset.convert import END, FAILED, BagEntry, BagJob, BagStatus, read_bag
 
 QUEUE_FRAMES = 8  # decoded frames buffered per worker (2 cameras 640x480: ~15 MB)
+ENCODER_CORES = 2  # cores the encoder keeps busy before a decode process can run beside it without slowing it
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its affinity mask, as a container or taskset limits it)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def decode_processes(requested: int, bags: int, cores: int | None = None) -> int:
+    """Decode processes to start for `--workers requested` over `bags` bags: none where the encoder needs
+    every core (this process then decodes in turn), else up to one per core beyond the encoder's."""
+    cores = usable_cores() if cores is None else cores
+    return max(0, min(requested, bags - 1, cores - ENCODER_CORES))
 
 
 def _decode_worker(jobs: list[BagJob], out, stop) -> None:

@@ -33,6 +33,8 @@ from rosbags.interfaces import Qos
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.rosbag2.enums import CompressionFormat, CompressionMode
 
+from lerobot_ros.bag.typestore import with_distro
+
 from .fast_mcap_writer import FastMcapWriter
 from .msgdefs import MessageDefinitions
 
@@ -138,6 +140,7 @@ class EpisodeBagWriter:
             writer.open()
         except Exception as exc:  # rosbags raises WriterError for an existing dir, OSError for the rest
             raise BagWriteError(f"cannot create bag {self.path}: {exc}") from exc
+        writer.storage.ros_distro = self.msgdefs.distro
         self._writer = writer
         self._write_provisional_metadata()
         self._take_checkpoint()
@@ -330,6 +333,9 @@ class EpisodeBagWriter:
         readable = True
         try:
             writer.close()
+            meta, tmp = self.path / "metadata.yaml", self.path / "metadata.yaml.tmp"
+            tmp.write_text(with_distro(meta.read_text(), self.msgdefs.distro))
+            tmp.replace(meta)
         except OSError as exc:
             readable = False
             self.error = (self.error + "; " if self.error else "") + f"closing the bag failed: {exc}"
@@ -353,7 +359,7 @@ class EpisodeBagWriter:
             "files": [{"path": mcap, "starting_time": {"nanoseconds_since_epoch": 0}, "duration": {"nanoseconds": 0},
                        "message_count": 0}],
             "custom_data": {**{k: str(v) for k, v in self.custom_data.items()}, "outcome": UNFINISHED},
-            "ros_distro": "rosbags",
+            "ros_distro": self.msgdefs.distro,
         }
         tmp = self.path / "metadata.yaml.tmp"
         tmp.write_text(yaml.safe_dump({"rosbag2_bagfile_information": info}, sort_keys=False))

@@ -4,7 +4,8 @@ rosbags copies a message four times on its way to the file (into a record buffer
 out of it with getvalue(), into the chunk record buffer). With 1 MB camera frames at 90 Hz that is the
 recorder's main cost. Here a message goes straight into the chunk buffer, and an uncompressed chunk goes
 from that buffer to the file. Everything else (schemas, channels, indexes, summary, footer) is rosbags'
-own code, so the format stays exactly what `rosbags`, `mcap` and `ros2 bag` read.
+own code, so the format stays exactly what `rosbags`, `mcap` and `ros2 bag` read. Set `ros_distro` and the
+MCAP metadata record names that distribution instead of rosbags' placeholder 'rosbags'.
 """
 
 from __future__ import annotations
@@ -15,12 +16,19 @@ from io import BytesIO
 
 from rosbags.rosbag2.storage_mcap import McapWriter, PendingChunk, write_record, write_string, write_uint16, write_uint32, write_uint64
 
+from lerobot_ros.bag.typestore import with_distro
+
 _MESSAGE = struct.Struct("<BQHIQQ")  # opcode 0x05, record length, channel id, sequence, log time, publish time
 _CHUNK_TIMES = struct.Struct("<QQQI")  # message start/end time, uncompressed size, uncompressed crc (0: none)
 CHUNK_BYTES = 1 << 20  # rosbags' chunk size: a chunk is closed once it holds more than this
 
 
 class FastMcapWriter(McapWriter):
+    ros_distro: str | None = None  #: the distro named in the metadata record (None: rosbags' text as is)
+
+    def close(self, version: int, metadata: str) -> None:
+        super().close(version, with_distro(metadata, self.ros_distro) if self.ros_distro else metadata)
+
     def write(self, connection, timestamp: int, data) -> None:
         chunk = self.chunk
         if timestamp < self.message_start_time:

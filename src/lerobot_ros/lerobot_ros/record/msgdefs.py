@@ -16,6 +16,8 @@ from pathlib import Path
 from rosbags.typesys import Stores, get_typestore, get_types_from_msg
 from rosbags.typesys.base import Nodetype
 
+from lerobot_ros.bag.typestore import distro_of
+
 
 class UnknownMessageType(LookupError):
     """No definition for a message type: neither in rosbags' store nor as an installed .msg file."""
@@ -48,6 +50,7 @@ class MessageDefinitions:
 
     def __init__(self, store: Stores = Stores.ROS2_KILTED, prefixes: list[Path] | None = None):
         self.typestore = get_typestore(store)
+        self.distro = distro_of(store)  #: the distribution these definitions (and hashes) are from: a bag's ros_distro
         self.prefixes = prefixes if prefixes is not None else share_prefixes()
         self._cache: dict[str, tuple[str, str]] = {}
         self._lock = threading.Lock()
