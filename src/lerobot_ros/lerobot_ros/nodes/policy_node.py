@@ -39,7 +39,7 @@ from lerobot_ros.policy.output import OUTPUT_MODES, action_topic, output_mode
 from lerobot_ros.policy.startup import build_tick_loop, load_checked
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param
-from lerobot_ros.ros.qos import RELIABLE_QOS, qos_by_name
+from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS, qos_by_name
 
 _LIVE = dict(reconfigurable=True)
 ASYNC_DEFAULTS = AsyncInferenceConfig()  # chunk_threshold / aggregate_fn defaults: one source
@@ -90,7 +90,8 @@ class PolicyNode(Node):
             feature = self.action_feature = self.contract.action_feature
             self.mode = output_mode(p.output_mode, feature.msg_type)
             self.action_topic = action_topic(self.mode, p.action_topic, feature.msg_type, feature.topic)
-            self.loop = build_tick_loop(loaded, self.contract, p, self.mode, on_time_jump=self.get_logger().warning)
+            self.loop = build_tick_loop(loaded, self.contract, p, self.mode, on_time_jump=self.get_logger().warning,
+                                        on_warning=self.get_logger().warning)
         except ValueError as exc:
             raise NodeStartupError(str(exc)) from None
         self.joint_names = feature.joints or [n.removesuffix(".pos") for n in feature.names]
@@ -108,8 +109,8 @@ class PolicyNode(Node):
                                      qos_by_name(f.qos))
             for name, f in self.streams.items()
         ]
-        if self.contract.task.topic:
-            self._subs.append(self.create_subscription(String, self.contract.task.topic, self.on_task, RELIABLE_QOS))
+        if self.contract.task.topic:  # latched, as the bridges publish it: a late start still gets the task
+            self._subs.append(self.create_subscription(String, self.contract.task.topic, self.on_task, LATCHED_QOS))
         self.create_service(Trigger, "~/start", self.on_start)
         self.create_service(Trigger, "~/stop", self.on_stop)
         self.create_service(Trigger, "~/reset", self.on_reset)
@@ -151,7 +152,7 @@ class PolicyNode(Node):
             self.loop.run(stamp, self._publish, received_wall_ns)
 
     def on_task(self, msg: String) -> None:
-        self.loop.task = msg.data
+        self.loop.set_task(msg.data, f"topic {self.contract.task.topic}")
 
     def on_timer(self) -> None:
         self.loop.run(self.get_clock().now().nanoseconds, self._publish)

@@ -13,6 +13,7 @@ from lerobot_ros.policy.async_inference import AsyncInferenceConfig
 from lerobot_ros.policy.controller import PolicyController
 from lerobot_ros.policy.features import feature_mismatches
 from lerobot_ros.policy.inputs import check_tick_on, max_ages_ns, parse_overrides, policy_streams, streaming_resampler
+from lerobot_ros.policy.language import missing_task_message, tokenizer_step
 from lerobot_ros.policy.loading import LoadedPolicy, PolicyLoadError, load_policy
 from lerobot_ros.policy.inference import PolicyRunner
 from lerobot_ros.policy.safety import SafetyFilter
@@ -32,7 +33,15 @@ def load_checked(p):
     except PolicyLoadError as exc:
         raise ValueError(str(exc)) from None
     check_fit(loaded, contract, p.pretrained_path, p.contract)
+    check_task(loaded, contract, p.task)
     return contract, loaded
+
+
+def check_task(loaded: LoadedPolicy, contract, task: str) -> None:
+    """A policy conditioned on a task sentence gets one from somewhere: the parameter, the contract's default,
+    or the contract's task topic (a bridge's, or any latched publisher's; ticks wait for its first message)."""
+    if tokenizer_step(loaded.preprocessor) is not None and not (task or contract.task.default or contract.task.topic):
+        raise ValueError(missing_task_message(loaded.type))
 
 
 def check_fit(loaded: LoadedPolicy, contract, path: str, contract_name: str) -> None:
@@ -44,14 +53,18 @@ def check_fit(loaded: LoadedPolicy, contract, path: str, contract_name: str) -> 
 
 
 def build_tick_loop(loaded: LoadedPolicy, contract, p, mode: str,
-                    on_time_jump: Callable[[str], None] | None = None) -> PolicyTickLoop:
-    """The controller (runner, safety, staleness gates, async worker) inside its tick loop."""
+                    on_time_jump: Callable[[str], None] | None = None,
+                    on_warning: Callable[[str], None] | None = None) -> PolicyTickLoop:
+    """The controller (runner, safety, staleness gates, async worker) inside its tick loop.
+    `on_warning` gets the one-time notes (a task LeRobot's tokenizer truncates)."""
     streams = policy_streams(contract.observation_features, loaded.config.input_features or {})
     max_age_ns = max_ages_ns(streams, p.max_age_ms, parse_overrides(p.max_age_overrides, "max_age_overrides"))
     tick_on = check_tick_on(p.tick_on, streams)
     dim = int(loaded.config.output_features["action"].shape[0])
     safety = SafetyFilter.from_lists(dim, p.action_lower, p.action_upper, p.max_delta)
     runner = PolicyRunner(loaded, robot_type=contract.robot_type, seed=None if p.seed < 0 else p.seed)
+    if runner.language is not None and on_warning is not None:
+        runner.language.warn = on_warning
     async_config = AsyncInferenceConfig(p.chunk_threshold, p.aggregate_fn, p.actions_per_chunk or None) \
         if p.async_inference else None
     controller = PolicyController(runner, safety, max_age_ns, p.on_stale, async_inference=async_config,
@@ -59,5 +72,5 @@ def build_tick_loop(loaded: LoadedPolicy, contract, p, mode: str,
     return PolicyTickLoop(
         controller, streaming_resampler(streams), streams, task=p.task, default_task=contract.task.default or "",
         running=p.autostart, mode=mode, target_rate=str(contract.fps) if tick_on == "timer" else f"on {tick_on}",
-        on_time_jump=on_time_jump,
+        on_time_jump=on_time_jump, task_topic=contract.task.topic,
     )
