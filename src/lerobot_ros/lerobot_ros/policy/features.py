@@ -24,10 +24,11 @@ def image_resize(config) -> tuple[int, int] | None:
     """(height, width) a policy resizes (with padding) every camera image to inside its model, whatever size comes
     in (SmolVLA's `resize_imgs_with_padding`, stored as width, height; pi0 / pi0.5's `image_resolution`); None:
     the policy takes images at the size it was trained on."""
-    if config.type == "smolvla" and getattr(config, "resize_imgs_with_padding", None):
+    kind = getattr(config, "type", None)
+    if kind == "smolvla" and getattr(config, "resize_imgs_with_padding", None):
         w, h = config.resize_imgs_with_padding
         return int(h), int(w)
-    if config.type in ("pi0", "pi05", "pi0_fast") and getattr(config, "image_resolution", None):
+    if kind in ("pi0", "pi05", "pi0_fast") and getattr(config, "image_resolution", None):
         h, w = config.image_resolution
         return int(h), int(w)
     return None
