@@ -26,7 +26,7 @@ SENTENCES = (
 def cache_paligemma_tokenizer(cache: Path, vocab_size: int = 300) -> Path:
     """A tiny tokenizer stored in `cache` (an HF_HUB_CACHE folder) as the snapshot of PALIGEMMA_TOKENIZER."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-    from transformers import PreTrainedTokenizerFast
+    from transformers import PaliGemmaConfig, PreTrainedTokenizerFast
 
     snapshot = Path(cache) / ("models--" + PALIGEMMA_TOKENIZER.replace("/", "--"))
     folder = snapshot / "snapshots" / ("0" * 40)
@@ -43,16 +43,19 @@ def cache_paligemma_tokenizer(cache: Path, vocab_size: int = 300) -> Path:
                                   unk_token="<unk>")
     folder.mkdir(parents=True, exist_ok=True)
     tok.save_pretrained(folder)
+    # the hub repo's model config too: AutoTokenizer reads it (transformers 5 looks it up for a tokenizers-backed
+    # tokenizer); the tokenizer stays the trained byte-level one (Gemma's own class would re-build SentencePiece's)
+    PaliGemmaConfig().save_pretrained(folder)
     (snapshot / "refs").mkdir(exist_ok=True)
     (snapshot / "refs" / "main").write_text("0" * 40)
     return folder
 
 
-def pi_config_kwargs(chunk_size: int = 10, image_side: int = 224) -> dict:
+def pi_config_kwargs(chunk_size: int = 10, image_side: int = 224, tokenizer_max_length: int = 48) -> dict:
     """The reduced configuration: the smallest Gemma variant for both towers, a short chunk, few denoising steps."""
     return dict(paligemma_variant="gemma_300m", action_expert_variant="gemma_300m", chunk_size=chunk_size,
                 n_action_steps=chunk_size, num_inference_steps=4, image_resolution=(image_side, image_side),
-                tokenizer_max_length=16, dtype="float32")
+                tokenizer_max_length=tokenizer_max_length, dtype="float32")
 
 
 def make_pi_folder(out: Path, kind: str = "pi0", state_dim: int = 6, action_dim: int = 6,

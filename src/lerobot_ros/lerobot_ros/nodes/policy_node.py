@@ -9,9 +9,10 @@ Topics out: action topic, ~/predicted_chunk (JointTrajectory, for rviz), ~/laten
 action publish), ~/tick_info (JSON per tick: status, dry, depth, reason, timings incl. wall-clock receive/publish
 stamps), /diagnostics. Services: ~/start, ~/stop, ~/reset (std_srvs/Trigger).
 GOMP_SPINCOUNT=10000 unless set (or OMP_WAIT_POLICY is): idle OpenMP workers stop spinning after inference
-(lerobot_ros.policy.openmp). Any LeRobot policy type loads the same way (tested: ACT, Diffusion); VLAs (SmolVLA,
-pi0 ...) need their extra (`lerobot[smolvla]`), a GPU in practice and a task (`-p task:=...` or the task
-topic). Async inference suits them; it needs n_obs_steps == 1, as LeRobot's policy server does.
+(lerobot_ros.policy.openmp). Any LeRobot policy type loads the same way (tested: ACT, Diffusion, SmolVLA; pi0 /
+pi0.5 up to their processors offline); VLAs need their extra, a GPU in practice and a task: the parameter, the
+contract's default or its (latched) task topic, applied from the next chunk (lerobot_ros.policy.language). Async
+inference suits them; it needs n_obs_steps == 1, as LeRobot's policy server does.
 """
 
 from __future__ import annotations
