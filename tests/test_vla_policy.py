@@ -91,6 +91,7 @@ def test_an_act_policy_needs_no_task(tmp_path):
     assert not loop.needs_task and loop.task_source == "none"
 
 
+@pytest.mark.slow
 def test_task_topic_reaches_the_tokenizer_and_a_new_task_applies_from_the_next_chunk(ros, tmp_path, smolvla):
     """The task on the contract's (latched) task topic conditions the policy as LeRobot's predict_action does;
     ticks wait until one is known; a new one mid-chunk changes nothing until the policy predicts its next chunk;
