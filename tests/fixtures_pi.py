@@ -58,13 +58,23 @@ def pi_config_kwargs(chunk_size: int = 10, image_side: int = 224, tokenizer_max_
                 tokenizer_max_length=tokenizer_max_length, dtype="float32")
 
 
+def pi_stats(state_dim: int, action_dim: int, cameras, seed: int = 0) -> dict:
+    """fixtures_policy's stats plus the quantiles pi0.5 normalizes with (QUANTILES mode reads q01 / q99)."""
+    from fixtures_policy import _stats
+
+    stats = _stats(state_dim, action_dim, cameras, seed)
+    for values in stats.values():
+        values["q01"], values["q99"] = values["min"], values["max"]
+    return stats
+
+
 def make_pi_folder(out: Path, kind: str = "pi0", state_dim: int = 6, action_dim: int = 6,
                    cameras: dict[str, tuple[int, int]] | None = None, chunk_size: int = 10, image_side: int = 224) -> Path:
     """A random pi0 / pi05 saved with its processors into `out` (needs HF_HUB_CACHE set up by the caller)."""
     import torch
     from lerobot.policies.factory import get_policy_class, make_policy_config, make_pre_post_processors
 
-    from fixtures_policy import _features, _stats
+    from fixtures_policy import _features
 
     assert os.environ.get("HF_HUB_OFFLINE") == "1", "offline only"
     cameras = {"front": (48, 64)} if cameras is None else cameras
@@ -73,7 +83,7 @@ def make_pi_folder(out: Path, kind: str = "pi0", state_dim: int = 6, action_dim:
                              **pi_config_kwargs(chunk_size, image_side))
     torch.manual_seed(0)
     policy = get_policy_class(kind)(cfg)
-    pre, post = make_pre_post_processors(cfg, dataset_stats=_stats(state_dim, action_dim, cameras, 0))
+    pre, post = make_pre_post_processors(cfg, dataset_stats=pi_stats(state_dim, action_dim, cameras))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     for thing in (policy, pre, post):

@@ -22,16 +22,16 @@ import json, sys, warnings
 warnings.simplefilter("ignore")
 from pathlib import Path
 sys.path.insert(0, {tests!r})
-from fixtures_pi import cache_paligemma_tokenizer, pi_config_kwargs
+from fixtures_pi import cache_paligemma_tokenizer, pi_config_kwargs, pi_stats
 import os
 cache_paligemma_tokenizer(Path(os.environ["HF_HUB_CACHE"]))
 import torch
 from lerobot.policies.factory import make_policy_config, make_pre_post_processors
-from fixtures_policy import _features, _stats
+from fixtures_policy import _features
 from lerobot_ros.policy.language import TaskWatch
 inputs, outputs = _features(6, 6, {{"front": (48, 64)}})
 cfg = make_policy_config({kind!r}, input_features=inputs, output_features=outputs, device="cpu", **pi_config_kwargs(tokenizer_max_length={max_length}))
-pre, post = make_pre_post_processors(cfg, dataset_stats=_stats(6, 6, {{"front": (48, 64)}}, 0))
+pre, post = make_pre_post_processors(cfg, dataset_stats=pi_stats(6, 6, {{"front": (48, 64)}}))
 warnings_seen = []
 watch = TaskWatch.of(pre, cfg.type, warnings_seen.append)
 out = {{}}
