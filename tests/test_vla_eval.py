@@ -48,9 +48,11 @@ class PolicyTap:
     def episodes(self, ns: str, per_episode: int):
         """[(actions (n, D), {tick in episode: prompt of the chunk predicted there})] cut every `per_episode` ticks."""
         ticks = [json.loads(m.data) for m in self.ticks[ns].messages]
-        published = [t for t in ticks if t["published"]]
+        # an observation that came before the bridge's latched task is not acted on (the evaluator then resets the
+        # episode again, same seed): drop those ticks; every other lockstep tick acts once
+        ticks = [t for t in ticks if t["published"] or "waiting for a task" not in (t["reason"] or "")]
         actions = np.stack([np.asarray(m.data) for m in self.actions[ns].messages])
-        assert len(published) == len(ticks) == len(actions), "every lockstep tick acts once"
+        assert all(t["published"] for t in ticks) and len(ticks) == len(actions), "every lockstep tick acts once"
         out = []
         for start in range(0, len(ticks), per_episode):
             part = ticks[start:start + per_episode]
