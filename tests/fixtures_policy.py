@@ -14,12 +14,17 @@ import torch
 SO101_JOINTS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
 
 
+def image_key(cam: str) -> str:
+    """`observation.images.<cam>`, or `cam` itself when it is a whole key (Meta-World's `observation.image`)."""
+    return cam if cam.startswith("observation.") else f"observation.images.{cam}"
+
+
 def _features(state_dim: int, action_dim: int, cameras: dict[str, tuple[int, int]]):
     from lerobot.configs.types import FeatureType, PolicyFeature
 
     inputs = {"observation.state": PolicyFeature(type=FeatureType.STATE, shape=(state_dim,))}
     for cam, (h, w) in cameras.items():
-        inputs[f"observation.images.{cam}"] = PolicyFeature(type=FeatureType.VISUAL, shape=(3, h, w))
+        inputs[image_key(cam)] = PolicyFeature(type=FeatureType.VISUAL, shape=(3, h, w))
     outputs = {"action": PolicyFeature(type=FeatureType.ACTION, shape=(action_dim,))}
     return inputs, outputs
 
@@ -33,7 +38,7 @@ def _stats(state_dim: int, action_dim: int, cameras, seed: int) -> dict[str, dic
         std = torch.rand(dim, generator=g) * 20 + 5
         stats[key] = {"mean": mean, "std": std, "min": mean - 3 * std, "max": mean + 3 * std}
     for cam in cameras:
-        stats[f"observation.images.{cam}"] = {
+        stats[image_key(cam)] = {
             "mean": torch.full((3, 1, 1), 0.45),
             "std": torch.full((3, 1, 1), 0.25),
             "min": torch.zeros(3, 1, 1),
@@ -133,6 +138,6 @@ def random_frames(n: int, state_dim: int = 6, cameras: dict[str, tuple[int, int]
     for _ in range(n):
         frame = {"observation.state": (rng.normal(size=state_dim) * 20).astype(np.float32)}
         for cam, (h, w) in cameras.items():
-            frame[f"observation.images.{cam}"] = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
+            frame[image_key(cam)] = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
         frames.append(frame)
     return frames

@@ -4,23 +4,22 @@ Subscribes to the contract's observation features the policy reads (and its task
 LeRobot units and feeds the streaming resampler; on each tick of the ROS clock (`use_sim_time` works), or
 on a triggering feature, `policy.tick_loop` takes the frame, runs the policy (inline, or in an inference
 thread with chunk blending) and this node publishes the safe action on the contract's action topic.
-Parameters: `PolicyParams` below (`ros2 param describe` shows description, unit, range, read-only or not).
+Parameters: `PolicyParams` in nodes/policy_params.py (`ros2 param describe` shows description, unit, range, read-only or not).
 Topics out: action topic, ~/predicted_chunk (JointTrajectory, for rviz), ~/latency_ms (observation stamp ->
 action publish), ~/tick_info (JSON per tick: status, dry, depth, reason, new_chunk, timings incl. wall-clock receive/publish
 stamps), /diagnostics. Services: ~/start, ~/stop, ~/reset (std_srvs/Trigger).
 GOMP_SPINCOUNT=10000 unless set (or OMP_WAIT_POLICY is): idle OpenMP workers stop spinning after inference
-(lerobot_ros.policy.openmp). Any LeRobot policy type loads the same way (tested: ACT, Diffusion); VLAs (SmolVLA,
-pi0 ...) need their extra (`lerobot[smolvla]`), a GPU in practice and a task (`-p task:=...` or the task
-topic). Async inference suits them; it needs n_obs_steps == 1, as LeRobot's policy server does. `chunking:=rtc`
-runs LeRobot's real-time chunking in the inference thread (policy.rtc): each chunk starts from the leftover of
-the previous one; the measured delay is on /diagnostics.
+(lerobot_ros.policy.openmp). Any LeRobot policy type loads the same way (tested: ACT, Diffusion, SmolVLA; pi0 /
+pi0.5 up to their processors offline); VLAs need their extra, a GPU in practice and a task: the parameter, the
+contract's default or its (latched) task topic, applied from the next chunk (lerobot_ros.policy.language). Async
+inference suits them; it needs n_obs_steps == 1, as LeRobot's policy server does; `chunking:=rtc`
+runs LeRobot's real-time chunking in the inference thread (policy.rtc), its measured delay on /diagnostics.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 
 import numpy as np
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
@@ -34,68 +33,13 @@ from trajectory_msgs.msg import JointTrajectory
 from lerobot_ros.codecs import chunk_to_joint_trajectory, ns_to_time
 from lerobot_ros.codecs.action import ACTION_MESSAGES, ActionEncoder
 from lerobot_ros.contract import ContractError, message_class
-from lerobot_ros.policy import AGGREGATE_FUNCTIONS, DEVICES, ON_STALE, AsyncInferenceConfig, RtcSettings
-from lerobot_ros.policy.async_inference import CHUNKING_MODES
-from lerobot_ros.policy.backend import BACKENDS, DEFAULT_SERVER
-from lerobot_ros.policy.inputs import parse_overrides
 from lerobot_ros.policy.openmp import limit_openmp_spin
-from lerobot_ros.policy.output import OUTPUT_MODES, action_topic, output_mode
+from lerobot_ros.nodes.policy_params import PolicyParams
+from lerobot_ros.policy.output import action_topic, output_mode
 from lerobot_ros.policy.startup import build_tick_loop, load_checked
 from lerobot_ros.ros.entry import NodeStartupError, run_node
-from lerobot_ros.ros.parameters import declare_params, param
-from lerobot_ros.ros.qos import RELIABLE_QOS, qos_by_name
-
-_LIVE = dict(reconfigurable=True)
-ASYNC_DEFAULTS = AsyncInferenceConfig()  # chunk_threshold / aggregate_fn defaults: one source
-RTC_DEFAULTS = RtcSettings()  # LeRobot's RTCConfig defaults
-_UNITS = "the action's LeRobot units"
-_PER_JOINT = "([] = off, one value = every joint)"
-
-
-@dataclass(frozen=True)
-class PolicyParams:
-    """policy_node's parameters: what runs and where is fixed at start-up; the safety envelope is not."""
-
-    pretrained_path: str = param("", "folder written by lerobot-train / save_pretrained (or a hub id); required")
-    contract: str = param("so101", "contract file or shipped name (so101, so101_sim, koch, metaworld, libero)")
-    device: str = param("auto", f"torch device of the policy: {' | '.join(DEVICES)} (cuda:N too; lerobot_server: the server's, auto = cuda)")
-    backend: str = param("local", "where the policy runs: in this process, or LeRobot's async-inference policy server (always async)",
-                         choices=BACKENDS)
-    server: str = param(DEFAULT_SERVER, "lerobot_server: HOST:PORT of the policy server; it unpickles what it receives, so keep it on "
-                        "loopback or a private network (a public address is warned about)")
-    server_policy_path: str = param("", "lerobot_server: the policy folder as the server's machine sees it ('' = pretrained_path)")
-    server_timeout_s: float = param(5.0, "lerobot_server: connect at start-up, and reply deadline per chunk", unit="s", min=0.0,
-                                    min_exclusive=True)
-    output_mode: str = param("", "what is published ('' = from the contract's action type)", choices=("", *OUTPUT_MODES))
-    action_topic: str = param("", "'' = the contract's action topic (or its sibling joint_command / joint_trajectory)")
-    tick_on: str = param("timer", "'timer' (the contract's fps on the ROS clock) or a feature that triggers each tick")
-    async_inference: bool = param(False, "run inference in its own thread and blend chunks (needs n_obs_steps == 1)")
-    chunk_threshold: float = param(ASYNC_DEFAULTS.threshold, "async: ask for a chunk when at most this fraction of one is queued", min=0.0,
-                                   max=1.0, **_LIVE)
-    aggregate_fn: str = param(ASYNC_DEFAULTS.aggregate, "async: how overlapping chunks merge", choices=tuple(AGGREGATE_FUNCTIONS))
-    actions_per_chunk: int = param(0, "async: actions used per chunk (0 = the policy's chunk length)", min=0)
-    chunking: str = param("auto", "chunk hand-over: switch (inline), aggregate (async, aggregate_fn), rtc (async, "
-                          "LeRobot's real-time chunking: smolvla, pi0, pi05); auto = aggregate if async_inference else switch",
-                          choices=("auto", *CHUNKING_MODES))
-    rtc_execution_horizon: int = param(RTC_DEFAULTS.execution_horizon, "rtc: leftover actions that guide the next chunk "
-                                       "(keep it above the inference delay in ticks)", unit="ticks", min=1)
-    rtc_max_guidance_weight: float = param(RTC_DEFAULTS.max_guidance_weight, "rtc: cap of the guidance weight",
-                                           min=0.0, min_exclusive=True)
-    max_age_ms: float = param(500.0, "oldest acceptable observation (0 = no limit)", unit="ms", min=0.0, **_LIVE)
-    max_age_overrides: list[str] = param([], "per-stream max_age_ms as 'feature=milliseconds'", unit="ms", **_LIVE)
-    on_stale: str = param("hold", "gated tick: repeat the last command, or publish nothing", choices=ON_STALE, **_LIVE)
-    action_lower: list[float] = param([], f"lower action limits {_PER_JOINT}", unit=_UNITS, **_LIVE)
-    action_upper: list[float] = param([], f"upper action limits {_PER_JOINT}", unit=_UNITS, **_LIVE)
-    max_delta: list[float] = param([], f"largest change per tick {_PER_JOINT}", unit=_UNITS, **_LIVE)
-    task: str = param("", "task string for VLAs ('' = the contract's); messages on its task topic replace it", **_LIVE)
-    seed: int = param(-1, "torch seed at start-up and on ~/reset (-1 = none); a new one acts at the next ~/reset", **_LIVE)
-    autostart: bool = param(True, "act from start-up, or wait for ~/start")
-    diagnostics_period_s: float = param(1.0, "/diagnostics period (steady clock)", unit="s", min=0.0, min_exclusive=True,
-                                        **_LIVE)
-
-    def __post_init__(self):
-        parse_overrides(self.max_age_overrides, "max_age_overrides")  # the syntax, at start-up and at run time
-
+from lerobot_ros.ros.parameters import declare_params
+from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS, qos_by_name
 
 class PolicyNode(Node):
     params_class = PolicyParams
@@ -110,7 +54,7 @@ class PolicyNode(Node):
             self.mode = output_mode(p.output_mode, feature.msg_type)
             self.action_topic = action_topic(self.mode, p.action_topic, feature.msg_type, feature.topic)
             self.loop = build_tick_loop(loaded, self.contract, p, self.mode, on_time_jump=self.get_logger().warning,
-                                        log=self.get_logger().warning)
+                                        log=self.get_logger().warning, on_warning=self.get_logger().warning)
         except ValueError as exc:
             raise NodeStartupError(str(exc)) from None
         self.joint_names = feature.joints or [n.removesuffix(".pos") for n in feature.names]
@@ -128,8 +72,8 @@ class PolicyNode(Node):
                                      qos_by_name(f.qos))
             for name, f in self.streams.items()
         ]
-        if self.contract.task.topic:
-            self._subs.append(self.create_subscription(String, self.contract.task.topic, self.on_task, RELIABLE_QOS))
+        if self.contract.task.topic:  # latched, as the bridges publish it: a late start still gets the task
+            self._subs.append(self.create_subscription(String, self.contract.task.topic, self.on_task, LATCHED_QOS))
         self.create_service(Trigger, "~/start", self.on_start)
         self.create_service(Trigger, "~/stop", self.on_stop)
         self.create_service(Trigger, "~/reset", self.on_reset)
@@ -174,7 +118,7 @@ class PolicyNode(Node):
             self.loop.run(stamp, self._publish, received_wall_ns)
 
     def on_task(self, msg: String) -> None:
-        self.loop.task = msg.data
+        self.loop.set_task(msg.data, f"topic {self.contract.task.topic}")
 
     def on_timer(self) -> None:
         self.loop.run(self.get_clock().now().nanoseconds, self._publish)

@@ -14,6 +14,7 @@ from typing import Mapping
 
 import numpy as np
 
+from lerobot_ros.policy.language import TaskWatch
 from lerobot_ros.policy.loading import LoadedPolicy
 
 
@@ -36,16 +37,38 @@ class PolicyRunner:
         self._lock = threading.RLock()
         self._captured = None
         self.last_chunk: np.ndarray | None = None  # post-processed chunk of the last inference (T, D)
+        #: a VLA's tokenizer step, watched: the text each chunk was conditioned on (None: reads no task)
+        self.language = TaskWatch.of(loaded.preprocessor, loaded.type)
+        self.chunk_task: str | None = None  # what the tokenizer got for the newest chunk (VLAs)
+        self.chunks = 0  # chunks predicted so far
         original = loaded.policy.predict_action_chunk
+        # the method select_action computes a chunk with: predict_action_chunk for most types, _get_action_chunk
+        # for SmolVLA and X-VLA (whose predict_action_chunk calls it too)
+        hook = "_get_action_chunk" if callable(getattr(loaded.policy, "_get_action_chunk", None)) else "predict_action_chunk"
+        computes = getattr(loaded.policy, hook)
 
         def capture(*args, **kwargs):  # records the chunk select_action computes internally
-            chunk = original(*args, **kwargs)
+            chunk = computes(*args, **kwargs)
             self._captured = chunk
+            self._new_chunk()
             return chunk
 
-        loaded.policy.predict_action_chunk = capture
+        setattr(loaded.policy, hook, capture)
         self._predict_chunk = original
         self.reset()
+
+    @property
+    def reads_task(self) -> bool:
+        """The policy is conditioned on a task sentence (its pre-processor tokenizes one)."""
+        return self.language is not None
+
+    def _new_chunk(self) -> None:
+        self.chunks += 1
+        self.chunk_task = self.language.last_text if self.language is not None else None
+
+    def _set_task(self, task: str) -> None:
+        if self.language is not None:
+            self.language.task = task
 
     @property
     def policy(self):
@@ -64,6 +87,7 @@ class PolicyRunner:
             if self.seed is not None:
                 torch.manual_seed(self.seed)
             self.last_chunk = None
+            self.chunk_task = None
 
     def discard_queue(self) -> None:
         """Drop the actions (and observation history) the policy queued internally, keeping seed and processors:
@@ -104,6 +128,7 @@ class PolicyRunner:
 
         with self._lock:
             self._captured = None
+            self._set_task(task)
             action = predict_action(
                 self._observation(frame),
                 self.loaded.policy,
@@ -139,9 +164,14 @@ class PolicyRunner:
             kwargs["prev_chunk_left_over"] = torch.as_tensor(prev_chunk_left_over, dtype=torch.float32, device=self.device)
         inference, amp = self._context(autograd=bool(kwargs))
         with self._lock, inference, amp:
+            self._set_task(task)
+            self._captured = None
             batch = prepare_observation_for_inference(self._observation(frame), self.device, task, self.robot_type)
             batch = self.loaded.preprocessor(batch)
             raw = self._predict_chunk(batch, **kwargs)
+            if self._captured is None:  # the hook is predict_action_chunk itself, not called here
+                self._new_chunk()
+            self._captured = None
             chunk = self._postprocess_chunk(raw)
             self.last_chunk = chunk
         raw = _to_numpy(raw[0] if raw.ndim == 3 else raw)

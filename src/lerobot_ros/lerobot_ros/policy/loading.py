@@ -69,6 +69,29 @@ class LoadedPolicy:
         return value if isinstance(value, int) and value > 0 else self.chunk_length
 
 
+#: LeRobot's extra per policy type where the type's name is not the extra's (pyproject of lerobot 0.6.1)
+_EXTRAS = {"pi0": "pi", "pi05": "pi", "pi0_fast": "pi", "wall_x": "wallx", "multi_task_dit": "multi-task-dit",
+           "vla_jepa": "vla-jepa", "lingbot_va": "lingbot-va"}
+
+
+def missing_extra_message(policy_type: str, exc: ImportError) -> str:
+    """One line for a policy whose optional dependencies are not installed, with the command that installs them
+    (the extra LeRobot's own message names, else the one of the policy type), pinned to the installed LeRobot."""
+    import re
+    from importlib.metadata import PackageNotFoundError, version
+
+    text = str(exc).split("\n")[0]
+    named = re.search(r"lerobot\[([\w-]+)\]", text)
+    extra = named.group(1) if named else _EXTRAS.get(policy_type, policy_type)
+    missing = getattr(exc, "name", None) or (re.match(r"'([^']+)' is required", text) or [None, None])[1]
+    try:
+        pin = f"=={version('lerobot')}"
+    except PackageNotFoundError:
+        pin = ""
+    what = f" ({missing!r} is not installed)" if missing else f" ({text})"
+    return f"the {policy_type} policy needs LeRobot's {extra!r} extra{what}: pip install 'lerobot[{extra}]{pin}'"
+
+
 def read_policy_config(path: str | Path) -> dict:
     """The config.json of a local pretrained folder as a dict, without LeRobot or torch: a check the CLI runs
     before it starts anything. PolicyLoadError (one line, naming the file) when missing or malformed."""
@@ -110,6 +133,8 @@ def load_policy(path: str, device: str = "auto") -> LoadedPolicy:
     config.device = device
     try:
         policy = get_policy_class(config.type).from_pretrained(path, config=config)
+    except ImportError as exc:  # an optional dependency of this policy type (LeRobot names the extra)
+        raise PolicyLoadError(missing_extra_message(config.type, exc)) from None
     except Exception as exc:  # noqa: BLE001
         raise PolicyLoadError(f"cannot load the {config.type} policy at {path!r}: {type(exc).__name__}: {exc}") from None
     policy.to(device)
@@ -121,6 +146,8 @@ def load_policy(path: str, device: str = "auto") -> LoadedPolicy:
             )
         except KeyError:  # a pipeline without a device step: nothing to override
             pre, post = make_pre_post_processors(config, pretrained_path=path)
+    except ImportError as exc:
+        raise PolicyLoadError(missing_extra_message(config.type, exc)) from None
     except Exception as exc:  # noqa: BLE001
         raise PolicyLoadError(f"cannot load the pre/post processors at {path!r}: {type(exc).__name__}: {exc}") from None
     return LoadedPolicy(policy=policy, preprocessor=pre, postprocessor=post, config=config, device=device, path=path)

@@ -17,6 +17,7 @@ from lerobot_ros.policy.backend import ChunkBackend, parse_server_address, publi
 from lerobot_ros.policy.controller import PolicyController
 from lerobot_ros.policy.features import feature_mismatches
 from lerobot_ros.policy.inputs import check_tick_on, max_ages_ns, parse_overrides, policy_streams, streaming_resampler
+from lerobot_ros.policy.language import missing_task_message, tokenizer_step
 from lerobot_ros.policy.loading import LoadedPolicy, PolicyLoadError, load_policy, load_policy_config
 from lerobot_ros.policy.inference import PolicyRunner
 from lerobot_ros.policy.rtc import RtcSettings
@@ -40,6 +41,7 @@ def load_checked(p):
     except PolicyLoadError as exc:
         raise ValueError(str(exc)) from None
     check_fit(loaded, contract, p.pretrained_path, p.contract)
+    check_task(loaded, contract, p.task)
     return contract, loaded
 
 
@@ -72,6 +74,13 @@ def make_backend(loaded: LoadedPolicy, contract, p, log: Callable[[str], None] |
     return backend
 
 
+def check_task(loaded: LoadedPolicy, contract, task: str) -> None:
+    """A policy conditioned on a task sentence gets one from somewhere: the parameter, the contract's default,
+    or the contract's task topic (a bridge's, or any latched publisher's; ticks wait for its first message)."""
+    if tokenizer_step(loaded.preprocessor) is not None and not (task or contract.task.default or contract.task.topic):
+        raise ValueError(missing_task_message(loaded.type))
+
+
 def check_fit(loaded: LoadedPolicy, contract, path: str, contract_name: str) -> None:
     """Every feature the policy was trained on, in the shape it expects, is in the contract."""
     problems = feature_mismatches(loaded.config, contract.lerobot_features())
@@ -82,8 +91,11 @@ def check_fit(loaded: LoadedPolicy, contract, path: str, contract_name: str) -> 
 
 def build_tick_loop(loaded: LoadedPolicy, contract, p, mode: str,
                     on_time_jump: Callable[[str], None] | None = None,
-                    log: Callable[[str], None] | None = None) -> PolicyTickLoop:
-    """The controller (backend, safety, staleness gates, async worker with its chunking) inside its tick loop."""
+                    log: Callable[[str], None] | None = None,
+                    on_warning: Callable[[str], None] | None = None) -> PolicyTickLoop:
+    """The controller (backend, safety, staleness gates, async worker with its chunking) inside its tick loop.
+    `log` gets start-up warnings (a public server address); `on_warning` the one-time notes (a task LeRobot's
+    tokenizer truncates)."""
     streams = policy_streams(contract.observation_features, loaded.config.input_features or {})
     max_age_ns = max_ages_ns(streams, p.max_age_ms, parse_overrides(p.max_age_overrides, "max_age_overrides"))
     tick_on = check_tick_on(p.tick_on, streams)
@@ -95,6 +107,9 @@ def build_tick_loop(loaded: LoadedPolicy, contract, p, mode: str,
         rtc = RtcSettings(p.rtc_execution_horizon, p.rtc_max_guidance_weight) if chunking == "rtc" else None
         async_config = AsyncInferenceConfig(p.chunk_threshold, p.aggregate_fn, p.actions_per_chunk or None, rtc=rtc)
     runner = make_backend(loaded, contract, p, log)
+    language = getattr(runner, "language", None)
+    if language is not None and on_warning is not None:
+        language.warn = on_warning
     try:
         controller = PolicyController(runner, safety, max_age_ns, p.on_stale, async_inference=async_config,
                                       trajectory_mode=mode == "trajectory")
@@ -104,5 +119,5 @@ def build_tick_loop(loaded: LoadedPolicy, contract, p, mode: str,
     return PolicyTickLoop(
         controller, streaming_resampler(streams), streams, task=p.task, default_task=contract.task.default or "",
         running=p.autostart, mode=mode, target_rate=str(contract.fps) if tick_on == "timer" else f"on {tick_on}",
-        on_time_jump=on_time_jump,
+        on_time_jump=on_time_jump, task_topic=contract.task.topic,
     )

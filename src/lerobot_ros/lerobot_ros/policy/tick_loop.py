@@ -60,13 +60,18 @@ class PolicyTickLoop:
         mode: str = "commands",
         target_rate: str = "",
         on_time_jump: Callable[[str], None] | None = None,
+        task_topic: str | None = None,
     ):
         self.controller = controller
         self.resampler = resampler
         self.features = dict(streams)  # observation features by name (the node decodes with them)
         self.streams = tuple(streams)
         self.default_task = default_task  # the contract's, used while `task` is ""
-        self.task = task or default_task
+        self.task_topic = task_topic  # where new tasks arrive (for diagnostics and the wait reason)
+        self.task, self.task_source = "", "none"
+        self.set_task(task, "parameter")
+        #: a VLA without a task yet waits (gated ticks) instead of acting on an empty sentence
+        self.needs_task = controller.runner.reads_task
         self.running = running
         self.mode = mode  # for diagnostics: what the node publishes
         self.target_rate = target_rate  # for diagnostics: "<fps>" or "on <feature>"
@@ -92,6 +97,22 @@ class PolicyTickLoop:
         self.rejected[name] += 1
         self.last_reject = reason
 
+    def set_task(self, task: str, source: str) -> None:
+        """A new task sentence (from the parameter or the task topic); "" falls back to the contract's default.
+        It conditions the next chunk the policy predicts (the executing one runs out as predicted)."""
+        if task:
+            self.task, self.task_source = task, source
+        elif self.default_task:
+            self.task, self.task_source = self.default_task, "contract default"
+        else:
+            self.task, self.task_source = "", "none"
+
+    def _waiting_for_task(self) -> str | None:
+        if not self.needs_task or self.task:
+            return None
+        where = f" on {self.task_topic}" if self.task_topic else ""
+        return f"waiting for a task{where} (this policy is conditioned on one)"
+
     # ---- the tick -------------------------------------------------------------------------------
     def run(self, t_ns: int, emit: Emit, received_wall_ns: int | None = None) -> bool:
         """One control tick at ROS time `t_ns`; False when the time did not advance (nothing done).
@@ -114,7 +135,9 @@ class PolicyTickLoop:
                 frame = self.resampler.frame_at(t_ns)
                 values = frame.values
                 ages = {n: (None if values.get(n) is None else frame.staleness_ns[n]) for n in self.streams}
-                result = self.controller.step(self.tick_index, values, ages, self.task, frame.reasons)
+                waiting = self._waiting_for_task()
+                reasons = frame.reasons if waiting is None else [*(frame.reasons or []), waiting]
+                result = self.controller.step(self.tick_index, values, ages, self.task, reasons)
             emit(t_ns, result, ages, start, received_wall_ns)
             self.tick_index += 1
             return True
@@ -157,7 +180,7 @@ class PolicyTickLoop:
             if "chunk_threshold" in changed:
                 c.worker.threshold = float(new.chunk_threshold)
             if "task" in changed:
-                self.task = new.task or self.default_task
+                self.set_task(new.task, "parameter")
             if "seed" in changed:
                 c.runner.seed = None if new.seed < 0 else int(new.seed)  # applied at the next ~/reset
 
@@ -180,12 +203,14 @@ class PolicyTickLoop:
                   published_wall_ns: int | None) -> dict:
         """What ~/tick_info says about this tick. The wall-clock stamps (time.time_ns) of the triggering
         observation's arrival and of the action's publish split latency into DDS in / node / DDS out."""
+        chunk_task = getattr(self.controller.runner, "chunk_task", None) if result.plan is not None else None
         return {"tick": self.tick_index, "t_ns": t_ns, "status": result.status, "dry": result.dry,
                 "depth": result.depth, "reason": result.reason, "published": published_wall_ns is not None,
                 "new_chunk": result.plan is not None,  # this tick's action is the first from a new chunk
                 "inference_ms": None if result.inference_ms is None else round(result.inference_ms, 3),
                 "tick_ms": round((time.perf_counter() - start) * 1e3, 3),
-                "received_wall_ns": received_wall_ns, "published_wall_ns": published_wall_ns}
+                "received_wall_ns": received_wall_ns, "published_wall_ns": published_wall_ns,
+                "chunk_task": chunk_task}
 
     # ---- diagnostics (side-effect free; `next_window` starts a new rate window) -------------------
     def next_window(self, now_s: float) -> None:
@@ -234,11 +259,15 @@ class PolicyTickLoop:
             "chunking": c.chunking,
             "stale_chunks": str(c.worker.stale_chunks if c.worker else ""),
             "backend": c.backend_name,
+            "task": self.task,
+            "task_source": self.task_source,
         }
         rtc = c.worker.rtc if c.worker is not None else None
         values["rtc_delay_ticks"] = "" if rtc is None else str(rtc.estimate())  # expected delay of the next inference
         values["rtc_last_delay_ticks"] = "" if rtc is None or rtc.last_delay is None else str(rtc.last_delay)
         values.update(c.runner.diagnostics())
+        if getattr(c.runner, "reads_task", False):  # the prompt the executing chunk was predicted from, as its tokenizer got it
+            values["chunk_task"] = c.runner.chunk_task or ""
         for name in self.streams:
             latest = self.resampler.latest_time(name)
             values[f"staleness_ms.{name}"] = "never" if latest is None else _fmt((now_ns - latest) / 1e6)
