@@ -206,8 +206,8 @@ def test_policy_node_runs_rtc_and_reports_it(ros, tmp_path, smolvla):
     worker.predict = gated
     submits, tick = [], worker.tick
 
-    def counted(t, frame, task=""):  # which ticks started an inference
-        out = tick(t, frame, task)
+    def counted(t, frame, task="", ages_ns=None):  # which ticks started an inference
+        out = tick(t, frame, task, ages_ns)
         if out.submitted:
             submits.append(t)
         return out
