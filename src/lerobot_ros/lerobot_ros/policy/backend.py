@@ -27,6 +27,8 @@ class ChunkBackend(Protocol):
     loaded: LoadedPolicy  # the policy's config (features, chunk length); weights only where they run here
     last_chunk: np.ndarray | None  # the last (T, D) chunk returned, post-processed (LeRobot units)
     seed: int | None
+    reads_task: bool  # the policy is conditioned on a task sentence that this process can see (ticks wait for one)
+    chunk_task: str | None  # the text the newest chunk was conditioned on, where known
 
     def predict_chunk(self, frame: Mapping[str, np.ndarray], task: str = "") -> np.ndarray: ...
 

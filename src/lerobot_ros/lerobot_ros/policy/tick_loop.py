@@ -203,7 +203,7 @@ class PolicyTickLoop:
                   published_wall_ns: int | None) -> dict:
         """What ~/tick_info says about this tick. The wall-clock stamps (time.time_ns) of the triggering
         observation's arrival and of the action's publish split latency into DDS in / node / DDS out."""
-        chunk_task = getattr(self.controller.runner, "chunk_task", None) if result.plan is not None else None
+        chunk_task = self.controller.runner.chunk_task if result.plan is not None else None
         return {"tick": self.tick_index, "t_ns": t_ns, "status": result.status, "dry": result.dry,
                 "depth": result.depth, "reason": result.reason, "published": published_wall_ns is not None,
                 "new_chunk": result.plan is not None,  # this tick's action is the first from a new chunk
@@ -266,7 +266,7 @@ class PolicyTickLoop:
         values["rtc_delay_ticks"] = "" if rtc is None else str(rtc.estimate())  # expected delay of the next inference
         values["rtc_last_delay_ticks"] = "" if rtc is None or rtc.last_delay is None else str(rtc.last_delay)
         values.update(c.runner.diagnostics())
-        if getattr(c.runner, "reads_task", False):  # the prompt the executing chunk was predicted from, as its tokenizer got it
+        if c.runner.reads_task:  # the prompt the executing chunk was predicted from, as its tokenizer got it
             values["chunk_task"] = c.runner.chunk_task or ""
         for name in self.streams:
             latest = self.resampler.latest_time(name)
