@@ -300,7 +300,9 @@ def test_warmup_staleness_stop_and_errors(ros, tmp_path, policies):
     h.publish(T0 + 5 * PERIOD, joints[0], images[0])
     assert h.tick(T0 + 5 * PERIOD)["status"] == "stopped"
     assert h.call("start").success
-    h.publish(T0 + 6 * PERIOD, joints[1], images[1])
+    # the stale camera discarded the policy's queue, so this tick predicts a new chunk: from another frame than
+    # the last published action's (the same frame would give the same action, nothing for max_delta to limit)
+    h.publish(T0 + 6 * PERIOD, joints[3], images[3])
     info = h.tick(T0 + 6 * PERIOD)
     assert info["status"] == "ok" and "limited change" in (info["reason"] or "")  # max_delta 1 deg per tick
     # a policy that raises: the tick is skipped, the node lives on
