@@ -92,8 +92,12 @@ def call(node, srv_type, name: str, request, timeout: float = 30.0):
 
 
 def bag_counts(path: Path) -> dict[str, int]:
+    """Messages per topic, summed over the topic's connections (a topic may have more than one)."""
+    counts: dict[str, int] = {}
     with Reader(path) as reader:
-        return {c.topic: c.msgcount for c in reader.connections}
+        for c in reader.connections:
+            counts[c.topic] = counts.get(c.topic, 0) + c.msgcount
+    return counts
 
 
 def metadata(path: Path) -> dict:
