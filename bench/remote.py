@@ -33,40 +33,13 @@ sys.path.insert(0, str(ROOT / "tests"))  # netns, remote_sides, fixtures: test h
 import numpy as np  # noqa: E402
 
 H, W, FPS, JOINT_HZ, CAMERAS, POLICY_HW = 480, 640, 30.0, 100.0, ("front", "wrist"), (96, 128)
-JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
 GOAL_FPS, GOAL_ON_TIME = 0.99, 0.99
 
 
 def contract_text(compressed: bool, tolerance_ms: float) -> str:
-    cams = "".join(f"""
-  observation.images.{cam}:
-    topic: /{cam}/image_raw{'/compressed' if compressed else ''}
-    type: sensor_msgs/msg/{'CompressedImage' if compressed else 'Image'}
-    qos: sensor
-    shape: [{POLICY_HW[0]}, {POLICY_HW[1]}, 3]
-    timeline: header
-    alignment: {{policy: nearest, tolerance_ms: {tolerance_ms:g}}}
-    transforms: [{{resize: [{POLICY_HW[0]}, {POLICY_HW[1]}]}}]""" for cam in CAMERAS)
-    return f"""version: 1
-robot_type: so101_follower
-fps: {FPS:g}
-features:
-  action:
-    topic: /follower/commands
-    type: std_msgs/msg/Float64MultiArray
-    qos: reliable
-    names: [{', '.join(j + '.pos' for j in JOINTS)}]
-    transforms: [rad2deg]
-    timeline: receive
-  observation.state:
-    topic: /follower/joint_states
-    type: sensor_msgs/msg/JointState
-    qos: sensor
-    joints: [{', '.join(JOINTS)}]
-    transforms: [rad2deg]
-    timeline: header
-    alignment: {{policy: interpolate, tolerance_ms: 100}}{cams}
-"""
+    from remote_sides import so101_contract
+
+    return so101_contract(CAMERAS, POLICY_HW, FPS, compressed, tolerance_ms)
 
 
 def write_video(path: Path, frames: int = 60) -> None:

@@ -18,6 +18,43 @@ import threading
 import time
 
 
+def so101_contract(cameras, image_hw, fps: float, compressed: bool, image_tolerance_ms: float) -> str:
+    """The SO-101 contract both hosts use in tests/test_remote.py and bench/remote.py: joint states and commands
+    on /follower, one (jpeg or raw) image feature per camera resized to `image_hw`."""
+    from lerobot_ros.conventions.joints import SO101_JOINTS
+
+    h, w = image_hw
+    cams = "".join(f"""
+  observation.images.{cam}:
+    topic: /{cam}/image_raw{'/compressed' if compressed else ''}
+    type: sensor_msgs/msg/{'CompressedImage' if compressed else 'Image'}
+    qos: sensor
+    shape: [{h}, {w}, 3]
+    timeline: header
+    alignment: {{policy: nearest, tolerance_ms: {image_tolerance_ms:g}}}
+    transforms: [{{resize: [{h}, {w}]}}]""" for cam in cameras)
+    return f"""version: 1
+robot_type: so101_follower
+fps: {fps:g}
+features:
+  action:
+    topic: /follower/commands
+    type: std_msgs/msg/Float64MultiArray
+    qos: reliable
+    names: [{', '.join(j + '.pos' for j in SO101_JOINTS)}]
+    transforms: [rad2deg]
+    timeline: receive
+  observation.state:
+    topic: /follower/joint_states
+    type: sensor_msgs/msg/JointState
+    qos: sensor
+    joints: [{', '.join(SO101_JOINTS)}]
+    transforms: [rad2deg]
+    timeline: header
+    alignment: {{policy: interpolate, tolerance_ms: 100}}{cams}
+"""
+
+
 class Lines:
     """JSON lines to a file, flushed each line, from any thread."""
 

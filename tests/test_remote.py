@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import netns
+from remote_sides import so101_contract
 
 pytestmark = [
     pytest.mark.slow,
@@ -33,34 +34,7 @@ CHUNK = 20
 MAX_AGE_MS = 500.0
 START_TIMEOUT = 420.0  # torch, LeRobot and discovery on a loaded 2-core machine
 
-CONTRACT = """version: 1
-robot_type: so101_follower
-fps: 30
-features:
-  action:
-    topic: /follower/commands
-    type: std_msgs/msg/Float64MultiArray
-    qos: reliable
-    names: [shoulder_pan.pos, shoulder_lift.pos, elbow_flex.pos, wrist_flex.pos, wrist_roll.pos, gripper.pos]
-    transforms: [rad2deg]
-    timeline: receive
-  observation.state:
-    topic: /follower/joint_states
-    type: sensor_msgs/msg/JointState
-    qos: sensor
-    joints: [shoulder_pan, shoulder_lift, elbow_flex, wrist_flex, wrist_roll, gripper]
-    transforms: [rad2deg]
-    timeline: header
-    alignment: {policy: interpolate, tolerance_ms: 100}
-  observation.images.front:
-    topic: /front/image_raw/compressed
-    type: sensor_msgs/msg/CompressedImage
-    qos: sensor
-    shape: [48, 64, 3]
-    timeline: header
-    alignment: {policy: nearest, tolerance_ms: 250}  # frames arrive late on a loaded 2-core CI machine
-    transforms: [{resize: [48, 64]}]
-"""
+CONTRACT = so101_contract(["front"], (48, 64), 30, compressed=True, image_tolerance_ms=250)  # frames arrive late on a loaded 2-core CI machine
 
 
 def lines(path: Path) -> list[dict]:
