@@ -18,26 +18,25 @@ import pytest  # noqa: E402
 from lerobot_ros.ros.runtime import RosRuntime  # noqa: E402
 
 
-@pytest.fixture
-def ros():
-    """A private rclpy context with an executor spinning in a thread; torn down in the safe order."""
+def _running_runtime():
     runtime = RosRuntime()
     runtime.start()
     try:
         yield runtime
     finally:
         runtime.close()
+
+
+@pytest.fixture
+def ros():
+    """A private rclpy context with an executor spinning in a thread; torn down in the safe order."""
+    yield from _running_runtime()
 
 
 @pytest.fixture
 def probe_runtime():
     """A second rclpy context (another DDS participant), as `ros2 param` is: tests/param_probe.ParamProbe lives in it."""
-    runtime = RosRuntime()
-    runtime.start()
-    try:
-        yield runtime
-    finally:
-        runtime.close()
+    yield from _running_runtime()
 
 
 @pytest.fixture
