@@ -398,7 +398,7 @@ def test_policy_backend_and_server_reach_the_policy_node():
     """backend:=lerobot_server server:=HOST:PORT given to a top-level file reach policy_node; the default is the
     policy in process, and the server's default address is loopback (that server unpickles what it receives)."""
     default = params(by_label(plan("so101_real", policy_path="/models/act"), "policy"))
-    assert (default["backend"], default["server"], default["server_policy_path"]) == ("local", "127.0.0.1:8080", "")
+    assert (default["backend"], default["server"], default["server_policy_path"]) == ("local", "127.0.0.1:8080", "/models/act")
     remote = plan("sim_so101", policy_path="/models/act", backend="lerobot_server", server="10.0.0.5:8080",
                   server_policy_path="/srv/act")
     got = params(by_label(remote, "policy"))
