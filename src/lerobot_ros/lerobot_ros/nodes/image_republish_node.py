@@ -14,14 +14,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.clock import Clock, ClockType
 from rclpy.event_handler import PublisherEventCallbacks
 from rclpy.node import Node
 from sensor_msgs.msg import CompressedImage, Image
 
-from lerobot_ros.codecs import CodecError, image_to_compressed, ns_to_time
+from lerobot_ros.codecs import CodecError, image_to_compressed
 from lerobot_ros.ros.camera_topics import DEFAULT_JPEG_QUALITY, JPEG_QUALITY_RANGE
+from lerobot_ros.ros.diagnostics import diagnostic_array, values_status
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS, qos_by_name
@@ -109,15 +110,12 @@ class ImageRepublishNode(Node):
 
     def on_diagnostics(self) -> None:
         self._follow_subscribers()  # also catches a matched event missed while the subscription was changing
-        status = DiagnosticStatus(level=DiagnosticStatus.OK, name=f"{self.get_name()}: republish",
-                                  hardware_id=self.get_fully_qualified_name())
-        status.message = f"{self.counts['published']} frames to {self.pub.topic_name}"
-        if self.counts["rejected"]:
-            status.level, status.message = DiagnosticStatus.WARN, f"{self.counts['rejected']} frames could not be encoded"
-        status.values = [KeyValue(key=k, value=v) for k, v in self.values().items()]
-        msg = DiagnosticArray(status=[status])
-        msg.header.stamp = ns_to_time(self.get_clock().now().nanoseconds)
-        self.diag_pub.publish(msg)
+        rejected = self.counts["rejected"]
+        message = (f"{rejected} frames could not be encoded" if rejected
+                   else f"{self.counts['published']} frames to {self.pub.topic_name}")
+        status = values_status(f"{self.get_name()}: republish", self.get_fully_qualified_name(), message,
+                               self.values(), warn=bool(rejected))
+        self.diag_pub.publish(diagnostic_array(self.get_clock().now().nanoseconds, status))
 
 
 def main(args=None) -> None:
