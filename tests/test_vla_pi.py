@@ -1,8 +1,8 @@
 """pi0 / pi0.5 offline up to their processors: LeRobot's own pre-processor factory builds with PaliGemma's tokenizer id
 served from a local hub cache (tests/fixtures_pi.py), and the task reaches its tokenizer step as the node sees it
 (pi0: the task plus newline; pi0.5: its prompt with the discretized state), truncated as LeRobot truncates.
-The models themselves (both Gemma towers gemma_300m, ~1.3 B random parameters) are measured by
-bench/vla_footprint.py, too heavy for the suite on a 2-core machine. Each check runs in a child process: the hub
+The models themselves (PaliGemma gemma_2b + expert gemma_300m in bfloat16, the smallest LeRobot's model runs: ~3.5 B
+random parameters, ~14 GB while built) are measured by bench/vla_footprint.py, too heavy for the suite. Each check runs in a child process: the hub
 cache path is read when huggingface_hub is imported."""
 
 from __future__ import annotations
