@@ -1,8 +1,9 @@
 """Benchmark: how smoothly one action chunk hands over to the next (switch vs aggregate vs real-time chunking).
 
-Set-up: the tiny SmolVLA of the test suite (tests/fixtures_vla.py: random weights, 64x64 camera, chunk 50, seed 0)
-drives the SO-101 twin (sim_bridge_node in its own process, env so101, realtime at 30 fps on /clock, front camera
-64x64) through policy_node (in this process, one rclpy context per mode, over real DDS), once per chunking mode:
+Set-up: the tiny SmolVLA of the test suite fitted to smooth demonstrations (tests/fixtures_smooth.py: chunk 50,
+trained once with LeRobot's loss and cached, ~5 min the first time) drives the SO-101 twin (sim_bridge_node in its
+own process, env so101, realtime at 30 fps on /clock, front camera 64x64) through policy_node (in this process, one
+rclpy context per mode, over real DDS), once per chunking mode:
 - switch: inline inference (policy_node's default), LeRobot's own queue: 50 actions, then the next chunk
   (the tick that infers waits for it);
 - aggregate: async inference, the next chunk asked for once <= threshold * 50 actions are left, overlaps blended
@@ -15,13 +16,15 @@ at chunk boundaries (t+1 is the first action of a new chunk) and inside chunks, 
 command repeated on a dry tick is skipped: the arm holds); on time = acted ticks / ticks of the sim-time span (a
 blocked inline tick or a dry queue is not acted).
 
-Making the comparison meaningful: random weights give chunks that are white noise in time (a row-to-row jump
-inside a chunk is as big as the jump between two chunks), so no chunking can make a boundary smoother than the
-inside of a chunk: the inside-chunk column is the floor, and `boundary / inside` per mode says how much of a
-boundary's jump is the hand-over's own. Fixed seeds (policy weights, torch in the node, the twin's episode), the
-same run length per mode and enough boundaries (30 s: ~18 switch, ~45 async boundaries) keep the modes
-comparable; nothing here is tuned to the figure. The machine is shared (2 cores): inference times, and with them
-the delays and dry ticks, vary from run to run.
+Why a fitted policy: random weights give chunks that are white noise in time (a row-to-row jump inside a chunk is
+as big as the jump between two chunks), so no chunking can make a boundary smoother than the inside of a chunk
+(`--weights random` shows it). The fitted chunks are smooth inside, and two chunks sampled from nearby
+observations disagree where the demonstrations do (a slow wave whose phase the observation does not show): the
+hand-over jump that chunking modes differ in. The inside-chunk column is the floor, `boundary / inside` per mode
+says how much of a boundary's jump is the hand-over's own. Fixed seeds (policy weights, torch in the node, the
+twin's episode), the same run length per mode and enough boundaries (30 s: ~18 switch, ~45 async boundaries) keep
+the modes comparable; nothing here is tuned to the figure. The machine is shared (2 cores): inference times, and
+with them the delays and dry ticks, vary from run to run.
 Also measured, as bench/policy_node.py defines it: the per-tick ROS overhead for this VLA (sync, lockstep on the
 joint state: ROS round trip - the node's own inference time of the same tick).
 
@@ -183,6 +186,8 @@ def main() -> int:
     ap.add_argument("--threshold", type=float, default=0.8, help="async modes: ask for a chunk once this fraction is left")
     ap.add_argument("--horizon", type=int, default=40, help="rtc_execution_horizon (ticks; covers the inference delay)")
     ap.add_argument("--camera-fps", type=float, default=15.0, help="the twin's camera rate")
+    ap.add_argument("--weights", choices=("fitted", "random"), default="fitted",
+                    help="the tiny SmolVLA fitted to smooth demonstrations (cached), or random weights")
     ap.add_argument("--overhead-ticks", type=int, default=40, help="lockstep ticks of the overhead part (0: skip)")
     args = ap.parse_args()
 
@@ -191,8 +196,13 @@ def main() -> int:
     from lerobot_ros.ros.runtime import RosRuntime, wait_until
 
     tmp = Path(tempfile.mkdtemp(prefix="bench_chunking_"))
-    policy_dir = make_policy_folder(tmp / "smolvla", "smolvla", cameras={"front": (SIDE, SIDE)}, chunk_size=args.chunk,
-                                    n_action_steps=args.chunk, seed=0)
+    if args.weights == "fitted":
+        from fixtures_smooth import cached_smooth_smolvla
+
+        policy_dir = cached_smooth_smolvla(chunk=args.chunk)
+    else:
+        policy_dir = make_policy_folder(tmp / "smolvla", "smolvla", cameras={"front": (SIDE, SIDE)}, chunk_size=args.chunk,
+                                        n_action_steps=args.chunk, seed=0)
     contract = tmp / "bench_chunking.yaml"
     contract.write_text(CONTRACT.format(fps=args.fps))
     use_large_data_profile()
@@ -226,7 +236,7 @@ def main() -> int:
 
     sw, rtc = results["switch"], results["rtc"]
     figure = rtc["boundary_p95"] / sw["boundary_p95"] if sw["boundary_p95"] > 0 else float("nan")
-    print(f"\nchunking benchmark: tiny SmolVLA (random weights, chunk {args.chunk}) on the SO-101 twin, {args.fps} Hz "
+    print(f"\nchunking benchmark: tiny SmolVLA ({args.weights} weights, chunk {args.chunk}) on the SO-101 twin, {args.fps} Hz "
           f"realtime, {args.seconds:.0f} s per mode; async threshold {args.threshold}, rtc horizon {args.horizon}")
     print(f"{'mode':10}{'bounds':>7}{'bound p95':>10}{'bound max':>10}{'in p95':>9}{'in max':>9}{'b/in p95':>9}"
           f"{'on time':>9}{'dry':>6}   (jumps: degrees, max over the arm joints)")
@@ -241,7 +251,7 @@ def main() -> int:
     print(f"(machine load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores: timings are noisy)")
     result = {
         "bench": "chunking", "figure": round(figure, 3), "goal": 0.5, "goal_op": "<=", "meets_goal": bool(figure <= 0.5),
-        "moonshot": 0.3, "modes": {m: {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()} for m, r in results.items()},
+        "moonshot": 0.3, "weights": args.weights, "modes": {m: {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()} for m, r in results.items()},
         "vla_overhead_p50_ms": round(overhead["p50"], 3) if overhead else None,
         "vla_overhead_p99_ms": round(overhead["p99"], 3) if overhead else None,
         "load_avg": round(os.getloadavg()[0], 2),
