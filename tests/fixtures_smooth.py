@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fcntl
 import hashlib
+import inspect
 import json
 import os
 import shutil
@@ -129,8 +130,11 @@ def _cache_key(**kwargs) -> str:
     h = hashlib.sha256(Path(__file__).read_bytes())
     for path in ("fixtures_vla.py", "fixtures_policy.py"):
         h.update((Path(__file__).parent / path).read_bytes())
+    arguments = inspect.signature(train_smooth_smolvla).bind(None, **kwargs)
+    arguments.apply_defaults()  # chunk=50 given or left out: one folder
+    arguments = {k: v for k, v in arguments.arguments.items() if k not in ("out", "log")}
     h.update(json.dumps([torch.__version__, transformers.__version__, getattr(lerobot, "__version__", "?"),
-                         sorted(kwargs.items())]).encode())
+                         sorted(arguments.items())]).encode())
     return h.hexdigest()[:16]
 
 

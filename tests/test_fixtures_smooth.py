@@ -97,3 +97,8 @@ def test_the_fitted_policy_gives_smooth_chunks_where_random_weights_give_noise(t
     assert fitted_p95 < 0.15 * random_p95, (fitted_p95, random_p95)
     assert fitted_p95 < 4 * np.percentile(_steps(demos), 95)
     assert np.median(starts) < 8.0  # chunks continue from the observed state
+
+
+def test_the_cache_key_counts_defaults_given_or_left_out():
+    assert fs._cache_key() == fs._cache_key(chunk=50) == fs._cache_key(chunk=50, steps=3000)
+    assert fs._cache_key(chunk=10) != fs._cache_key()
