@@ -1,7 +1,7 @@
 """Benchmark: how smoothly one action chunk hands over to the next (switch vs aggregate vs real-time chunking).
 
 Set-up: the tiny SmolVLA of the test suite fitted to smooth demonstrations (tests/fixtures_smooth.py: chunk 50,
-trained once with LeRobot's loss and cached, ~5 min the first time) drives the SO-101 twin (sim_bridge_node in its
+trained once with LeRobot's loss and cached, ~3 min the first time) drives the SO-101 twin (sim_bridge_node in its
 own process, env so101, realtime at 30 fps on /clock, front camera 64x64) through policy_node (in this process, one
 rclpy context per mode, over real DDS), once per chunking mode:
 - switch: inline inference (policy_node's default), LeRobot's own queue: 50 actions, then the next chunk
