@@ -149,6 +149,13 @@ def test_recorder_has_its_own_namespace_and_optional_pieces_follow_their_switche
     assert koch["robot_type"] == "koch_follower" and params(by_label(plan("koch_real", teleop="true"), "teleop"))["teleop_type"] == "koch_leader"
 
 
+def test_jpeg_quality_reaches_every_camera_node_from_the_robot_file():
+    default = plan("so101_real", use_wrist="true")
+    assert [params(by_label(default, cam))["jpeg_quality"] for cam in ("front_camera", "wrist_camera")] == [90, 90]
+    lower = plan("koch_real", use_wrist="true", jpeg_quality="70")
+    assert [params(by_label(lower, cam))["jpeg_quality"] for cam in ("front_camera", "wrist_camera")] == [70, 70]
+
+
 def test_virtual_arm_runs_the_real_robot_file_on_emulated_ports(tmp_path):
     p = plan("so101_virtual", virtual_dir=str(tmp_path / "v"))
     arm, robot, teleop = (by_label(p, x) for x in ("virtual_arm", "robot", "teleop"))
