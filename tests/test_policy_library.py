@@ -203,6 +203,37 @@ def test_async_tick_never_waits_for_inference():
         worker.close()
 
 
+def test_async_chunk_that_arrives_after_all_its_ticks_is_counted_and_explained():
+    """Inference slower than a chunk lasts (pi0 on a CPU): the chunk's rows are all for ticks that ran; nothing of
+    it executes, the dry reason says why instead of 'waiting for the first chunk', and a later timely chunk runs."""
+    release = threading.Event()
+    slow = {"on": True}
+
+    def predict(frame, task):
+        if slow["on"]:
+            release.wait(10)
+        return np.arange(4.0)[:, None] + 10 * frame["k"]
+
+    worker = AsyncInference(predict, chunk_length=4, config=AsyncInferenceConfig(threshold=0.5, aggregate="latest_only"))
+    try:
+        assert worker.tick(0, {"k": 0}, "task").submitted
+        for k in range(1, 6):  # ticks 0..5 run while the chunk for ticks 0..3 is computed
+            assert worker.tick(k, {"k": k}, "task").action is None
+        release.set()
+        assert worker.wait_idle(10)
+        assert worker.expired_chunks == 1 and worker.chunks == 0 and worker.queue.depth(6) == 0
+        assert worker.last_stale.startswith("a chunk came ") and "all 4 of its ticks had passed" in worker.last_stale
+        assert "slower than a chunk lasts" in worker.last_stale
+        slow["on"] = False
+        assert worker.tick(6, {"k": 6}, "task").submitted
+        assert worker.wait_idle(10)
+        assert worker.tick(7, {"k": 7}, "task").action.tolist() == [61.0]  # row 1 of the chunk observed at tick 6
+        assert worker.chunks == 1 and worker.expired_chunks == 1 and worker.last_stale is None
+    finally:
+        release.set()
+        worker.close()
+
+
 def test_async_policy_error_skips_and_continues():
     state = {"n": 0}
 

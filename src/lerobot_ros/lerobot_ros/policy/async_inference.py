@@ -100,6 +100,7 @@ class AsyncInference:
         self.chunks = 0
         self.max_age_ns: Mapping[str, int] = {}  # per stream (0 = no limit); checked when a chunk arrives
         self.stale_chunks = 0
+        self.expired_chunks = 0  # arrived after the last of their ticks
         self.last_stale: str | None = None
         self._job: tuple[int, Mapping, str, int, Mapping | None, dict] | None = None
         self._busy = False
@@ -191,10 +192,16 @@ class AsyncInference:
                     chunk = None
             with self._cond:
                 if chunk is not None and epoch == self._epoch:
-                    self.queue.merge(tick, chunk)
+                    kept = self.queue.merge(tick, chunk)
                     if self.rtc is not None:
                         self.rtc.merged(tick, raw, self.queue.last_tick)
-                    self.chunks += 1
-                    self.last_stale = None  # the reason a late chunk was discarded: kept until one is queued
+                    if kept:
+                        self.chunks += 1
+                        self.last_stale = None  # the reason a late chunk was discarded: kept until one is queued
+                    else:  # every row was meant for a tick that has run: nothing of it can execute
+                        self.expired_chunks += 1
+                        self.last_stale = (f"a chunk came {elapsed_s * 1e3:.0f} ms after its observation, when all "
+                                           f"{len(chunk)} of its ticks had passed: inference is slower than a chunk "
+                                           "lasts (use a faster device or a longer chunk)")
                 self._busy = False
                 self._cond.notify_all()

@@ -258,6 +258,7 @@ class PolicyTickLoop:
             "queue_discards": str(c.discards),
             "chunking": c.chunking,
             "stale_chunks": str(c.worker.stale_chunks if c.worker else ""),
+            "expired_chunks": str(c.worker.expired_chunks if c.worker else ""),
             "backend": c.backend_name,
             "task": self.task,
             "task_source": self.task_source,
