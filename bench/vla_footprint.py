@@ -1,4 +1,4 @@
-"""Memory and seconds per chunk of the VLAs policy_node runs, on this machine's CPU, offline.
+"""Memory and seconds per chunk of the VLAs policy_node runs, offline, on this machine's CPU (or `--device cuda`).
 
 Per model, one process builds the random checkpoint and saves it, and another (whose peak RSS is reported) loads
 it with policy_node's loader (LeRobot's from_pretrained + processors) and runs PolicyRunner.predict_chunk (LeRobot's
@@ -47,7 +47,7 @@ def build(kind: str, folder: Path, chunk_size: int, image_side: int) -> None:
         make_pi_folder(folder, kind, cameras=cameras, chunk_size=chunk_size, image_side=image_side)
 
 
-def measure(kind: str, folder: Path, chunks: int, chunk_size: int, image_side: int) -> dict:
+def measure(kind: str, folder: Path, chunks: int, chunk_size: int, image_side: int, device: str = "cpu") -> dict:
     """In this process: load the saved checkpoint as policy_node does, run `chunks` chunks; peak RSS and timings."""
     sys.path.insert(0, str(ROOT / "tests"))
     import numpy as np
@@ -60,7 +60,7 @@ def measure(kind: str, folder: Path, chunks: int, chunk_size: int, image_side: i
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     cameras = {"front": (image_side, image_side)}
     t0 = time.perf_counter()
-    loaded = load_policy(str(folder), "cpu")
+    loaded = load_policy(str(folder), device)
     load_s = time.perf_counter() - t0
     params = sum(p.numel() for p in loaded.policy.parameters())
     dtypes = sorted({str(p.dtype).removeprefix("torch.") for p in loaded.policy.parameters()})
@@ -76,7 +76,8 @@ def measure(kind: str, folder: Path, chunks: int, chunk_size: int, image_side: i
     return {"model": kind, "params_m": round(params / 1e6, 1), "dtypes": dtypes, "peak_rss_gib": round(
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2), "load_s": round(load_s, 1),
         "first_chunk_s": round(times[0], 2), "s_per_chunk": round(sorted(steady)[len(steady) // 2], 3),
-        "chunk_size": chunk_size, "prompt": runner.chunk_task, "tokenizer_max_length": runner.language.max_length}
+        "chunk_size": chunk_size, "device": loaded.device, "gpu_peak_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2)
+        if str(loaded.device).startswith("cuda") else None, "prompt": runner.chunk_task, "tokenizer_max_length": runner.language.max_length}
 
 
 def run_one(model: str, args, env: dict, tmp: Path) -> dict:
@@ -88,7 +89,8 @@ def run_one(model: str, args, env: dict, tmp: Path) -> dict:
     proc = subprocess.run([sys.executable, __file__, "--build", model, *common], capture_output=True, text=True, env=env)
     built = time.perf_counter() - t0
     if proc.returncode == 0:
-        proc = subprocess.run([sys.executable, __file__, "--one", model, "--chunks", str(args.chunks), *common],
+        proc = subprocess.run([sys.executable, __file__, "--one", model, "--chunks", str(args.chunks),
+                               "--device", args.device, *common],
                               capture_output=True, text=True, env=env)
     last = (proc.stdout.strip().splitlines() or [""])[-1]
     try:
@@ -108,6 +110,7 @@ def main() -> None:
     ap.add_argument("--chunks", type=int, default=3)
     ap.add_argument("--chunk-size", type=int, default=50, help="chunk_size = n_action_steps (LeRobot's default)")
     ap.add_argument("--image-side", type=int, default=224, help="pi0/pi05 image_resolution and camera size (SmolVLA: 64)")
+    ap.add_argument("--device", default="cpu", help="where the policies run (cpu, cuda, auto: as policy_node's device)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--build", help=argparse.SUPPRESS)
     ap.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
@@ -116,7 +119,7 @@ def main() -> None:
         build(args.build, args.folder, args.chunk_size, args.image_side)
         return
     if args.one:
-        print(json.dumps(measure(args.one, args.folder, args.chunks, args.chunk_size, args.image_side)))
+        print(json.dumps(measure(args.one, args.folder, args.chunks, args.chunk_size, args.image_side, args.device)))
         return
     with tempfile.TemporaryDirectory(prefix="vla_footprint_") as tmp:
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(Path(tmp) / "hub"), "PYTHONWARNINGS": "ignore"}
