@@ -68,15 +68,17 @@ def _uninformative_images(rng, n: int) -> np.ndarray:
 
 
 def _stats(state: np.ndarray, actions: np.ndarray) -> dict:
+    """The demonstrations' own state / action stats; the camera's from fixtures_policy (plain 0-1 images)."""
     import torch
 
-    stats = {}
+    from fixtures_policy import _stats as fixture_stats
+
+    stats = fixture_stats(6, 6, {"front": (SIDE, SIDE)}, seed=0)
     for key, values in (("observation.state", state), ("action", actions.reshape(-1, 6))):
-        stats[key] = {"mean": values.mean(0), "std": values.std(0), "min": values.min(0), "max": values.max(0),
-                      "q01": np.quantile(values, 0.01, axis=0), "q99": np.quantile(values, 0.99, axis=0)}
-    stats["observation.images.front"] = {"mean": np.full((3, 1, 1), 0.45), "std": np.full((3, 1, 1), 0.25),
-                                         "min": np.zeros((3, 1, 1)), "max": np.ones((3, 1, 1))}
-    return {k: {s: torch.as_tensor(np.asarray(v), dtype=torch.float32) for s, v in d.items()} for k, d in stats.items()}
+        data = {"mean": values.mean(0), "std": values.std(0), "min": values.min(0), "max": values.max(0),
+                "q01": np.quantile(values, 0.01, axis=0), "q99": np.quantile(values, 0.99, axis=0)}
+        stats[key] = {s: torch.as_tensor(v, dtype=torch.float32) for s, v in data.items()}
+    return stats
 
 
 def train_smooth_smolvla(out: Path, chunk: int = 50, steps: int = 3000, batch: int = 32, lr: float = 1e-3,
