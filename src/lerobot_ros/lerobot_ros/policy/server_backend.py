@@ -25,6 +25,7 @@ from typing import Mapping
 import numpy as np
 
 from lerobot_ros.policy.backend import parse_server_address
+from lerobot_ros.policy.inference import _to_numpy
 from lerobot_ros.policy.loading import LoadedPolicy
 
 STATE = "observation.state"
@@ -159,7 +160,7 @@ class PolicyServerBackend:
             actions = pickle.loads(reply.data)  # nosec - see the module docstring
             if not actions or actions[0].get_timestep() != step:
                 raise self._lost("answered for another observation; reconnecting")
-            chunk = np.stack([_numpy(a.get_action()) for a in actions])
+            chunk = np.stack([np.asarray(_to_numpy(a.get_action()), dtype=np.float64).reshape(-1) for a in actions])
             self.last_chunk = chunk
             return chunk
 
@@ -195,7 +196,3 @@ def _rpc_text(exc) -> str:
     return f"{getattr(code, 'name', code)}: {details}"
 
 
-def _numpy(value) -> np.ndarray:
-    if hasattr(value, "detach"):
-        value = value.detach().to("cpu").float().numpy()
-    return np.asarray(value, dtype=np.float64).reshape(-1)
