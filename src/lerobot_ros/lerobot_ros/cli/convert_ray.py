@@ -27,37 +27,35 @@ def convert_shard(argv: list[str]) -> int:
 
 def run(args, contract, out: Path, bags: list[Path], repo_id: str) -> int:
     """Convert `bags` as Ray tasks (one per shard) and merge the shards into `out`."""
+    from lerobot_ros.cli.convert import _fail
+
     try:
         import ray
     except ImportError:
-        print("lerobot-ros convert: --executor ray needs the `ray` package (pip install ray)", file=sys.stderr)
-        return 2
+        return _fail("--executor ray needs the `ray` package (pip install ray)")
     scratch = out.with_name(f".{out.name}.shards")
     if scratch.exists():
-        print(f"lerobot-ros convert: {scratch} exists (left by an interrupted run?); remove it first", file=sys.stderr)
-        return 2
+        return _fail(f"{scratch} exists (left by an interrupted run?); remove it first")
     started = not ray.is_initialized()
     if started:
         try:
             _init(ray, args.ray_address)
         except Exception as exc:  # ConnectionError, RuntimeError, ValueError: one line, nothing written
             why = " ".join(str(exc).split())[:200]
-            print(f"lerobot-ros convert: cannot reach the Ray cluster at {args.ray_address or 'local'} ({type(exc).__name__}: {why})",
-                  file=sys.stderr)
-            return 2
+            return _fail(f"cannot reach the Ray cluster at {args.ray_address or 'local'} ({type(exc).__name__}: {why})")
     scratch.mkdir(parents=True)
     try:
         shards = _shard_count(ray, args, len(bags))
         task = ray.remote(num_cpus=min(TASK_CPUS, _cluster_cpus(ray)))(convert_shard)
-        refs = [task.remote(_shard_argv(args, contract, bags, scratch / f"shard-{i:05d}", i, shards)) for i in range(shards)]
+        outs = [scratch / f"shard-{i:05d}" for i in range(shards)]
+        refs = [task.remote(_shard_argv(args, contract, bags, shard_out, i, shards)) for i, shard_out in enumerate(outs)]
         try:
             codes = ray.get(refs)
         except KeyboardInterrupt:
             for ref in refs:
                 ray.cancel(ref, force=True)
-            print("lerobot-ros convert: interrupted; the Ray tasks were cancelled, nothing written", file=sys.stderr)
-            return 130
-        parts = [scratch / f"shard-{i:05d}" for i in range(shards) if (scratch / f"shard-{i:05d}" / "meta" / "info.json").is_file()]
+            return _fail("interrupted; the Ray tasks were cancelled, nothing written", 130)
+        parts = [shard_out for shard_out in outs if (shard_out / "meta" / "info.json").is_file()]
         if not parts:
             print("no episode converted; no dataset written", file=sys.stderr)
             return 1
