@@ -58,7 +58,6 @@ class CameraNode(Node):
         p = self.params.values
         self.source_spec, self.fps = p.source, p.fps
         self.req_width, self.req_height = p.width, p.height
-        self.frame_id = p.frame_id or f"{p.camera_name}_optical_frame"
         try:
             qos = qos_by_name(p.qos)
         except ValueError as exc:
@@ -70,7 +69,7 @@ class CameraNode(Node):
             self.driver.connect()
         except CameraSourceError as exc:
             raise NodeStartupError(str(exc)) from None
-        self.topics = CameraTopics(self, p.camera_name, qos, frame_id=self.frame_id, compressed=p.publish_compressed,
+        self.topics = CameraTopics(self, p.camera_name, qos, frame_id=p.frame_id, compressed=p.publish_compressed,
                                    jpeg_quality=p.jpeg_quality, hfov_deg=p.hfov_deg)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
         self.tick_timer = self.create_timer(1.0 / p.fps, self.on_tick)
