@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -47,11 +48,16 @@ class PolicyTap:
 
     def episodes(self, ns: str, per_episode: int):
         """[(actions (n, D), {tick in episode: prompt of the chunk predicted there})] cut every `per_episode` ticks."""
-        ticks = [json.loads(m.data) for m in self.ticks[ns].messages]
-        # an observation that came before the bridge's latched task is not acted on (the evaluator then resets the
-        # episode again, same seed): drop those ticks; every other lockstep tick acts once
-        ticks = [t for t in ticks if t["published"] or "waiting for a task" not in (t["reason"] or "")]
         actions = np.stack([np.asarray(m.data) for m in self.actions[ns].messages])
+        deadline = time.monotonic() + 5.0  # a tick's report is published after its action: let the last one arrive
+        while True:
+            ticks = [json.loads(m.data) for m in self.ticks[ns].messages]
+            # an observation that came before the bridge's latched task is not acted on (the evaluator then resets
+            # the episode again, same seed): drop those ticks; every other lockstep tick acts once
+            ticks = [t for t in ticks if t["published"] or "waiting for a task" not in (t["reason"] or "")]
+            if len(ticks) >= len(actions) or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
         assert all(t["published"] for t in ticks) and len(ticks) == len(actions), "every lockstep tick acts once"
         out = []
         for start in range(0, len(ticks), per_episode):

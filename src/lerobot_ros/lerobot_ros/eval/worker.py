@@ -322,6 +322,11 @@ class BridgeWorker:
                 self._cond.wait_for(lambda: self._actions >= n + 1, timeout=0.3)
             elif self.answers_final:
                 self._cond.wait_for(lambda: self._actions >= n + 1, timeout=2.0)
+            if self.policy_client is not None and self.answers_final is not False:
+                # and for its tick_info (published after the action): stopping the task's processes right after
+                # the action would lose the last tick's report (and its timings) for whoever follows it
+                final_ns = _stamp(done)
+                self._cond.wait_for(lambda: self._last_tick is not None and self._last_tick[0] >= final_ns, timeout=2.0)
             if self._frames is not None:
                 self._cond.wait_for(lambda: len(self._frames) >= n + 1, timeout=2.0)
             statuses = dict(self._statuses.get(episode, {}))
