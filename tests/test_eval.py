@@ -205,3 +205,35 @@ def test_eval_info_of_several_tasks_groups_like_eval_policy_all():
     assert info["per_group"]["push-v3"]["avg_sum_reward"] == 4.0
     assert (info["overall"]["n_episodes"], info["overall"]["avg_sum_reward"], info["overall"]["eval_ep_s"]) == (3, 7 / 3, 1.0)
     assert [(e["task_group"], e["task_id"]) for e in info["per_episode"]] == [("easy", 0), ("easy", 1), ("push-v3", 0)]
+
+
+def test_the_evaluator_waits_for_exactly_the_topics_the_policy_node_subscribes(tmp_path):
+    """A contract mixing a raw and a jpeg camera (and a camera the policy does not read): the evaluator's
+    readiness check follows the contract written for the namespace, as the policy node does; deriving it from
+    the plan's camera names made both cameras jpeg and waited forever for a subscriber that never came."""
+    from types import SimpleNamespace
+
+    from lerobot_ros.eval.startup import EvalProcesses, policy_node_inputs
+    from lerobot_ros.policy.inputs import policy_streams
+
+    source = yaml.safe_load(resolve("libero").read_text())
+    jpeg = source["features"]["observation.images.image2"]
+    jpeg.update(type="sensor_msgs/msg/CompressedImage", topic="/sim/eye_in_hand/image_raw/compressed")
+    source["features"]["observation.images.unused"] = {**source["features"]["observation.images.image"],
+                                                      "topic": "/sim/third/image_raw"}
+    contract = tmp_path / "mixed.yaml"
+    contract.write_text(yaml.safe_dump(source, sort_keys=False))
+    policy = tmp_path / "policy"
+    policy.mkdir()
+    visual = {"type": "VISUAL", "shape": [3, 64, 64]}
+    inputs = {"observation.state": {"type": "STATE", "shape": [8]}, "observation.images.image": visual,
+              "observation.images.image2": visual}
+    (policy / "config.json").write_text(json.dumps({"input_features": inputs}))
+    plan = SimpleNamespace(contract=str(contract), render=(64, 64), cameras=["agentview", "eye_in_hand"],
+                           tasks=[SimpleNamespace(group="libero_spatial", task_id=0)], output_dir=tmp_path / "out",
+                           policy_path=str(policy))
+    written = EvalProcesses(plan, plan.tasks[0]).contract_for("/sim_2")
+    topics = policy_node_inputs(written, str(policy))
+    assert topics == ("/sim_2/joint_states", "/sim_2/agentview/image_raw", "/sim_2/eye_in_hand/image_raw/compressed")
+    streams = policy_streams(load_contract(str(written)).observation_features, inputs)
+    assert topics == tuple(f.topic for f in streams.values())  # policy_node subscribes to streams' topics

@@ -8,7 +8,7 @@ import time
 from lerobot_ros.eval.attach import (
     AttachedBridge, AttachError, find_bridge, no_source_message, ns_join, settled_sources,
 )
-from lerobot_ros.eval.plan import EvalPlan, EvalSetupError, adopt, camera_inputs
+from lerobot_ros.eval.plan import EvalPlan, EvalSetupError, adopt
 
 
 def free_namespaces(node, count: int, prefix: str = "/sim_", settle_s: float = 1.5) -> list[str]:
@@ -25,17 +25,17 @@ def free_namespaces(node, count: int, prefix: str = "/sim_", settle_s: float = 1
     return out
 
 
-def make_worker(node, plan: EvalPlan, ns: str, cls, check_alive):
-    """The evaluator's handle of `ns`, where this evaluation started the policy source."""
+def make_worker(node, plan: EvalPlan, ns: str, cls, check_alive, source_inputs: tuple[str, ...]):
+    """The evaluator's handle of `ns`, where this evaluation started the policy source (which subscribes to
+    `source_inputs`: EvalProcesses.source_inputs, read from what it was started on)."""
     camera = plan.cameras[0] if plan.cameras else None
     if plan.policy_path:
-        inputs = ["joint_states"] + camera_inputs(plan)
         return cls(node, ns, camera, ns_join(ns, "policy_node/reset"), check_alive, stall_timeout_s=plan.stall_timeout_s,
-                   answers_final=True, source_inputs=tuple(inputs))
+                   answers_final=True, source_inputs=source_inputs)
     # the scripted expert is stateless: an episode that never started (a lost first observation) is
     # safely reset again with the same seed
     return cls(node, ns, camera, None, check_alive, stall_timeout_s=plan.stall_timeout_s, kick_after_s=15.0,
-               answers_final=False, source_inputs=("environment_state", "episode_status"))
+               answers_final=False, source_inputs=source_inputs)
 
 
 def wait_started(workers, timeout_s: float) -> None:
@@ -87,7 +87,7 @@ class Attacher:
                 )
             else:
                 processes.start_source(b.ns, b.clock_topic)
-                w = make_worker(node, plan, b.ns, cls, check_alive)
+                w = make_worker(node, plan, b.ns, cls, check_alive, processes.source_inputs[b.ns])
                 workers.append(w)
                 started.append(w)
         wait_started(started, plan.start_timeout_s)

@@ -107,15 +107,27 @@ def auto_workers(requested: int, n_episodes: int, cpu_count: int | None = None) 
     return max(1, min(requested, n_episodes))
 
 
-def policy_image_shapes(policy_path: str) -> dict[str, tuple[int, int]]:
-    """Image input features of a pretrained policy folder -> (height, width), read from config.json."""
+def policy_input_features(policy_path: str) -> dict[str, dict]:
+    """A pretrained policy folder's `input_features` (name -> {"type", "shape"}), read from config.json."""
     path = Path(policy_path).expanduser() / "config.json"
     if not path.is_file():
         raise EvalSetupError(f"{path.parent} has no config.json; pass a LeRobot pretrained_model folder")
     try:
-        cfg = json.loads(path.read_text())
+        features = json.loads(path.read_text()).get("input_features") or {}
+        if not isinstance(features, dict):
+            raise TypeError(f"input_features is a {type(features).__name__}, not a mapping")
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        raise EvalSetupError(f"cannot read the policy's {path}: {type(exc).__name__}: {exc}") from None
+    return features
+
+
+def policy_image_shapes(policy_path: str) -> dict[str, tuple[int, int]]:
+    """Image input features of a pretrained policy folder -> (height, width), read from config.json."""
+    path = Path(policy_path).expanduser() / "config.json"
+    features = policy_input_features(policy_path)
+    try:
         out = {}
-        for name, feat in (cfg.get("input_features") or {}).items():
+        for name, feat in features.items():
             if feat.get("type") == "VISUAL":
                 _, h, w = feat["shape"]
                 out[name] = (int(h), int(w))
@@ -128,21 +140,6 @@ def image_kind(feature: dict) -> str | None:
     """"Image" or "CompressedImage" for an image feature of a contract mapping (any spelling of its type), else None."""
     name = str(feature.get("type", "")).rsplit("/", 1)[-1]
     return name if name in ("Image", "CompressedImage") else None
-
-
-def camera_inputs(plan: "EvalPlan") -> list[str]:
-    """The camera topics (relative to a bridge's namespace) the policy node reads: `<cam>/image_raw`, or
-    `<cam>/image_raw/compressed` when the contract's camera is a CompressedImage (the bridge offers both)."""
-    import yaml
-
-    from lerobot_ros.contract.loader import resolve
-
-    try:
-        features = (yaml.safe_load(resolve(plan.contract).read_text()) or {}).get("features", {})
-    except Exception:  # noqa: BLE001 - an unreadable contract is reported where it is loaded (startup.contract_for)
-        features = {}
-    jpeg = any(image_kind(f) == "CompressedImage" for f in features.values() if isinstance(f, dict))
-    return [f"{c}/image_raw{'/compressed' if jpeg else ''}" for c in plan.cameras]
 
 
 def describe_task(env: str, task: TaskRef, render: tuple[int, int], shadows: bool, antialias: bool,

@@ -141,7 +141,7 @@ class Evaluation:
             with self.profile.phase("starting processes"):
                 for ns in namespaces:
                     procs.start(ns)
-            workers = [make_worker(node, plan, ns, worker_cls, procs.checker(ns)) for ns in namespaces]
+            workers = [make_worker(node, plan, ns, worker_cls, procs.checker(ns), procs.source_inputs[ns]) for ns in namespaces]
             for w in workers if self.rollouts is not None else ():
                 w.tape = self.rollouts.tape(node, w.ns)  # subscribed before the bridges come up
             for w in workers:

@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml
 
 from lerobot_ros.eval.attach import ns_join
-from lerobot_ros.eval.plan import EvalPlan, EvalSetupError, image_kind, policy_image_shapes
+from lerobot_ros.eval.plan import EvalPlan, EvalSetupError, image_kind, policy_image_shapes, policy_input_features
 from lerobot_ros.eval.processes import NodeProcess, NodeSpec, namespaced_contract
 from lerobot_ros.sim.profiling import PROFILE_ENV
 from lerobot_ros.sim.registry import TaskRef
@@ -35,6 +35,18 @@ def tick_stream(contract_path: Path, policy_path: str) -> str:
     return images[-1] if images else "observation.state"
 
 
+def policy_node_inputs(contract_path: Path, policy_path: str) -> tuple[str, ...]:
+    """The topics the policy node started on this contract subscribes to: the contract's observation features
+    the policy reads (policy/inputs.policy_streams' rule), as named in the contract written for its namespace."""
+    features = yaml.safe_load(Path(contract_path).read_text())["features"]
+    inputs = policy_input_features(policy_path)
+    return tuple(f["topic"] for name, f in features.items() if name != "action" and name in inputs)
+
+
+#: what the scripted expert subscribes to, relative to its namespace
+EXPERT_INPUTS = ("environment_state", "episode_status")
+
+
 class EvalProcesses:
     """The node processes of one task's bridges and policy sources, per namespace."""
 
@@ -44,6 +56,8 @@ class EvalProcesses:
         self.out = Path(plan.output_dir)
         self.procs: dict[str, list[NodeProcess]] = {}
         self.spawned_wall: dict[str, float] = {}
+        #: ns -> the topics its policy source subscribes to (the evaluator waits for those subscriptions)
+        self.source_inputs: dict[str, tuple[str, ...]] = {}
 
     def start(self, ns: str) -> None:
         """A bridge and a policy source in `ns`, on the bridge's own clock topic `ns/clock`."""
@@ -97,12 +111,14 @@ class EvalProcesses:
                 remaps=remaps,
             )
             self._add(ns, source, f"{self._label(ns)}_policy.log")
+            self.source_inputs[ns] = policy_node_inputs(contract, plan.policy_path)
         else:
             source = NodeSpec(
                 "lerobot_ros.nodes.scripted_expert_node", ns, "scripted_expert",
                 params={"expert": plan.expert_name, "task": self.task.task}, remaps=remaps,
             )
             self._add(ns, source, f"{self._label(ns)}_expert.log")
+            self.source_inputs[ns] = tuple(ns_join(ns, t) for t in EXPERT_INPUTS)
 
     def contract_for(self, ns: str) -> Path:
         from lerobot_ros.contract.loader import resolve
