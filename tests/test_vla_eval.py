@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import threading
 import time
 
 import numpy as np
