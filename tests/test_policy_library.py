@@ -33,6 +33,27 @@ def test_folder_without_config_fails(tmp_path):
         load_policy(str(tmp_path), "cpu")
 
 
+@pytest.mark.parametrize("config_text, message", [
+    (None, "has no config.json; pass a LeRobot pretrained_model folder"),
+    ("{not json", "is not valid JSON (Expecting property name enclosed in double quotes at line 1 column 2)"),
+    ('{"chunk_size": 3}', 'is not a LeRobot policy config (no "type" key)'),
+    ('{"type": "no_such_policy"}', "cannot read the policy config at"),
+])
+def test_a_local_policy_and_a_remote_ones_config_fail_alike(tmp_path, config_text, message):
+    """policy_node loading weights here and a client of a policy server reading only the config: one line each,
+    the same line, for each way a pretrained folder can be broken."""
+    from lerobot_ros.policy.loading import load_policy_config
+
+    if config_text is not None:
+        (tmp_path / "config.json").write_text(config_text)
+    lines = []
+    for load in (load_policy, load_policy_config):
+        with pytest.raises(PolicyLoadError) as err:
+            load(str(tmp_path), "cpu")
+        lines.append(str(err.value))
+    assert lines[0] == lines[1] and message in lines[0] and "\n" not in lines[0]
+
+
 def test_resolve_device():
     import torch
 

@@ -112,24 +112,30 @@ def read_policy_config(path: str | Path) -> dict:
     return data
 
 
+def _pretrained_config(path: str):
+    """(LeRobot's PreTrainedConfig of `path`, the path to load from): a local-looking path must be a folder
+    with a readable config.json (one line naming what is wrong), anything else is a hub id."""
+    import lerobot.policies  # noqa: F401 - registers the policy config types (act, diffusion, smolvla ...)
+    from lerobot.configs.policies import PreTrainedConfig
+
+    local = Path(path).expanduser()
+    if local.is_absolute() or str(path).startswith((".", "~")) or local.exists():
+        if not local.is_dir():
+            raise PolicyLoadError(f"pretrained policy folder {str(local)!r} does not exist; pass pretrained_path:=<folder with config.json>")
+        read_policy_config(local)  # one line when its config.json is missing or malformed
+        path = str(local)
+    try:
+        return PreTrainedConfig.from_pretrained(path), path
+    except Exception as exc:  # noqa: BLE001 - hub errors, parse errors: one line for the user
+        raise PolicyLoadError(f"cannot read the policy config at {path!r}: {type(exc).__name__}: {exc}") from None
+
+
 def load_policy(path: str, device: str = "auto") -> LoadedPolicy:
     """Load policy + processors from `path` (a folder with config.json, or a hub id where a network exists)."""
-    from lerobot.configs.policies import PreTrainedConfig
     from lerobot.policies.factory import get_policy_class, make_pre_post_processors
 
     device = resolve_device(device)
-    local = Path(path).expanduser()
-    looks_local = local.is_absolute() or str(path).startswith((".", "~")) or local.exists()
-    if looks_local:
-        if not local.is_dir():
-            raise PolicyLoadError(f"pretrained policy folder {str(local)!r} does not exist; pass pretrained_path:=<folder with config.json>")
-        if not (local / "config.json").is_file():
-            raise PolicyLoadError(f"{str(local)!r} has no config.json; is it a LeRobot pretrained_model folder?")
-        path = str(local)
-    try:
-        config = PreTrainedConfig.from_pretrained(path)
-    except Exception as exc:  # noqa: BLE001 - hub errors, parse errors: one line for the user
-        raise PolicyLoadError(f"cannot read the policy config at {path!r}: {type(exc).__name__}: {exc}") from None
+    config, path = _pretrained_config(path)
     config.device = device
     try:
         policy = get_policy_class(config.type).from_pretrained(path, config=config)
@@ -157,15 +163,5 @@ def load_policy_config(path: str, device: str = "cpu") -> LoadedPolicy:
     """The policy's config only, no weights and no processors: what a client of a remote policy server needs
     here (features, chunk length, type) to check the policy against a contract. `device` is recorded as given
     (it names the remote machine's device)."""
-    import lerobot.policies  # noqa: F401 - registers the policy config types (act, diffusion, smolvla ...)
-    from lerobot.configs.policies import PreTrainedConfig
-
-    local = Path(path).expanduser()
-    if local.is_absolute() or str(path).startswith((".", "~")) or local.exists():
-        read_policy_config(local)  # one line when the folder or its config.json is missing or malformed
-        path = str(local)
-    try:
-        config = PreTrainedConfig.from_pretrained(path)
-    except Exception as exc:  # noqa: BLE001 - hub errors, parse errors: one line for the user
-        raise PolicyLoadError(f"cannot read the policy config at {path!r}: {type(exc).__name__}: {exc}") from None
+    config, path = _pretrained_config(path)
     return LoadedPolicy(policy=None, preprocessor=None, postprocessor=None, config=config, device=device, path=path)
