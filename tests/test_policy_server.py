@@ -131,6 +131,24 @@ def test_inputs_the_server_cannot_pass_are_refused(folder):
         server_features(env)
 
 
+def test_the_server_backend_runs_async_only_and_without_rtc(folder):
+    """The server answers with whole chunks and runs the policy there: inline stepping and in-process RTC are
+    refused with what to use instead (the controller reads the backend's capability flags)."""
+    from lerobot_ros.policy.rtc import RtcSettings
+
+    remote = backend(folder, f"127.0.0.1:{free_port()}")  # the channel connects lazily: nothing is sent
+    try:
+        assert (remote.steps_inline, remote.rtc_in_process) == (False, False)
+        assert (PolicyRunner.steps_inline, PolicyRunner.rtc_in_process) == (True, True)
+        with pytest.raises(ValueError, match="the lerobot_server backend yields whole chunks: it runs with async inference only"):
+            PolicyController(remote, SafetyFilter())
+        with pytest.raises(ValueError, match="does not support it: use chunking:=aggregate or backend:=local"):
+            PolicyController(remote, SafetyFilter(), async_inference=AsyncInferenceConfig(rtc=RtcSettings()))
+        assert PolicyController(remote, SafetyFilter(), async_inference=AsyncInferenceConfig()).chunking == "aggregate"
+    finally:
+        remote.close()
+
+
 def test_unreachable_server_is_one_clear_line_at_startup(folder, contract):
     p = PolicyParams(pretrained_path=str(folder), device="cpu", backend="lerobot_server",
                      server=f"127.0.0.1:{free_port()}", server_timeout_s=0.5)

@@ -29,6 +29,12 @@ class ChunkBackend(Protocol):
     seed: int | None
     reads_task: bool  # the policy is conditioned on a task sentence that this process can see (ticks wait for one)
     chunk_task: str | None  # the text the newest chunk was conditioned on, where known
+    #: `select_action` steps the policy's own action queue inline, one action per tick (chunking:=switch without
+    #: async inference); False: whole chunks only, so the node runs with async inference
+    steps_inline: bool
+    #: `predict_chunk_rtc` guides each chunk by the actions still to be executed (chunking:=rtc): the policy
+    #: must run in this process
+    rtc_in_process: bool
 
     def predict_chunk(self, frame: Mapping[str, np.ndarray], task: str = "") -> np.ndarray: ...
 

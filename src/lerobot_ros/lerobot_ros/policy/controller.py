@@ -55,7 +55,7 @@ class PolicyController:
         self.trajectory_mode = trajectory_mode
         self.n_action_steps = runner.loaded.n_action_steps
         self.worker: AsyncInference | None = None
-        if async_inference is None and not hasattr(runner, "select_action"):
+        if async_inference is None and not runner.steps_inline:
             raise ValueError(f"the {runner.name} backend yields whole chunks: it runs with async inference only")
         if async_inference is not None:
             n_obs = getattr(runner.loaded.config, "n_obs_steps", 1) or 1
@@ -66,7 +66,7 @@ class PolicyController:
                 )
             predict = runner.predict_chunk
             if async_inference.rtc is not None:
-                if not hasattr(runner, "predict_chunk_rtc"):
+                if not runner.rtc_in_process:
                     raise ValueError(f"chunking:=rtc runs LeRobot's real-time chunking in process; backend {runner.name} "
                                      "does not support it: use chunking:=aggregate or backend:=local")
                 enable_rtc(runner.loaded, async_inference.rtc)  # ValueError for a policy without RTC

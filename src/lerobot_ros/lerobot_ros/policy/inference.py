@@ -24,6 +24,8 @@ class PolicyRunner:
     The `local` ChunkBackend (policy.backend): in this process, so it never has a connection problem."""
 
     name = "local"
+    steps_inline = True
+    rtc_in_process = True
 
     def __init__(self, loaded: LoadedPolicy, robot_type: str = "", seed: int | None = None, use_amp: bool = False):
         import torch

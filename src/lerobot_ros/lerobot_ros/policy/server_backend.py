@@ -61,6 +61,8 @@ class PolicyServerBackend:
     """A `ChunkBackend` over gRPC to `python -m lerobot.async_inference.policy_server`."""
 
     name = "lerobot_server"
+    steps_inline = False  # the server answers with whole chunks
+    rtc_in_process = False  # the policy runs on the server
 
     def __init__(self, loaded: LoadedPolicy, address: str, *, server_path: str = "", device: str = "cuda",
                  actions_per_chunk: int | None = None, timeout_s: float = 5.0, reconnect_wait_s: float = 1.0):
