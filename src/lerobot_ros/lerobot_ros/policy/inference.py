@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from contextlib import nullcontext
-from typing import Mapping
+from typing import Callable, Mapping
 
 import numpy as np
 
@@ -27,7 +27,8 @@ class PolicyRunner:
     steps_inline = True
     rtc_in_process = True
 
-    def __init__(self, loaded: LoadedPolicy, robot_type: str = "", seed: int | None = None, use_amp: bool = False):
+    def __init__(self, loaded: LoadedPolicy, robot_type: str = "", seed: int | None = None, use_amp: bool = False,
+                 on_warning: Callable[[str], None] | None = None):
         import torch
 
         self.loaded = loaded
@@ -39,8 +40,9 @@ class PolicyRunner:
         self._lock = threading.RLock()
         self._captured = None
         self.last_chunk: np.ndarray | None = None  # post-processed chunk of the last inference (T, D)
-        #: a VLA's tokenizer step, watched: the text each chunk was conditioned on (None: reads no task)
-        self.language = TaskWatch.of(loaded.preprocessor, loaded.type)
+        #: a VLA's tokenizer step, watched: the text each chunk was conditioned on (None: reads no task);
+        #: `on_warning` gets its one-time notes (a task the tokenizer truncates)
+        self.language = TaskWatch.of(loaded.preprocessor, loaded.type, on_warning)
         self.chunk_task: str | None = None  # what the tokenizer got for the newest chunk (VLAs)
         self.chunks = 0  # chunks predicted so far
         original = loaded.policy.predict_action_chunk

@@ -54,10 +54,12 @@ def server_device(device: str) -> str:
     return "cuda" if (device or "auto") == "auto" else device
 
 
-def make_backend(loaded: LoadedPolicy, contract, p, log: Callable[[str], None] | None = None) -> ChunkBackend:
+def make_backend(loaded: LoadedPolicy, contract, p, log: Callable[[str], None] | None = None,
+                 on_warning: Callable[[str], None] | None = None) -> ChunkBackend:
     """The in-process runner, or a client of the policy server, connected (ValueError when it cannot be)."""
     if not _remote(p):
-        return PolicyRunner(loaded, robot_type=contract.robot_type, seed=None if p.seed < 0 else p.seed)
+        return PolicyRunner(loaded, robot_type=contract.robot_type, seed=None if p.seed < 0 else p.seed,
+                            on_warning=on_warning)
     from lerobot_ros.policy.server_backend import PolicyServerBackend, ServerUnavailable
 
     host, _ = parse_server_address(p.server)
@@ -106,10 +108,7 @@ def build_tick_loop(loaded: LoadedPolicy, contract, p, mode: str,
     if chunking != "switch":
         rtc = RtcSettings(p.rtc_execution_horizon, p.rtc_max_guidance_weight) if chunking == "rtc" else None
         async_config = AsyncInferenceConfig(p.chunk_threshold, p.aggregate_fn, p.actions_per_chunk or None, rtc=rtc)
-    runner = make_backend(loaded, contract, p, log)
-    language = getattr(runner, "language", None)
-    if language is not None and on_warning is not None:
-        language.warn = on_warning
+    runner = make_backend(loaded, contract, p, log, on_warning)
     try:
         controller = PolicyController(runner, safety, max_age_ns, p.on_stale, async_inference=async_config,
                                       trajectory_mode=mode == "trajectory")
