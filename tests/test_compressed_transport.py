@@ -210,7 +210,7 @@ def test_twin_publishes_jpeg_and_policy_node_acts_on_it(ros, tmp_path):
         wait_until(future.done, 120, what="reset")
         assert future.result().success
         # lockstep closed loop: jpeg frame -> policy tick -> commands -> one twin step -> the next jpeg frame
-        wait_until(lambda: bridge.runner.total_steps >= 20, 240, what="20 twin steps driven by the policy")
+        wait_until(lambda: bridge.bridge.runner.total_steps >= 20, 240, what="20 twin steps driven by the policy")
         assert len(commands.messages) >= 20
         actions = np.array([m.data for m in commands.messages[:20]])
         assert actions.shape == (20, 6) and np.all(np.isfinite(actions))

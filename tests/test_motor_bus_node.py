@@ -82,7 +82,7 @@ def test_parameters_described_and_the_watchdog_applied_live(ros, tmp_path):
             assert probe.get("motor_ids") == [11] and probe.get("rate_hz") == 50.0
             refused = probe.set("motor_ids", [12])
             assert not refused.successful and "read-only" in refused.reason
-            assert probe.set("watchdog_s", 2).successful and n.buffer.watchdog_ns == 2_000_000_000
+            assert probe.set("watchdog_s", 2).successful and n.arm.buffer.watchdog_ns == 2_000_000_000
     finally:
         if n is not None:
             n.close()

@@ -222,7 +222,7 @@ def test_faults_reported_and_recovered(ros, tmp_path):
         assert int(_value(_arm_status(diags), "reconnects")) >= 1
         count = len(states.messages)
         states.wait_for(count + 5, timeout=10)
-        assert node.driver.torque_enabled and follower.servo("gripper").register("Torque_Enable") == 1
+        assert node.arm.driver.torque_enabled and follower.servo("gripper").register("Torque_Enable") == 1
     finally:
         close_all(node, follower)
 
@@ -261,7 +261,7 @@ def test_watchdog_holds_the_present_position(ros, tmp_path):
         wait_until(lambda: cmd.get_subscription_count() > 0, 10, what="subscriber")
         cmd.publish(numpy_to_float64_multi_array([1.0, 0, 0, 0, 0, 0]))  # one command, then silence
         wait_until(lambda: follower.joint_positions()["shoulder_pan"] > 0.02, 10, what="motion to start")
-        wait_until(lambda: node.buffer.state(node._now()) == "timeout", 10, what="watchdog")
+        wait_until(lambda: node.arm.buffer.state(node._now()) == "timeout", 10, what="watchdog")
         mid = sum(follower.calibration["shoulder_pan"][k] for k in ("range_min", "range_max")) / 2
 
         def goal_rad() -> float:
@@ -295,13 +295,13 @@ def test_parameters_described_refused_and_applied_live(ros, tmp_path):
             refused = probe.set("port", "/dev/ttyUSB9")
             assert not refused.successful and "read-only" in refused.reason and probe.get("port") == follower.port
 
-            assert probe.set("rate_hz", 40).successful and node.loop.period_s == pytest.approx(1 / 40)
-            assert probe.set("watchdog_s", 0.4).successful and node.buffer.watchdog_ns == 400_000_000
-            assert not probe.set("watchdog_s", 0.0).successful and node.buffer.watchdog_ns == 400_000_000
+            assert probe.set("rate_hz", 40).successful and node.arm.loop.period_s == pytest.approx(1 / 40)
+            assert probe.set("watchdog_s", 0.4).successful and node.arm.buffer.watchdog_ns == 400_000_000
+            assert not probe.set("watchdog_s", 0.0).successful and node.arm.buffer.watchdog_ns == 400_000_000
 
             # max_relative_target (LeRobot degrees) caps every goal the arm gets from now on
             assert probe.set("max_relative_target", 2.0).successful
-            assert node.driver.device.config.max_relative_target == 2.0
+            assert node.arm.driver.device.config.max_relative_target == 2.0
             pan = follower.servo("shoulder_pan")
             tick_deg = 360 / 4096
             probe_node = ros.create_node("probe")
@@ -317,7 +317,7 @@ def test_parameters_described_refused_and_applied_live(ros, tmp_path):
             assert pan.present_position() != start  # it moves ...
             assert max(gaps) <= 2.0 + 2 * tick_deg  # ... never more than 2 degrees ahead of where it is
             assert probe.set("max_relative_target", 0.0).successful
-            assert node.driver.device.config.max_relative_target is None  # 0 = off
+            assert node.arm.driver.device.config.max_relative_target is None  # 0 = off
     finally:
         close_all(node, follower)
 

@@ -122,14 +122,14 @@ def test_twin_bridge_publishes_the_real_arm_topics_and_follows_commands(ros, bri
     js = client.joints.messages[-1]
     assert list(js.name) == list(JOINT_NAMES)
     np.testing.assert_allclose(js.position, target, atol=0.08)  # radians, position-controlled joints
-    assert time_to_ns(js.header.stamp) == time_to_ns(status.header.stamp) == node.runner.sim_time_ns
+    assert time_to_ns(js.header.stamp) == time_to_ns(status.header.stamp) == node.bridge.runner.sim_time_ns
     wait_until(lambda: len(images.messages) >= 31 and len(infos.messages) >= 31, 10, what="camera frames")
     img = images.messages[-1]
     assert (img.height, img.width, img.encoding, img.header.frame_id) == (24, 32, "rgb8", "front_optical_frame")
     assert image_to_numpy(img).shape == (24, 32, 3)
     assert (infos.messages[-1].width, infos.messages[-1].height) == (32, 24)
     assert tasks.wait_for(1)[0].data == "Pick up the cube"
-    wait_until(lambda: clocks.messages and time_to_ns(clocks.messages[-1].clock) == node.runner.sim_time_ns, 10, what="/clock")
+    wait_until(lambda: clocks.messages and time_to_ns(clocks.messages[-1].clock) == node.bridge.runner.sim_time_ns, 10, what="/clock")
     env_state = client.env_state.messages[-1]
     assert np.asarray(env_state.data).shape == (3,)  # cube position
 
@@ -144,9 +144,9 @@ def test_bad_actions_are_rejected_counted_and_never_stepped(ros, bridges):
     client.commands.publish(numpy_to_float64_multi_array([0, 0, 0, 0, 0, float("inf")]))
     bad_traj = chunk_to_joint_trajectory(["a", "b"], np.zeros((2, 2)), fps=30)
     client.trajectory.publish(bad_traj)
-    wait_until(lambda: node.runner.validator.total_rejected == 4, 20, what="4 rejections")
-    assert dict(node.runner.validator.rejected) == {"wrong_length": 1, "non_finite": 2, "unknown_joints": 1}
-    assert node.runner.total_steps == 0 and client.last_status().step == 0
+    wait_until(lambda: node.bridge.runner.validator.total_rejected == 4, 20, what="4 rejections")
+    assert dict(node.bridge.runner.validator.rejected) == {"wrong_length": 1, "non_finite": 2, "unknown_joints": 1}
+    assert node.bridge.runner.total_steps == 0 and client.last_status().step == 0
     # a good chunk on joint_trajectory: one lockstep step per point, joints reordered by name
     chunk = np.tile(np.array([0.1, 0.0, 0.0, 0.0, 0.0, 0.2]), (3, 1))
     order = [5, 4, 3, 2, 1, 0]
@@ -182,7 +182,7 @@ def test_realtime_mode_holds_the_last_action_and_counts_late_ticks(ros, bridges)
     client.commands.publish(numpy_to_float64_multi_array(target))
     status = client.wait_status(lambda m: m.step >= 40, timeout=60, what="40 realtime ticks")
     assert status.step >= 40  # the env kept stepping with one command held
-    assert node.schedule.late_ticks >= 30
+    assert node.bridge.schedule.late_ticks >= 30
     assert client.joints.messages[-1].position[0] == pytest.approx(0.5, abs=0.05)
 
 

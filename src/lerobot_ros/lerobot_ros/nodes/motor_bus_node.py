@@ -46,12 +46,12 @@ class MotorBusNode(RobotNode):
         return factory
 
     def joint_state(self, positions, stamp_ns: int) -> JointState:
-        extra = getattr(self.driver.device, "extra", {}) if self.driver.device is not None else {}
-        velocity = [extra.get("velocity", {}).get(n, 0.0) for n in self.names]
+        extra = getattr(self.arm.driver.device, "extra", {}) if self.arm.driver.device is not None else {}
+        velocity = [extra.get("velocity", {}).get(n, 0.0) for n in self.arm.names]
         effort = extra.get("effort") or None
         if effort is not None:
-            effort = [effort.get(n, 0.0) for n in self.names]
-        return numpy_to_joint_state(self.names, positions, velocity, effort, stamp_ns=stamp_ns, frame_id=self.frame_id)
+            effort = [effort.get(n, 0.0) for n in self.arm.names]
+        return numpy_to_joint_state(self.arm.names, positions, velocity, effort, stamp_ns=stamp_ns, frame_id=self.frame_id)
 
 
 def main(args=None) -> None:

@@ -82,7 +82,6 @@ class RobotNode(Node):
             )
         except DeviceConfigError as exc:
             raise NodeStartupError(str(exc)) from None
-        self.names, self.driver, self.buffer, self.loop = self.arm.names, self.arm.driver, self.arm.buffer, self.arm.loop
 
         self.state_pub = self.create_publisher(JointState, "joint_states", SENSOR_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
@@ -93,7 +92,7 @@ class RobotNode(Node):
         # The bus is driven by the arm's own control thread (steady rate, no executor overhead per tick);
         # ROS callbacks only hand it commands. /diagnostics also comes from that thread (see hardware.follower).
         if not self.arm.start():
-            self.get_logger().warning(f"cannot open {self.port} yet ({self.driver.health.last_error}); retrying")
+            self.get_logger().warning(f"cannot open {self.port} yet ({self.arm.driver.health.last_error}); retrying")
 
     def _loop_error(self, exc: Exception) -> None:
         self.get_logger().error(f"control loop: {exc}", throttle_duration_sec=1.0)
@@ -125,7 +124,7 @@ class RobotNode(Node):
         and building a fresh JointState (names, header) every loop costs a tenth of a bus round trip."""
         msg = self._state_msg
         if msg is None:
-            msg = self._state_msg = numpy_to_joint_state(self.names, positions, frame_id=self.frame_id)
+            msg = self._state_msg = numpy_to_joint_state(self.arm.names, positions, frame_id=self.frame_id)
         else:
             msg.position = float64_array(positions)
         set_stamp(msg.header.stamp, stamp_ns)
@@ -143,7 +142,7 @@ class RobotNode(Node):
     # ----- commands -----------------------------------------------------------------------------------
     def on_commands(self, msg: Float64MultiArray) -> None:
         try:
-            values = float64_multi_array_to_numpy(msg, expected_size=len(self.names))
+            values = float64_multi_array_to_numpy(msg, expected_size=len(self.arm.names))
         except CodecError as exc:
             self.arm.bad_command(str(exc))
             return
@@ -154,7 +153,7 @@ class RobotNode(Node):
 
     def on_trajectory(self, msg: JointTrajectory) -> None:
         try:
-            times, positions = joint_trajectory_to_chunk(msg, self.names)
+            times, positions = joint_trajectory_to_chunk(msg, self.arm.names)
         except CodecError as exc:
             self.arm.reject(f"joint_trajectory: {exc}")
             return
@@ -171,8 +170,8 @@ class RobotNode(Node):
     def on_diagnostics(self) -> None:
         with self.arm.lock:
             extra = {"device": self.device_label, **self.arm.diagnostic_values()}
-            status = health_status(f"{self.get_fully_qualified_name()}: arm", self.port, self.driver.health, extra)
-            watchdog_warning(status, extra["command_state"], self.buffer.watchdog_ns / 1e9)
+            status = health_status(f"{self.get_fully_qualified_name()}: arm", self.port, self.arm.driver.health, extra)
+            watchdog_warning(status, extra["command_state"], self.arm.buffer.watchdog_ns / 1e9)
         self.diag_pub.publish(diagnostic_array(self._now(), status))
 
     def close(self) -> None:

@@ -84,7 +84,6 @@ class SimBridgeNode(Node):
         except (SimStartupError, ValueError) as exc:
             raise NodeStartupError(str(exc)) from None
         self.bridge = SimBridge(sim, p.mode, publish=self.publish_frame, rejected=self._rejected)
-        self.sim, self.mode, self.runner, self.schedule = sim, p.mode, self.bridge.runner, self.bridge.schedule
 
         self.joint_pub = self.create_publisher(JointState, "joint_states", OBS_QOS)
         self.env_state_pub = self.create_publisher(Float64MultiArray, "environment_state", OBS_QOS)
@@ -103,8 +102,8 @@ class SimBridgeNode(Node):
             seed = p.seed
             self._startup_timer = self.create_timer(0.0, lambda: self._reset_on_start(seed))
         self._tick_timer = None
-        if self.mode == "realtime":
-            self._tick_timer = self.create_timer(self.runner.period_ns / 1e9, self.on_tick)
+        if self.bridge.mode == "realtime":
+            self._tick_timer = self.create_timer(self.bridge.runner.period_ns / 1e9, self.on_tick)
         self.get_logger().info(self.bridge.describe(render))
 
     # -- publishing --------------------------------------------------------------------------------
@@ -124,7 +123,7 @@ class SimBridgeNode(Node):
         # the first observation of a new episode nor answers the final one of a finished episode.
         self.status_pub.publish(episode_to_status(frame.episode, stamp))
         obs = frame.observation
-        self.joint_pub.publish(numpy_to_joint_state(self.sim.state_names, obs.state, stamp_ns=stamp))
+        self.joint_pub.publish(numpy_to_joint_state(self.bridge.sim.state_names, obs.state, stamp_ns=stamp))
         if obs.env_state is not None:
             self.env_state_pub.publish(numpy_to_float64_multi_array(obs.env_state, ["environment_state"]))
         for cam, pixels in obs.images.items():
@@ -164,7 +163,7 @@ class SimBridgeNode(Node):
 
     # -- actions -----------------------------------------------------------------------------------
     def _rejected(self, exc: ActionRejected) -> None:
-        text, expected = describe_rejection(exc, self.runner)
+        text, expected = describe_rejection(exc, self.bridge.runner)
         if expected:  # one call site per severity: rclpy refuses to mix them
             self.get_logger().info(text, throttle_duration_sec=1.0)
         else:
