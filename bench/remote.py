@@ -1,6 +1,7 @@
 """Benchmark: robot here, policy there. Two network namespaces joined by a veth pair (tests/netns.py, root).
 
-Robot host: two camera_node processes play a 640x480 clip at 30 fps (`front`, `wrist`), a probe publishes
+Robot host: two camera_node processes play a 640x480 clip at 30 fps (`front`, `wrist`; `--cameras 3` adds
+`top`, the issue's moonshot), a probe publishes
 joint_states at 100 Hz and records the actions it receives. Policy host: policy_node (in the probe process of
 tests/remote_sides.py, with spies on its callbacks) runs a small ACT (random weights, saved and loaded like a
 trained one; images resized to 96x128 by the contract) with async inference, publishing stamped
@@ -32,14 +33,15 @@ sys.path.insert(0, str(ROOT / "tests"))  # netns, remote_sides, fixtures: test h
 
 import numpy as np  # noqa: E402
 
-H, W, FPS, JOINT_HZ, CAMERAS, POLICY_HW = 480, 640, 30.0, 100.0, ("front", "wrist"), (96, 128)
+H, W, FPS, JOINT_HZ, POLICY_HW = 480, 640, 30.0, 100.0, (96, 128)
+CAMERA_NAMES = ("front", "wrist", "top")  # --cameras N: the first N
 GOAL_FPS, GOAL_ON_TIME = 0.99, 0.99
 
 
-def contract_text(compressed: bool, tolerance_ms: float) -> str:
+def contract_text(cameras: tuple[str, ...], compressed: bool, tolerance_ms: float) -> str:
     from remote_sides import so101_contract
 
-    return so101_contract(CAMERAS, POLICY_HW, FPS, compressed, tolerance_ms)
+    return so101_contract(cameras, POLICY_HW, FPS, compressed, tolerance_ms)
 
 
 def write_video(path: Path, frames: int = 60) -> None:
@@ -82,12 +84,12 @@ def pct(values, q):
     return float(np.percentile(values, q)) if len(values) else float("nan")
 
 
-def run_once(compressed: bool, seconds: float, tmp: Path, policy_dir: Path, video: Path, domain: int,
-             warmup_timeout: float, tolerance_ms: float) -> dict:
+def run_once(cameras: tuple[str, ...], compressed: bool, seconds: float, tmp: Path, policy_dir: Path, video: Path,
+             domain: int, warmup_timeout: float, tolerance_ms: float) -> dict:
     import netns
 
     contract = tmp / f"contract_{'jpeg' if compressed else 'raw'}.yaml"
-    contract.write_text(contract_text(compressed, tolerance_ms))
+    contract.write_text(contract_text(cameras, compressed, tolerance_ms))
     robot_log, policy_log = tmp / f"robot_{compressed}.jsonl", tmp / f"policy_{compressed}.jsonl"
     py, bindir = sys.executable, Path(sys.executable).parent
     sides = str(ROOT / "tests" / "remote_sides.py")
@@ -96,7 +98,7 @@ def run_once(compressed: bool, seconds: float, tmp: Path, policy_dir: Path, vide
         penv = policy.ros_env([robot.address], domain)
         procs = [robot.popen([py, sides, "robot", "--out", str(robot_log), "--joint-hz", str(JOINT_HZ)], renv,
                              log=tmp / "robot_probe.log")]
-        for cam in CAMERAS:
+        for cam in cameras:
             procs.append(robot.popen([str(bindir / "camera_node"), "--ros-args", "-r", f"__node:={cam}_camera",
                                       "-p", f"source:={video}", "-p", "loop:=true", "-p", f"fps:={FPS}",
                                       "-p", f"camera_name:={cam}", "-p", f"width:={W}", "-p", f"height:={H}"],
@@ -116,7 +118,7 @@ def run_once(compressed: bool, seconds: float, tmp: Path, policy_dir: Path, vide
         load = os.getloadavg()
         for proc in reversed(procs):
             robot.stop(proc) if proc in robot.procs else policy.stop(proc)
-    result = summarize(read_lines(robot_log), read_lines(policy_log), t0, t1, rx1 - rx0, load)
+    result = summarize(cameras, read_lines(robot_log), read_lines(policy_log), t0, t1, rx1 - rx0, load)
     result["udp_receive_buffer_errors"] = udp1 - udp0
     return result
 
@@ -128,12 +130,12 @@ def udp_receive_errors(host) -> int:
     return int(dict(zip(rows[0][1:], rows[1][1:]))["RcvbufErrors"])
 
 
-def summarize(robot_lines, policy_lines, t0, t1, rx_bytes, load) -> dict:
+def summarize(cameras, robot_lines, policy_lines, t0, t1, rx_bytes, load) -> dict:
     window = (t1 - t0) / 1e9
     period_ns = int(1e9 / FPS)
     frames = [x for x in policy_lines if x["kind"] == "frame" and t0 <= x["t"] < t1]
     cams = {}
-    for cam in CAMERAS:
+    for cam in cameras:
         got = [x for x in frames if x["stream"] == f"observation.images.{cam}"]
         cams[cam] = {"fps": len(got) / window, "drops": max(0, round(FPS * window - len(got))),
                      "age_ms_p50": pct([x["age_ms"] for x in got], 50)}
@@ -175,8 +177,11 @@ def main(argv=None) -> int:
     parser.add_argument("--warmup-timeout", type=float, default=300.0)
     parser.add_argument("--tolerance-ms", type=float, default=100.0,
                         help="images' alignment tolerance in the contract (the shipped so101 contract: 50)")
+    parser.add_argument("--cameras", type=int, default=2, choices=range(1, len(CAMERA_NAMES) + 1),
+                        help=f"camera streams ({', '.join(CAMERA_NAMES)}: the first N); the issue's goal is for 2, its moonshot 3")
     parser.add_argument("--workdir", help="keep the logs and JSON lines here (default: a temporary folder)")
     args = parser.parse_args(argv)
+    cameras = CAMERA_NAMES[:args.cameras]
     import netns
 
     reason = netns.unavailable_reason()
@@ -194,12 +199,12 @@ def main(argv=None) -> int:
         tmp.mkdir(parents=True, exist_ok=True)
         video = tmp / "clip.avi"
         write_video(video)
-        policy_dir = make_policy_folder(tmp / "act", "act", cameras={c: POLICY_HW for c in CAMERAS},
+        policy_dir = make_policy_folder(tmp / "act", "act", cameras={c: POLICY_HW for c in cameras},
                                         chunk_size=20, n_action_steps=20)
         for compressed in (True, False) if not args.no_raw else (True,):
             kind = "compressed" if compressed else "raw"
             try:
-                results[kind] = run_once(compressed, args.seconds, tmp, policy_dir, video, domain, args.warmup_timeout,
+                results[kind] = run_once(cameras, compressed, args.seconds, tmp, policy_dir, video, domain, args.warmup_timeout,
                                          args.tolerance_ms)
             except RuntimeError as exc:
                 for log in sorted(tmp.glob("*.log")):
@@ -215,7 +220,7 @@ def main(argv=None) -> int:
                       "ticks_on_time": round(jpeg["ticks_on_time"], 4), "ticks_on_time_goal": GOAL_ON_TIME,
                       "raw_fps_ratio": round(min(c["fps"] for c in results["raw"]["cameras"].values()) / FPS, 4)
                       if "raw" in results else None,
-                      "seconds": args.seconds, "results": results}))
+                      "cameras": list(cameras), "seconds": args.seconds, "results": results}))
     return 0
 
 
