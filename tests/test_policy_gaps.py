@@ -41,6 +41,25 @@ def test_inline_gap_discards_the_policy_queue_and_warns(setup):
     assert loop.status() == (OK, "ok")
 
 
+def test_stop_then_start_predicts_from_a_frame_after_the_stop(setup):
+    """~/stop in mid-chunk, ~/start later: ACT's queue still held the old plan's actions; the first tick after the
+    start must predict a new chunk (the arm may have been moved meanwhile), as after any gap."""
+    loop, _, _ = make_loop(setup)
+    emit = Emitted()
+    observe(loop, T0)
+    loop.run(T0, emit)
+    assert emit.calls[-1][1].plan is not None  # a chunk predicted; the rest waits in ACT's queue
+    loop.running = False
+    for k in (1, 2, 3):
+        loop.run(T0 + k * PERIOD, emit)
+    assert emit.statuses[-3:] == ["stopped"] * 3 and loop.controller.discards == 1  # once per stop
+    loop.running = True
+    observe(loop, T0 + 4 * PERIOD, seed=3)
+    loop.run(T0 + 4 * PERIOD, emit)
+    after = emit.calls[-1][1]
+    assert after.status == "ok" and after.plan is not None, "acted from the queue computed before the stop"
+
+
 def test_async_gap_discards_queued_and_in_flight_chunks(setup):
     loop, _, _ = make_loop(setup, max_age_ms=250.0, async_inference=True, chunk_threshold=1.0)
     worker = loop.controller.worker

@@ -162,6 +162,9 @@ class PolicyController:
         return TickResult(status=status, action=action, reason=reason, **extra)
 
     def stopped(self) -> TickResult:
+        """A tick while ~/stop holds the policy: a gap like any other, so what was queued before it is thrown away
+        (after ~/start the first action comes from a frame seen after the stop, not from the old plan)."""
+        self._discard_queued()
         return self._count(TickResult(status="stopped", reason="stopped (call ~/start)"))
 
     def step(
