@@ -143,6 +143,23 @@ def test_safety_bad_parameters():
         SafetyFilter.from_lists(1, lower=[1], upper=[0])
     with pytest.raises(ValueError, match="positive"):
         SafetyFilter.from_lists(1, max_delta=[0])
+    for what in ("lower", "upper", "max_delta"):  # a NaN bound made np.clip publish NaN actions
+        with pytest.raises(ValueError, match=r"has NaN values .*use numbers \(inf: no limit\)"):
+            SafetyFilter.from_lists(2, **{what: [float("nan")]})
+    unlimited = SafetyFilter.from_lists(2, lower=[float("-inf")], upper=[1.0, float("inf")])
+    assert unlimited.apply([-1e9, 1e9])[0].tolist() == [-1e9, 1e9]
+
+
+def test_limits_tightened_at_run_time_win_over_the_change_limit():
+    """policy_node keeps the last action across a live limit change; the next action is inside the new limits even
+    when that is a larger step than max_delta (the limits are the hard bound)."""
+    old = SafetyFilter.from_lists(1, upper=[3.0], max_delta=[0.1])
+    assert old.apply([2.0])[0].tolist() == [2.0]
+    new = SafetyFilter.from_lists(1, upper=[1.0], max_delta=[0.1])
+    new.last = old.last
+    safe, note = new.apply([2.0])
+    assert safe.tolist() == [1.0] and note == "clamped to joint limits; limited change per tick"
+    assert new.apply([0.5])[0].tolist() == [0.9]  # then the change limit applies from inside the limits
 
 
 def test_staleness_reason():

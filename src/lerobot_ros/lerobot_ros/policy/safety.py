@@ -51,6 +51,8 @@ class SafetyFilter:
                 values = values * dim
             if len(values) != dim:
                 raise ValueError(f"{what} has {len(values)} values for an action of {dim}")
+            if any(np.isnan(values)):  # a NaN bound would make np.clip return NaN actions
+                raise ValueError(f"{what} has NaN values ({values}); use numbers (inf: no limit)")
             return np.asarray(values, dtype=np.float64)
 
         out = cls(vec(lower, "action_lower"), vec(upper, "action_upper"), vec(max_delta, "max_delta"))
@@ -70,18 +72,24 @@ class SafetyFilter:
             bad = np.flatnonzero(~np.isfinite(a)).tolist()
             return None, f"dropped non-finite action (index {bad})"
         notes = []
-        if self.lower is not None or self.upper is not None:
-            clamped = np.clip(a, self.lower if self.lower is not None else -np.inf, self.upper if self.upper is not None else np.inf)
-            if not np.array_equal(clamped, a):
-                notes.append("clamped to joint limits")
-            a = clamped
+        limits = self.lower is not None or self.upper is not None
+        if limits:
+            a = self._clamp(a, notes)
         if self.max_delta is not None and self.last is not None:
             limited = np.clip(a, self.last - self.max_delta, self.last + self.max_delta)
             if not np.array_equal(limited, a):
                 notes.append("limited change per tick")
             a = limited
+            if limits:  # the last action may lie outside limits tightened since: the limits win
+                a = self._clamp(a, notes)
         self.last = a
         return a, ("; ".join(notes) or None)
+
+    def _clamp(self, a: np.ndarray, notes: list[str]) -> np.ndarray:
+        clamped = np.clip(a, self.lower if self.lower is not None else -np.inf, self.upper if self.upper is not None else np.inf)
+        if not np.array_equal(clamped, a) and "clamped to joint limits" not in notes:
+            notes.append("clamped to joint limits")
+        return clamped
 
     def apply_chunk(self, chunk) -> tuple[np.ndarray | None, str | None]:
         """Filter a (T, D) chunk point by point (the change limit chains through the points)."""
