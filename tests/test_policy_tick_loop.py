@@ -143,6 +143,22 @@ def test_status_levels(setup):
     assert loop.status() == (WARN, "stopped")
 
 
+def test_a_policy_failing_in_the_inference_thread_says_so(setup):
+    """Async inference: an exception in the worker thread skips that chunk; the dry ticks and /diagnostics name
+    the exception (they said "waiting for the first chunk" and OK while the robot held)."""
+    loop, _, _ = make_loop(setup, async_inference=True)
+    worker = loop.controller.worker
+    worker.predict = lambda frame, task: (_ for _ in ()).throw(RuntimeError("injected"))
+    emit = Emitted()
+    for k in range(3):
+        observe(loop, T0 + k * PERIOD, seed=k)
+        loop.run(T0 + k * PERIOD, emit)
+        worker.wait_idle(30.0)
+    assert worker.errors >= 1 and emit.statuses[-1] == "dry"
+    assert emit.calls[-1][1].reason == "policy raised RuntimeError: injected; no chunk from that observation"
+    assert loop.status() == (ERROR, "policy raised: RuntimeError: injected")
+
+
 def test_reconfigure_takes_effect_on_the_next_tick_or_refuses(setup):
     loop, p, _ = make_loop(setup)
     emit = Emitted()

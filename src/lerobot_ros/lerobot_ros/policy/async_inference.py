@@ -97,10 +97,12 @@ class AsyncInference:
         self.latency_ms = RollingStats()
         self.errors = 0
         self.last_error: str | None = None
+        self.failing = False  # the newest inference raised (cleared by the next chunk queued)
         self.chunks = 0
         self.max_age_ns: Mapping[str, int] = {}  # per stream (0 = no limit); checked when a chunk arrives
         self.stale_chunks = 0
         self.expired_chunks = 0  # arrived after the last of their ticks
+        #: why no chunk was queued since the last one (a late or expired chunk, a failed inference); None once one is
         self.last_stale: str | None = None
         self._job: tuple[int, Mapping, str, int, Mapping | None, dict] | None = None
         self._busy = False
@@ -179,6 +181,8 @@ class AsyncInference:
             except Exception as exc:  # noqa: BLE001 - a failing policy must not kill the worker
                 self.errors += 1
                 self.last_error = f"{type(exc).__name__}: {exc}"
+                self.last_stale = f"policy raised {self.last_error}; no chunk from that observation"
+                self.failing = True
                 if self.on_error is not None:
                     self.on_error(exc)
                 chunk = None
@@ -197,6 +201,7 @@ class AsyncInference:
                         self.rtc.merged(tick, raw, self.queue.last_tick)
                     if kept:
                         self.chunks += 1
+                        self.failing = False
                         self.last_stale = None  # the reason a late chunk was discarded: kept until one is queued
                     else:  # every row was meant for a tick that has run: nothing of it can execute
                         self.expired_chunks += 1

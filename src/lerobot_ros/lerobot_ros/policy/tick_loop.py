@@ -224,10 +224,12 @@ class PolicyTickLoop:
         problem = c.backend_problem()
         if problem:  # a remote policy server down: the node holds (or stays silent) until it is back
             return ERROR, problem
+        if c.worker is not None and c.worker.failing:  # in the inference thread: until a chunk comes again
+            return ERROR, f"policy raised: {c.worker.last_error}"
+        if c.counts["error"]:  # inline (kept: the tick it failed published nothing)
+            return ERROR, f"policy raised: {c.last_error}"
         if c.counts["ticks"] and c.last_reason and c.counts["ok"] == 0:
             return WARN, c.last_reason
-        if c.counts["error"]:
-            return ERROR, f"policy raised: {c.last_error}"
         if c.last_status in ("gated", "held"):  # acting again once the observations are fresh
             return WARN, f"{'holding the last action' if c.last_status == 'held' else 'not acting'}: {c.last_reason}"
         return OK, "ok"
