@@ -105,3 +105,22 @@ def test_describe_failure_for_each_kind(tmp_path):
     except yaml.YAMLError as exc:
         text = describe_failure(exc)
         assert text.startswith(f"malformed YAML in {path} at line 2") and "\n" not in text
+
+
+def test_eval_whose_episode_bag_cannot_be_saved_is_one_line(tmp_path, capsys, monkeypatch):
+    """--record: an episode's bag that cannot be written (its tape incomplete, the disk full) ends the evaluation
+    with one line, not a traceback, and the scratch bags are removed. The failure is injected where a task's
+    episodes run (a real one needs a bridge that loses an observation)."""
+    from lerobot_ros.eval.rollouts import RolloutError
+    from lerobot_ros.eval.runner import Evaluation
+
+    def fails(self, *args, **kwargs):
+        raise RolloutError("/sim_0: episode of 3 steps not complete for its bag after 30 s (injected)")
+
+    monkeypatch.setattr(Evaluation, "_run_task", fails)
+    out, dataset = tmp_path / "eval", tmp_path / "dataset"
+    argv = ["eval", "--expert", "--task", "reach-v3", "--n-episodes", "1", "-o", str(out), "--save-dataset", str(dataset)]
+    assert main(argv) == 1
+    assert one_line(capsys.readouterr().err) == (
+        "lerobot-ros eval: /sim_0: episode of 3 steps not complete for its bag after 30 s (injected)")
+    assert not dataset.exists() and not [p for p in out.rglob("*") if p.suffix in (".mcap", ".db3", ".yaml")]

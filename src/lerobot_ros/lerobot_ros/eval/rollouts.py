@@ -33,7 +33,7 @@ import yaml
 from lerobot_ros.bag.mcap_stream import header_stamp_ns
 from lerobot_ros.eval.attach import ns_join
 from lerobot_ros.eval.processes import namespaced_contract
-from lerobot_ros.record.episode_bag_writer import EpisodeBagWriter
+from lerobot_ros.record.episode_bag_writer import BagWriteError, EpisodeBagWriter
 
 STATUS_TYPE = "lerobot_ros_msgs/msg/EpisodeStatus"
 CONTRACT_NAME = "eval_contract.yaml"
@@ -154,7 +154,11 @@ class Tape:
             actions = list(self._actions[:n_steps])
         partial = path.with_name(path.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)
-        writer = EpisodeBagWriter(partial, custom_data=custom_data).open()
+        try:
+            writer = EpisodeBagWriter(partial, custom_data=custom_data).open()
+        except (BagWriteError, OSError) as exc:
+            shutil.rmtree(partial, ignore_errors=True)
+            raise RolloutError(f"could not write {path}: {exc}") from None
         try:
             for topic, msgtype in self.types.items():
                 writer.add_topic(topic, msgtype)

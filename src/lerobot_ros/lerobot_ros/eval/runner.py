@@ -49,6 +49,7 @@ class Evaluation:
 
     # -- the run -----------------------------------------------------------------------------------
     def run(self) -> dict:
+        from lerobot_ros.eval.rollouts import RolloutError
         from lerobot_ros.eval.videos import VideoWriter
         from lerobot_ros.eval.worker import BridgeWorker, EvalError
         from lerobot_ros.ros.runtime import RosRuntime
@@ -88,7 +89,7 @@ class Evaluation:
         except BaseException as exc:
             if self.rollouts is not None:
                 self.rollouts.discard()
-            if isinstance(exc, EvalError):
+            if isinstance(exc, (EvalError, RolloutError)):  # expected failures: one line for the user
                 raise EvalSetupError(str(exc)) from None
             raise
         finally:
