@@ -271,6 +271,26 @@ class BridgeWorker:
         p["policy_ticks"] = p.get("policy_ticks", 0) + len(self._tick_ms)
 
     # -- one episode -------------------------------------------------------------------------------
+    def _wait_final_answer(self, episode: int, n: int, final_ns: int) -> None:
+        """A policy node answers the final observation too, after as long as its inference takes (a VLA on a CPU:
+        seconds): wait for that tick's report (published after its action) and, when it acted, the action. A late
+        answer would step the next episode, shifting all its steps by one; stopping the processes before the
+        report would lose it for whoever follows the node. Called with `_cond` held."""
+        def answered() -> bool:
+            tick = self._last_tick
+            return tick is not None and tick[0] >= final_ns and (self._actions >= n + 1 or not tick[1])
+
+        deadline = time.monotonic() + self.stall_timeout_s
+        while not self._cond.wait_for(answered, timeout=0.2):
+            failure = self.check_alive()
+            if failure:
+                raise EvalError(failure)
+            if time.monotonic() > deadline:
+                raise EvalError(
+                    f"{self.ns}: the policy node did not answer the final observation of episode {episode} within "
+                    f"{self.stall_timeout_s:.0f} s (its answer would step the next episode; see its log)"
+                )
+
     def run_episode(self, index: int, seed: int | None, record_video: bool) -> tuple[EpisodeResult, list[np.ndarray]]:
         """Reset with `seed`, wait until done, return the result (and the frames when recording)."""
         t0 = time.monotonic()
@@ -318,15 +338,12 @@ class BridgeWorker:
                 self._cond.wait(0.2)
             n = int(done.step)
             # wait for the source's answer to the final observation, so that it cannot reach the next episode
-            if self.answers_final is None:
+            if self.policy_client is not None and self.answers_final:
+                self._wait_final_answer(episode, n, _stamp(done))
+            elif self.answers_final is None:
                 self._cond.wait_for(lambda: self._actions >= n + 1, timeout=0.3)
             elif self.answers_final:
                 self._cond.wait_for(lambda: self._actions >= n + 1, timeout=2.0)
-            if self.policy_client is not None and self.answers_final is not False:
-                # and for its tick_info (published after the action): stopping the task's processes right after
-                # the action would lose the last tick's report (and its timings) for whoever follows it
-                final_ns = _stamp(done)
-                self._cond.wait_for(lambda: self._last_tick is not None and self._last_tick[0] >= final_ns, timeout=2.0)
             if self._frames is not None:
                 self._cond.wait_for(lambda: len(self._frames) >= n + 1, timeout=2.0)
             statuses = dict(self._statuses.get(episode, {}))
