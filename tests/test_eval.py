@@ -72,6 +72,26 @@ def test_eval_info_has_lerobot_eval_schema_and_values(tmp_path):
     assert [p.name for p in path.parent.iterdir()] == ["eval_info.json"]  # no temporary file left
 
 
+def test_eval_info_of_a_run_that_lost_episodes_is_strict_json_with_their_indices(tmp_path):
+    """Every bridge lost before an episode ended: the means over no episodes are NaN, written as null (NaN is not
+    JSON: jq and JavaScript refuse the file). Episode 1 lost: the others keep their own index, as
+    failed_episodes, the videos and the bags name them."""
+    eps = [EpisodeResult(index=i, seed=1000 + i, rewards=[1.0], successes=[False], worker="/sim_0") for i in (0, 2)]
+    info = build_eval_info(eps, "push-v3", 0, eval_s=1.0)
+    assert [e["episode_ix"] for e in info["per_episode"]] == [0, 2] == [e["episode_ix"] for e in info["lerobot_ros"]["episodes"]]
+    assert [e["seed"] for e in info["per_episode"]] == [1000, 1002]
+    empty = build_eval_info([], "push-v3", 0, eval_s=1.0)
+    empty["extra"] = {"numpy": np.float32("nan"), "nested": [(float("nan"), 1.5)]}
+    path = write_json_atomic(tmp_path / "eval_info.json", empty)
+
+    def refuse(constant):
+        raise ValueError(f"{constant} in {path}")
+
+    data = json.loads(path.read_text(), parse_constant=refuse)
+    assert data["overall"]["pc_success"] is None and data["overall"]["n_episodes"] == 0
+    assert data["extra"] == {"numpy": None, "nested": [[None, 1.5]]}
+
+
 def test_contract_moves_to_the_namespace_reliable_and_render_sized(tmp_path):
     source = yaml.safe_load(resolve("metaworld").read_text())
     data = namespaced_contract(source, "/sim_3", (64, 96))

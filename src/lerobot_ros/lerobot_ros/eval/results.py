@@ -130,9 +130,9 @@ def build_eval_info(
 
     info = {
         "per_episode": [
-            {"episode_ix": e.index if multi else i, "sum_reward": e.sum_reward, "max_reward": e.max_reward,
+            {"episode_ix": e.index, "sum_reward": e.sum_reward, "max_reward": e.max_reward,
              "success": e.success, "seed": e.seed, **where(e)}
-            for i, e in enumerate(ordered)
+            for e in ordered
         ],
         "per_task": per_task,
         "per_group": {g: _aggregate(eps) for g, eps in groups.items()},
@@ -140,9 +140,9 @@ def build_eval_info(
     }
     info["lerobot_ros"] = {
         "episodes": [
-            {"episode_ix": e.index if multi else i, **where(e), "seed": e.seed, "n_steps": e.n_steps,
+            {"episode_ix": e.index, **where(e), "seed": e.seed, "n_steps": e.n_steps,
              "wall_s": round(e.wall_s, 3), "worker": e.worker, "task": e.task, **({"notes": e.notes} if e.notes else {})}
-            for i, e in enumerate(ordered)
+            for e in ordered
         ],
         **(extra or {}),
     }
@@ -150,18 +150,30 @@ def build_eval_info(
 
 
 def write_json_atomic(path: str | os.PathLike, data: dict) -> Path:
-    """Write JSON next to `path` and rename it into place: readers never see a half-written file."""
+    """Write JSON next to `path` and rename it into place: readers never see a half-written file. NaN (a mean
+    over no episodes) is written as null: `NaN` is not JSON, and strict readers (jq, JavaScript) refuse it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(data, f, indent=2, default=_json_default)
+            json.dump(_nan_to_none(data), f, indent=2, default=_json_default, allow_nan=False)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _nan_to_none(value):
+    """A copy of nested dicts / lists / tuples with float NaN (Python or numpy) replaced by None."""
+    if isinstance(value, dict):
+        return {k: _nan_to_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_nan_to_none(v) for v in value]
+    if isinstance(value, (float, np.floating)) and math.isnan(value):
+        return None
+    return value
 
 
 def _json_default(value):
