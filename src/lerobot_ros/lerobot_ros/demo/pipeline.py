@@ -235,7 +235,8 @@ def _run_eval(cfg: DemoConfig, source: list[str], eval_dir: Path, log_name: str,
     info_path = eval_dir / "eval_info.json"
     info = json.loads(info_path.read_text())
     videos = sorted(eval_dir.rglob("*.mp4"))
-    return info_path, float(info["overall"]["pc_success"]), (videos[0] if videos else None), ""
+    pc = info["overall"]["pc_success"]  # null: no episode finished
+    return info_path, float("nan") if pc is None else float(pc), (videos[0] if videos else None), ""
 
 
 def evaluate(cfg: DemoConfig, res: DemoResult, printer=print, attach: str | None = None) -> None:
