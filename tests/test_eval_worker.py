@@ -119,3 +119,27 @@ def test_a_policy_node_that_never_answers_the_final_observation_is_one_clear_err
     with pytest.raises(EvalError, match=r"^/wt: the policy node did not answer the final observation of episode 0 "
                                         r"within 1 s \(its answer would step the next episode; see its log\)$"):
         worker.run_episode(0, seed=0, record_video=False)
+
+
+def test_readiness_does_not_count_the_evaluators_own_subscriptions(ros):
+    """--record subscribes the evaluator to every observation topic (and the commands): the policy node counts as
+    wired only once a subscription of another node is on its inputs."""
+    import time
+
+    from sensor_msgs.msg import JointState
+
+    ScriptedBridge(ros.create_node("scripted_bridge"))
+    ScriptedPolicy(ros.create_node("scripted_policy"), 0.0, 0.0)
+    node = ros.create_node("eval_worker")
+    worker = BridgeWorker(node, NS, policy_reset=f"{NS}/policy_node/reset", answers_final=True,
+                          source_inputs=(f"{NS}/joint_states",))
+    node.create_subscription(JointState, f"{NS}/joint_states", lambda msg: None, RECORDING_QOS)  # a tape's
+    node.create_subscription(Float64MultiArray, f"{NS}/commands", lambda msg: None, RECORDING_QOS)
+    wait_matched(worker)
+    time.sleep(0.5)
+    assert not worker.ready()
+    with pytest.raises(EvalError, match=f"nothing subscribes {NS}/joint_states"):
+        worker.wait_ready(0.5)
+    ros.create_node("policy_inputs").create_subscription(JointState, f"{NS}/joint_states", lambda msg: None, RECORDING_QOS)
+    worker.wait_ready(10.0)
+    worker.close()

@@ -161,12 +161,18 @@ class BridgeWorker:
             return False
         if self.policy_client is not None and not self.policy_client.service_is_ready():
             return False
-        node = self.node
         commands = ns_join(self.ns, "commands")
-        if node.count_publishers(commands) < 1 or node.count_subscribers(commands) < 2:
-            return False  # the source's publisher; the bridge and this evaluator subscribe
+        if self.node.count_publishers(commands) < 1 or self._other_subscribers(commands) < 1:
+            return False  # the source's publisher; the bridge subscribes
         # the source subscribes to what it acts on (observations, or the expert's env state)
-        return all(node.count_subscribers(t) >= 1 for t in self.source_inputs)
+        return all(self._other_subscribers(t) >= 1 for t in self.source_inputs)
+
+    def _other_subscribers(self, topic: str) -> int:
+        """Subscriptions to `topic` other than this evaluator's own (its action counter, --record's tapes): those
+        would make an absent bridge or policy node look wired."""
+        me = (self.node.get_name(), self.node.get_namespace())
+        return sum(1 for info in self.node.get_subscriptions_info_by_topic(topic)
+                   if (info.node_name, info.node_namespace) != me)
 
     def wait_ready(self, timeout_s: float, hint: str = "") -> None:
         deadline = time.monotonic() + timeout_s
@@ -176,7 +182,7 @@ class BridgeWorker:
                 raise EvalError(failure)
             if time.monotonic() > deadline:
                 commands = ns_join(self.ns, "commands")
-                missing = [t for t in self.source_inputs if self.node.count_subscribers(t) < 1]
+                missing = [t for t in self.source_inputs if self._other_subscribers(t) < 1]
                 raise EvalError(
                     f"{self.ns}: bridge or policy source not ready after {timeout_s:.0f} s "
                     f"(service {self.reset_client.srv_name} {'up' if self.reset_client.service_is_ready() else 'missing'}, "
