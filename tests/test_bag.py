@@ -73,6 +73,59 @@ def test_truncated_mcap_is_read_front_to_back_and_recovered(tmp_path):
         recover_mcap(cut, tmp_path / "recovered")
 
 
+def test_a_killed_bag_with_service_events_is_recovered_whole(tmp_path):
+    """`ros2 bag record --all-services` stores each service's .srv text as its event topics' schema; recovery
+    parsed schemas its own way and failed on those (the whole bag lost), where the reader reads them."""
+    from pathlib import Path
+
+    source = next((Path(__file__).parent / "data" / "rosbag2" / "mcap" / "bag_with_topics_and_service_events").glob("*.mcap"))
+    data = source.read_bytes()
+    cut = tmp_path / "killed.mcap"
+    cut.write_bytes(data[: len(data) - 200])  # the summary and footer gone
+    report = recover_mcap(cut, tmp_path / "recovered")
+    assert report.topics == {"/test_service1/_service_event": 4, "/test_service2/_service_event": 4,
+                             "/test_topic1": 1, "/test_topic2": 1} and report.skipped == {}
+    with open_bag(tmp_path / "recovered") as bag:
+        events = [bag.deserialize(m.data, m.msgtype, m.topic) for m in bag.messages() if m.topic.endswith("/_service_event")]
+    assert sorted((len(e.request), len(e.response)) for e in events) == [(0, 1)] * 4 + [(1, 0)] * 4
+
+
+def test_a_topic_whose_definition_cannot_be_parsed_is_left_out_of_the_recovery(tmp_path, capsys):
+    """One topic's schema is not a message definition: the others are recovered, the report names it and why."""
+    from mcap.writer import Writer
+    from rclpy.serialization import serialize_message
+
+    from lerobot_ros.bag import make_typestore
+
+    store = make_typestore()
+    js_type = "sensor_msgs/msg/JointState"
+    killed = tmp_path / "killed.mcap"
+    with killed.open("wb") as fh:
+        writer = Writer(fh, use_chunking=False)
+        writer.start("ros2", "test")
+        good = writer.register_schema(js_type, "ros2msg", store.generate_msgdef(js_type, ros_version=2)[0].encode())
+        bad = writer.register_schema("bad_pkg/msg/Broken", "ros2msg", b"this ] is [ not a definition")
+        js = writer.register_channel("/js", "cdr", good, {})
+        broken = writer.register_channel("/broken", "cdr", bad, {})
+        for i in range(5):
+            t = 1_000_000_000 + i * 10 * MS
+            raw = serialize_message(numpy_to_joint_state(["a"], position=[float(i)], stamp_ns=t))
+            writer.add_message(js, log_time=t, data=raw, publish_time=t)
+            writer.add_message(broken, log_time=t, data=b"\x00\x01\x00\x00", publish_time=t)
+        # killed: no finish(), so no summary and no footer
+    report = recover_mcap(killed, tmp_path / "recovered")
+    assert report.topics == {"/js": 5} and not report.complete
+    assert report.skipped == {"/broken": "its bad_pkg/msg/Broken definition cannot be parsed (TypesysError)"}
+    with open_bag(tmp_path / "recovered") as bag:
+        positions = [bag.deserialize(m.data, m.msgtype, m.topic).position[0] for m in bag.messages()]
+    assert positions == [0.0, 1.0, 2.0, 3.0, 4.0]
+    from lerobot_ros.cli.main import main
+
+    assert main(["repair", str(killed), "--out", str(tmp_path / "by_cli")]) == 0
+    assert capsys.readouterr().out.strip().endswith(
+        "; left out /broken: its bad_pkg/msg/Broken definition cannot be parsed (TypesysError)")
+
+
 def test_bag_folder_without_metadata_yaml_is_read(tmp_path):
     path = write_bag(tmp_path / "bag", _messages(50), storage="mcap", custom_data={"task": "t"})
     (path / "metadata.yaml").unlink()  # writer killed before it wrote metadata.yaml

@@ -67,6 +67,8 @@ class RecoveryReport:
     bytes_read: int = 0
     file_size: int = 0
     stop_reason: str = ""
+    #: topics left out, with why (a message definition that cannot be parsed: the copy could not be read back)
+    skipped: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -88,12 +90,11 @@ def recover_mcap(src, dst) -> RecoveryReport:
     (a .mcap file, or a bag folder whose .mcap files lack their footer or whose metadata.yaml is missing)."""
     from rosbags.rosbag2 import StoragePlugin
     from rosbags.rosbag2.metadata import parse_qos
-    from rosbags.typesys import get_types_from_idl, get_types_from_msg
     from rosbags.typesys.store import Typestore  # noqa: F401  (typing only)
 
     import yaml
 
-    from lerobot_ros.bag.typestore import make_typestore
+    from lerobot_ros.bag.typestore import make_typestore, types_from_definition
     from lerobot_ros.bag.writer import distro_writer_class
 
     src, dst = Path(src), Path(dst)
@@ -104,6 +105,7 @@ def recover_mcap(src, dst) -> RecoveryReport:
     channels: dict[int, Channel] = {}
     conns: dict[int, object] = {}
     counts: dict[str, int] = {}
+    skipped: dict[str, str] = {}
     total = StreamStats()
     tmp_parent = dst.with_name(f".{dst.name}.partial")
     if tmp_parent.exists():
@@ -111,8 +113,8 @@ def recover_mcap(src, dst) -> RecoveryReport:
     tmp_parent.mkdir(parents=True)
     tmp = tmp_parent / dst.name
     writer = distro_writer_class(_source_distro(src))(tmp, version=9, storage_plugin=StoragePlugin.MCAP)
-    writer.open()
     try:
+        writer.open()
         for path in _source_files(src):
             stats = StreamStats()
             for record in iter_mcap_records(path, stats):
@@ -121,19 +123,32 @@ def recover_mcap(src, dst) -> RecoveryReport:
                 elif isinstance(record, Channel):
                     channels[record.id] = record
                 elif isinstance(record, Message):
+                    if record.channel_id in conns and conns[record.channel_id] is None:
+                        continue  # a skipped topic
                     conn = conns.get(record.channel_id)
                     if conn is None:
-                        channel = channels[record.channel_id]
+                        channel = channels.get(record.channel_id)
+                        if channel is None:
+                            raise BagError(path, f"a message on channel {record.channel_id} comes before its channel record")
                         schema = schemas.get(channel.schema_id)
                         if schema is None:
                             raise BagError(path, f"channel {channel.topic} has no schema record")
-                        if schema.name not in store.fielddefs:
-                            text = schema.data.decode()
-                            types = get_types_from_msg(text, schema.name) if schema.encoding == "ros2msg" else get_types_from_idl(text)
-                            store.register(types)
+                        # the source's own definition and hash, copied; a bag without hashes (before Jazzy):
+                        # the hash of the definition as the reader parses it (.msg, .idl, a service's .srv)
+                        text, rihs01 = schema.data.decode(), channel.metadata.get("topic_type_hash", "")
+                        try:
+                            if not rihs01:
+                                if schema.name not in store.fielddefs:
+                                    store.register(types_from_definition(schema.name, schema.encoding, text))
+                                rihs01 = store.hash_rihs01(schema.name)
+                        except Exception as exc:  # noqa: BLE001 - rosbags' parse errors: that topic only
+                            skipped[channel.topic] = f"its {schema.name} definition cannot be parsed ({type(exc).__name__})"
+                            conns[record.channel_id] = None
+                            continue
                         qos_text = channel.metadata.get("offered_qos_profiles", "")
                         qos = parse_qos(yaml.safe_load(qos_text) or []) if qos_text else []
-                        conn = writer.add_connection(channel.topic, schema.name, typestore=store, offered_qos_profiles=qos)
+                        conn = writer.add_connection(channel.topic, schema.name, msgdef=text, rihs01=rihs01,
+                                                     offered_qos_profiles=qos)
                         conns[record.channel_id] = conn
                     writer.write(conn, record.log_time, record.data)
                     counts[conn.topic] = counts.get(conn.topic, 0) + 1
@@ -149,7 +164,8 @@ def recover_mcap(src, dst) -> RecoveryReport:
         raise
     tmp.rename(dst)
     tmp_parent.rmdir()
-    return RecoveryReport(str(src), str(dst), total.complete, total.messages, counts, total.bytes_read, total.file_size, total.stop_reason)
+    return RecoveryReport(str(src), str(dst), total.complete, total.messages, counts, total.bytes_read, total.file_size,
+                          total.stop_reason, skipped)
 
 
 def _source_distro(src: Path) -> str:

@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
         dst = stem
     counts = ", ".join(f"{t} {n}" for t, n in result.topics.items()) or "no messages"
     tail = "the file was complete" if result.complete else f"dropped the damaged tail ({result.stop_reason})"
+    skipped = "".join(f"; left out {t}: {why}" for t, why in result.skipped.items())
     print(f"repaired {src} -> {dst}: {result.messages} messages ({counts}); "
-          f"read {result.bytes_read} of {result.file_size} bytes; {tail}")
+          f"read {result.bytes_read} of {result.file_size} bytes; {tail}{skipped}")
     return 0
