@@ -160,6 +160,27 @@ def test_writer_refuses_to_start_on_a_full_disk(tmp_path):
     assert not (tmp_path / "ep").exists()
 
 
+def test_an_output_folder_that_cannot_be_made_is_a_clear_error(tmp_path):
+    """The recorder catches BagWriteError: a raw OSError here killed the node with a traceback."""
+    (tmp_path / "a_file").write_text("not a folder")
+    with pytest.raises(BagWriteError, match=r"^cannot create .*a_file/episodes: Not a directory$"):
+        EpisodeBagWriter(tmp_path / "a_file" / "episodes" / "ep").open()
+
+
+def test_a_disk_that_fills_as_the_episode_opens_leaves_no_episode_folder(tmp_path, monkeypatch):
+    """ENOSPC on the first metadata write (just after the free-space check): one line, the writer closed, the
+    episode folder removed (an open half MCAP was left behind)."""
+    import errno
+
+    def full(self):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(EpisodeBagWriter, "_write_provisional_metadata", full)
+    with pytest.raises(BagWriteError, match=r"^cannot write bag .*ep: No space left on device$"):
+        EpisodeBagWriter(tmp_path / "ep").open()
+    assert not (tmp_path / "ep").exists()
+
+
 def test_unknown_message_type_is_a_clear_error(tmp_path):
     w = EpisodeBagWriter(tmp_path / "ep").open()
     with pytest.raises(UnknownMessageType, match="no definition for message type 'nope_msgs/msg/Thing'"):

@@ -130,7 +130,10 @@ class EpisodeBagWriter:
         """Create the bag directory (never an existing one) and start the writer thread."""
         if self.path.exists():
             raise BagWriteError(f"{self.path} exists already; an episode directory is never overwritten")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # an unwritable or missing output folder: one line, nothing made
+            raise BagWriteError(f"cannot create {self.path.parent}: {exc.strerror or exc}") from None
         self._check_free_space(raise_error=True)
         writer = Writer(self.path, version=9, storage_plugin=StoragePlugin.MCAP)
         writer.STORAGE_PLUGINS = {**Writer.STORAGE_PLUGINS, StoragePlugin.MCAP: FastMcapWriter}
@@ -142,8 +145,17 @@ class EpisodeBagWriter:
             raise BagWriteError(f"cannot create bag {self.path}: {exc}") from exc
         writer.storage.ros_distro = self.msgdefs.distro
         self._writer = writer
-        self._write_provisional_metadata()
-        self._take_checkpoint()
+        try:
+            self._write_provisional_metadata()
+            self._take_checkpoint()
+        except OSError as exc:  # the disk filled (or the folder went) right after opening: no half episode left
+            self._writer = None
+            try:
+                writer.close()
+            except Exception:  # noqa: BLE001 - the folder goes anyway
+                pass
+            shutil.rmtree(self.path, ignore_errors=True)
+            raise BagWriteError(f"cannot write bag {self.path}: {exc.strerror or exc}") from None
         self._accepting = True
         self._thread = threading.Thread(target=self._run, name=f"bag-writer:{self.path.name}", daemon=True)
         self._thread.start()
