@@ -236,6 +236,33 @@ def test_episode_boundary_splits_a_bag_and_workers(tmp_path, monkeypatch):
     assert [ds[int(e["dataset_from_index"])]["task"] for e in ds.meta.episodes] == ["first", "second", "third"]
 
 
+def test_task_and_boundary_topics_of_the_wrong_type_are_one_line(tmp_path, capsys):
+    """A bag whose task topic carries Float64, or whose boundary topic carries String: the
+    contract points at the wrong topic; say so (it was an AttributeError on `.data` / `.episode_index`)."""
+    from std_msgs.msg import Float64, String
+
+    msgs = list(so101_messages(0.5, task=None))
+    msgs.append(("/task", "std_msgs/msg/Float64", T0, Float64(data=1.0)))
+    msgs.append(("/episode_status", "std_msgs/msg/String", T0, String(data="episode 0")))
+    msgs.sort(key=lambda m: m[2])
+    bag = write_bag(tmp_path / "bag", msgs)
+    out = tmp_path / "ds"
+    assert run_cli(bag, "--contract", contract_file(tmp_path), "--out", out) == 1
+    assert ("the contract's task topic /task is std_msgs/msg/Float64 in the bag, not std_msgs/msg/String or "
+            "lerobot_ros_msgs/msg/EpisodeStatus; point `task: {topic: ...}` at the right topic") in printed(capsys)
+    contract = contract_file(tmp_path, task={"topic": "/nowhere"}, episode_boundary={"topic": "/episode_status"})
+    assert run_cli(bag, "--contract", contract, "--out", out) == 1
+    assert ("the contract's episode_boundary topic /episode_status is std_msgs/msg/String in the bag, not "
+            "lerobot_ros_msgs/msg/EpisodeStatus") in printed(capsys)
+    assert not out.exists()
+
+
+def printed(capsys) -> str:
+    """What the converter printed (its per-bag report on stdout names each bag's failure), lines joined."""
+    captured = capsys.readouterr()
+    return " ".join((captured.out + captured.err).split())
+
+
 def test_ctrl_c_leaves_a_dataset_that_loads(tmp_path, ros_env):
     """Ctrl-C during a conversion: the episodes already saved form a dataset that loads.
 

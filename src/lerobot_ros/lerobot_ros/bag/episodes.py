@@ -72,6 +72,13 @@ def _check_topics(reader: BagReader, contract: Contract) -> None:
             raise BagError(reader.path, f"contract topic {feature.topic} ({name}) is not in the bag; its topics: {have}")
         if info.msgtype != feature.msg_type:
             raise BagError(reader.path, f"topic {feature.topic} is {info.msgtype} in the bag, the contract expects {feature.msg_type} ({name})")
+    boundary = contract.episode_boundary.topic if contract.episode_boundary else None
+    for topic, what, allowed in ((contract.task.topic, "task", (M.STRING, M.EPISODE_STATUS)),
+                                 (boundary, "episode_boundary", (M.EPISODE_STATUS,))):
+        info = topics.get(topic) if topic else None
+        if info is not None and info.msgtype not in allowed:
+            raise BagError(reader.path, f"the contract's {what} topic {topic} is {info.msgtype} in the bag, not "
+                                        f"{' or '.join(allowed)}; point `{what}: {{topic: ...}}` at the right topic")
 
 
 def _resize_hint(feature) -> str:
