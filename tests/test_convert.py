@@ -257,6 +257,23 @@ def test_task_and_boundary_topics_of_the_wrong_type_are_one_line(tmp_path, capsy
     assert not out.exists()
 
 
+def test_header_stamps_on_another_clock_than_the_recorder_are_one_line(tmp_path, capsys):
+    """The sim stamped its messages with sim time (from 0) and the recorder logged them on wall time: the state
+    (header timeline) and the actions (receive timeline) would be 1.7e9 s apart; the converter says why."""
+    msgs = []
+    for topic, msgtype, t, msg in so101_messages(0.5, task="pick"):
+        if hasattr(msg, "header"):
+            stamp = msg.header.stamp
+            stamp.sec -= T0 // 1_000_000_000  # the same motion, stamped from 0
+        msgs.append((topic, msgtype, t, msg))
+    bag = write_bag(tmp_path / "bag", msgs)
+    out = tmp_path / "ds"
+    assert run_cli(bag, "--contract", contract_file(tmp_path), "--out", out) == 1
+    text = printed(capsys)
+    assert f"is stamped -{T0 // 1_000_000_000} s from when the bag logged it, and the contract compares its header stamps with" in text
+    assert "record with one clock (use_sim_time on both), or set `timeline: receive` on" in text and not out.exists()
+
+
 def printed(capsys) -> str:
     """What the converter printed (its per-bag report on stdout names each bag's failure), lines joined."""
     captured = capsys.readouterr()

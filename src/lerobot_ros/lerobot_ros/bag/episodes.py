@@ -31,6 +31,7 @@ class _Samples:
     times: list = field(default_factory=list)
     values: list = field(default_factory=list)  # numeric: decoded vectors; images: topic ordinals
     sizes: dict = field(default_factory=dict)  # Image: (h, w) -> first ordinal seen
+    clock_offset_ns: int | None = None  # header timeline: first header stamp - its log time
 
 
 @dataclass
@@ -125,6 +126,8 @@ def plan_bag(reader: BagReader, contract: Contract, task: str | None = None) -> 
                     s.sizes.setdefault((int(msg.height), int(msg.width)), n)
                 s.times.append(stamp)
                 s.values.append(n)
+                if feature.timeline == "header" and s.clock_offset_ns is None:
+                    s.clock_offset_ns = stamp - log_t
             else:
                 msg = reader.deserialize(raw, msgtype, topic)
                 try:
@@ -132,10 +135,13 @@ def plan_bag(reader: BagReader, contract: Contract, task: str | None = None) -> 
                 except ContractError as exc:
                     raise BagError(reader.path, f"message {n} on {topic}: {exc}") from None
                 s.times.append(feature.stamp_ns(msg, log_t))
+                if feature.timeline == "header" and s.clock_offset_ns is None:
+                    s.clock_offset_ns = s.times[-1] - log_t
     for name, s in samples.items():
         if len(s.sizes) > 1 and not contract.features[name].resizes:
             sizes = " -> ".join(f"{w}x{h}" for (h, w) in s.sizes)
             raise BagError(reader.path, f"images on {contract.features[name].topic} change size mid-bag ({sizes}){_resize_hint(contract.features[name])}")
+    _check_clocks(reader, contract, samples, boundary)
     spans = _episode_spans(bounds)
     plan = BagPlan(str(reader.path), [], truncated=reader.truncated, notes=list(reader.notes))
     if reader.truncated:
@@ -144,6 +150,28 @@ def plan_bag(reader: BagReader, contract: Contract, task: str | None = None) -> 
     for i, (start, end) in enumerate(spans):
         plan.episodes.append(_plan_episode(reader, contract, samples, i, start, end, task, tasks, default_task))
     return plan
+
+
+#: header stamps further than this from their log times are on another clock than the recorder's
+CLOCK_SKEW_LIMIT_NS = 60 * 1_000_000_000
+
+
+def _check_clocks(reader: BagReader, contract: Contract, samples: dict, boundary: str | None) -> None:
+    """Header stamps are compared with log times (receive-timeline features, episode boundaries): both must come
+    from one clock. A publisher on sim time and a recorder on wall time put every sample in the first episode
+    and misalign the streams by the clocks' difference; say so instead."""
+    header = {n: s.clock_offset_ns for n, s in samples.items() if s.clock_offset_ns is not None}
+    receive = [n for n, f in contract.features.items() if f.timeline != "header"]
+    if not header or not (receive or boundary):
+        return
+    name, offset = max(header.items(), key=lambda kv: abs(kv[1]))
+    if abs(offset) <= CLOCK_SKEW_LIMIT_NS:
+        return
+    against = f"the episode boundaries on {boundary}" if boundary else f"{receive[0]}'s receive times"
+    raise BagError(reader.path, f"{contract.features[name].topic} is stamped {offset / 1e9:+.0f} s from when the bag "
+                                f"logged it, and the contract compares its header stamps with {against}: the publisher "
+                                "and the recorder ran on different clocks (sim time and wall time?); record with one "
+                                f"clock (use_sim_time on both), or set `timeline: receive` on {name}")
 
 
 def _episode_spans(bounds: list[tuple[int, int]]) -> list[tuple[int | None, int | None]]:
