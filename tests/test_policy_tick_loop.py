@@ -34,12 +34,12 @@ def setup(tmp_path_factory):
     return contract, load_policy(str(folder), "cpu"), folder
 
 
-def make_loop(setup, **params):
+def make_loop(setup, mode: str = "commands", **params):
     contract, loaded, folder = setup
     loaded.policy.reset()
     p = PolicyParams(pretrained_path=str(folder), device="cpu", seed=0, **params)
     warnings = []
-    loop = build_tick_loop(loaded, contract, p, "commands", on_time_jump=warnings.append)
+    loop = build_tick_loop(loaded, contract, p, mode, on_time_jump=warnings.append)
     return loop, p, warnings
 
 
@@ -157,6 +157,29 @@ def test_a_policy_failing_in_the_inference_thread_says_so(setup):
     assert worker.errors >= 1 and emit.statuses[-1] == "dry"
     assert emit.calls[-1][1].reason == "policy raised RuntimeError: injected; no chunk from that observation"
     assert loop.status() == (ERROR, "policy raised: RuntimeError: injected")
+
+
+def test_async_trajectories_chain_the_change_limit_from_the_point_they_replace(setup):
+    """Trajectory mode with async inference: a new trajectory replaces the previous one mid-way, so max_delta
+    limits its first point against what the previous one commands at the tick before (it was limited against
+    the previous one's end, still in the future: a jump of up to a whole chunk's travel)."""
+    delta = 0.05
+    loop, _, _ = make_loop(setup, "trajectory", async_inference=True, chunk_threshold=0.5, max_delta=[delta])
+    worker, emit = loop.controller.worker, Emitted()
+    sent = []  # (first tick, points) of each trajectory published
+    for k in range(40):
+        observe(loop, T0 + k * PERIOD, seed=k)
+        loop.run(T0 + k * PERIOD, emit)
+        result = emit.calls[-1][1]
+        if result.trajectory is not None:
+            sent.append((k + result.trajectory_offset_ticks, np.asarray(result.trajectory)))
+        worker.wait_idle(30.0)
+    assert len(sent) >= 3
+    for (prev_start, prev), (start, points) in zip(sent, sent[1:]):
+        assert prev_start < start < prev_start + len(prev), "each trajectory replaces the previous one mid-way"
+        replaced = prev[start - 1 - prev_start]
+        assert np.all(np.abs(points[0] - replaced) <= delta + 1e-9), (start, points[0] - replaced)
+        assert np.all(np.abs(np.diff(points, axis=0)) <= delta + 1e-9)
 
 
 def test_reconfigure_takes_effect_on_the_next_tick_or_refuses(setup):

@@ -82,6 +82,7 @@ class PolicyController:
         self.last_status: str | None = None  # of the latest tick
         self.discards = 0  # gaps after which queued actions were thrown away (see _discard_queued)
         self._queue_fresh = True  # nothing queued from before the current gap
+        self._trajectory: tuple[int, np.ndarray] | None = None  # async trajectory mode: (first tick, safe points)
 
     @property
     def is_async(self) -> bool:
@@ -126,6 +127,7 @@ class PolicyController:
         self.runner.reset()
         self.safety.reset()
         self.last_action = None
+        self._trajectory = None
         self._seen_chunks = self.worker.chunks if self.worker else 0
 
     def close(self) -> None:
@@ -227,15 +229,21 @@ class PolicyController:
             if plan is None:
                 return TickResult(status="ok", depth=out.depth, dry=out.action is None)
             ticks, pending = worker.queue.pending()
-            if pending is None:
+            if out.action is not None:  # this tick's action, then what is queued after it
+                chunk = out.action[None, :] if pending is None else np.vstack([out.action[None, :], pending])
+                start = tick
+            elif pending is not None:
+                chunk, start = pending, ticks[0]
+            else:
                 return TickResult(status="dry", dry=True, depth=0, reason=self._dry_reason())
-            chunk = np.vstack([out.action[None, :], pending]) if out.action is not None else pending
+            self._chain_from(start)
             safe, note = self.safety.apply_chunk(chunk)
             if safe is None:
                 return TickResult(status="dropped", reason=note, plan=plan, depth=out.depth)
-            offset = 0 if out.action is not None else ticks[0] - tick
             self.last_action = safe[-1]
-            return TickResult(status="ok", trajectory=safe, trajectory_offset_ticks=offset, plan=plan, reason=note, depth=out.depth)
+            self._trajectory = (start, safe)
+            return TickResult(status="ok", trajectory=safe, trajectory_offset_ticks=start - tick, plan=plan, reason=note,
+                              depth=out.depth)
         if out.action is None:
             return self._fallback("dry", self._dry_reason(), dry=True, depth=out.depth, plan=plan)
         safe, note = self.safety.apply(out.action)
@@ -243,6 +251,16 @@ class PolicyController:
             return TickResult(status="dropped", reason=note, plan=plan, depth=out.depth)
         self.last_action = safe
         return TickResult(status="ok", action=safe, plan=plan, reason=note, depth=out.depth)
+
+    def _chain_from(self, start: int) -> None:
+        """Async trajectories replace one another mid-way: the change limit of the new one starts from what the
+        previous one commands at the tick before `start`, not from its end (still in the future)."""
+        if self._trajectory is None:
+            return
+        prev_start, prev = self._trajectory
+        i = start - 1 - prev_start
+        if i >= 0:
+            self.safety.last = prev[min(i, len(prev) - 1)]
 
     def _dry_reason(self) -> str:
         """Why the queue has no action for this tick: the backend's problem, a discarded late chunk, or speed."""
