@@ -41,6 +41,32 @@ def test_inline_gap_discards_the_policy_queue_and_warns(setup):
     assert loop.status() == (OK, "ok")
 
 
+def test_a_gap_in_trajectory_mode_replaces_the_running_trajectory_with_a_hold(setup):
+    """Trajectory mode: the controller runs the whole trajectory it was sent, planned before the gap; the first
+    gated tick sends a one-point trajectory at what it commands now (the arm holds), then nothing until fresh
+    frames; the next chunk's change limit starts there."""
+    loop, _, _ = make_loop(setup, "trajectory", max_age_ms=250.0, max_delta=[0.5])
+    emit = Emitted()
+    observe(loop, T0)
+    loop.run(T0, emit)
+    sent = emit.calls[-1][1].trajectory
+    assert sent is not None and len(sent) > 4
+    observe(loop, T0 + PERIOD, seed=1)
+    loop.run(T0 + PERIOD, emit)
+    assert emit.calls[-1][1].trajectory is None  # the controller executes the trajectory it has
+    k = _gap(loop, emit, 2, 4)  # stale from tick 4 on (250 ms at 10 Hz after the frame of tick 1)
+    results = [r for _, r, _, _ in emit.calls[2:]]
+    holds = [(i + 2, r) for i, r in enumerate(results) if r.trajectory is not None]
+    assert len(holds) == 1, "one hold per gap"
+    at, hold = holds[0]
+    assert hold.status == "held" and "holding the arm where it is" in hold.reason
+    np.testing.assert_array_equal(hold.trajectory, sent[at][None, :])
+    observe(loop, T0 + k * PERIOD, seed=7)
+    loop.run(T0 + k * PERIOD, emit)
+    after = emit.calls[-1][1].trajectory
+    assert after is not None and np.all(np.abs(after[0] - sent[at]) <= 0.5 + 1e-9)
+
+
 def test_stop_then_start_predicts_from_a_frame_after_the_stop(setup):
     """~/stop in mid-chunk, ~/start later: ACT's queue still held the old plan's actions; the first tick after the
     start must predict a new chunk (the arm may have been moved meanwhile), as after any gap."""

@@ -82,7 +82,7 @@ class PolicyController:
         self.last_status: str | None = None  # of the latest tick
         self.discards = 0  # gaps after which queued actions were thrown away (see _discard_queued)
         self._queue_fresh = True  # nothing queued from before the current gap
-        self._trajectory: tuple[int, np.ndarray] | None = None  # async trajectory mode: (first tick, safe points)
+        self._trajectory: tuple[int, np.ndarray] | None = None  # trajectory mode: (first tick, points) of the last sent
 
     @property
     def is_async(self) -> bool:
@@ -135,18 +135,19 @@ class PolicyController:
             self.worker.close()
         self.runner.close()
 
-    def _discard_queued(self) -> None:
+    def _discard_queued(self) -> bool:
         """A gated tick: forget the actions queued from earlier observations (and any inference in flight), so
         that after a gap (link down, camera lost) the robot never executes an action computed before it; the
         next fresh frame starts a new chunk. Once per gap."""
         if self._queue_fresh:
-            return
+            return False
         self._queue_fresh = True
         self.discards += 1
         if self.worker is not None:
             self.worker.reset()  # does not wait: a result still in flight is dropped when it lands
         else:
             self.runner.discard_queue()
+        return True
 
     def _count(self, result: TickResult) -> TickResult:
         self.counts["ticks"] += 1
@@ -182,18 +183,32 @@ class PolicyController:
         # A stale stream discards what was queued before the gap. A frame only off its alignment tolerance does
         # too inline (the policy's queue is not indexed by tick), not in async mode: there the queue drops the
         # ticks that passed by itself, and discarding each time would starve a loaded machine of chunks.
+        discarded = False
         if reason is not None or (not_ready and self.worker is None):
-            self._discard_queued()
+            discarded = self._discard_queued()
         if reason is None and not_ready:
             reason = "; ".join(not_ready)
         if reason is not None:
+            if discarded and self.trajectory_mode and self.on_stale == "hold":
+                return self._count(self._hold_trajectory(tick, reason))
             return self._count(self._fallback("gated", reason))
         self._queue_fresh = False
         if self.worker is not None:
             return self._count(self._step_async(tick, values, task, ages_ns))
-        return self._count(self._step_sync(values, task))
+        return self._count(self._step_sync(tick, values, task))
 
-    def _step_sync(self, values, task) -> TickResult:
+    def _hold_trajectory(self, tick: int, reason: str) -> TickResult:
+        """Trajectory mode, first tick of a gap: the controller would run the rest of the trajectory it has (planned
+        on frames from before the gap); a one-point trajectory at what it commands now replaces it: the arm holds."""
+        if self._trajectory is None:
+            return self._fallback("gated", reason)
+        start, points = self._trajectory
+        here = points[min(max(tick - start, 0), len(points) - 1)]
+        self._trajectory = (tick, here[None, :])
+        self.safety.last = here
+        return TickResult(status="held", trajectory=here[None, :], reason=f"{reason}; holding the arm where it is")
+
+    def _step_sync(self, tick, values, task) -> TickResult:
         start = time.perf_counter()
         try:
             action, chunk = self.runner.select_action(values, task)
@@ -209,6 +224,7 @@ class PolicyController:
             if safe is None:
                 return TickResult(status="dropped", reason=note, plan=chunk, inference_ms=ms)
             self.last_action = safe[-1]
+            self._trajectory = (tick, safe)
             return TickResult(status="ok", trajectory=safe, plan=chunk, reason=note, inference_ms=ms)
         safe, note = self.safety.apply(action)
         if safe is None:
@@ -253,8 +269,9 @@ class PolicyController:
         return TickResult(status="ok", action=safe, plan=plan, reason=note, depth=out.depth)
 
     def _chain_from(self, start: int) -> None:
-        """Async trajectories replace one another mid-way: the change limit of the new one starts from what the
-        previous one commands at the tick before `start`, not from its end (still in the future)."""
+        """Async trajectories replace one another mid-way (and a hold replaces one): the change limit of the new one
+        starts from what the previous one commands at the tick before `start`, not from its end (still in the
+        future)."""
         if self._trajectory is None:
             return
         prev_start, prev = self._trajectory
