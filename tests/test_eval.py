@@ -257,3 +257,16 @@ def test_the_evaluator_waits_for_exactly_the_topics_the_policy_node_subscribes(t
     assert topics == ("/sim_2/joint_states", "/sim_2/agentview/image_raw", "/sim_2/eye_in_hand/image_raw/compressed")
     streams = policy_streams(load_contract(str(written)).observation_features, inputs)
     assert topics == tuple(f.topic for f in streams.values())  # policy_node subscribes to streams' topics
+
+
+def test_a_video_that_fails_to_encode_is_reported_and_not_listed(tmp_path):
+    """Frames that change size mid-episode cannot be encoded: the error is kept for eval_info's video_errors and
+    the path marked failed (the runner drops it from video_paths), no partial file left; a good video is written."""
+    from lerobot_ros.eval.videos import VideoWriter
+
+    writer = VideoWriter(fps=10)
+    bad = writer.write(tmp_path / "eval_episode_0.mp4", [np.zeros((16, 16, 3), np.uint8), np.zeros((8, 8, 3), np.uint8)])
+    good = writer.write(tmp_path / "eval_episode_1.mp4", [np.full((16, 16, 3), 100, np.uint8)] * 3)
+    writer.join()
+    assert writer.failed == {bad} and len(writer.errors) == 1 and writer.errors[0].startswith("eval_episode_0.mp4: ")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["eval_episode_1.mp4"] and good.endswith("eval_episode_1.mp4")

@@ -201,6 +201,9 @@ class Evaluation:
         writer.join()
         outcome.setup_s = setup_s
         outcome.video_errors = list(writer.errors)
+        for result in outcome.results:  # eval_info lists only the videos that exist
+            if result.video_path in writer.failed:
+                result.video_path = None
         return outcome
 
     def _write(self, outcomes, namespaces, setup_s, kicks, total_s) -> dict:

@@ -15,6 +15,7 @@ class VideoWriter:
         self.fps = fps
         self._threads: list[threading.Thread] = []
         self.errors: list[str] = []
+        self.failed: set[str] = set()  # paths write() returned whose encoding failed (no file there)
 
     def write(self, path: Path, frames: list[np.ndarray]) -> str | None:
         if not frames:
@@ -36,6 +37,7 @@ class VideoWriter:
         except Exception as exc:  # noqa: BLE001 - reported in the summary, the evaluation stands
             tmp.unlink(missing_ok=True)
             self.errors.append(f"{path.name}: {type(exc).__name__}: {exc}")
+            self.failed.add(str(path))
 
     def join(self) -> None:
         for t in self._threads:
