@@ -72,27 +72,32 @@ class Attacher:
         plan, node, cls = self.plan, self.node, self.cls
         find_s = plan.find_timeout_s
         workers, started = [], []
-        for b in bridges:
-            b.sources, b.policy_resets = settled_sources(node, b.ns)  # once discovery has settled
-            if not (plan.expert or plan.policy_path):
-                workers.append(self.running_source(b, find_s, check_alive))
-            elif b.sources and plan.expert and not b.policy_resets:
-                # --expert and a scripted source already acts there (e.g. the launch's expert:=true): use it
-                self.print(f"{b.ns}: using the source already running there ({', '.join(b.sources)})")
-                workers.append(self.running_source(b, find_s, check_alive))
-            elif b.sources:
-                raise EvalSetupError(
-                    f"{b.ns} already has a policy source ({', '.join(b.sources)} publishes {ns_join(b.ns, 'commands')}): "
-                    "drop --policy.path to evaluate that one, or stop it first"
-                )
-            else:
-                processes.start_source(b.ns, b.clock_topic)
-                w = make_worker(node, plan, b.ns, cls, check_alive, processes.source_inputs[b.ns])
-                workers.append(w)
-                started.append(w)
-        wait_started(started, plan.start_timeout_s)
-        for w in workers:
-            w.wait_idle(max(find_s, 60.0))
+        try:
+            for b in bridges:
+                b.sources, b.policy_resets = settled_sources(node, b.ns)  # once discovery has settled
+                if not (plan.expert or plan.policy_path):
+                    workers.append(self.running_source(b, find_s, check_alive))
+                elif b.sources and plan.expert and not b.policy_resets:
+                    # --expert and a scripted source already acts there (e.g. the launch's expert:=true): use it
+                    self.print(f"{b.ns}: using the source already running there ({', '.join(b.sources)})")
+                    workers.append(self.running_source(b, find_s, check_alive))
+                elif b.sources:
+                    raise EvalSetupError(
+                        f"{b.ns} already has a policy source ({', '.join(b.sources)} publishes {ns_join(b.ns, 'commands')}): "
+                        "drop --policy.path to evaluate that one, or stop it first"
+                    )
+                else:
+                    processes.start_source(b.ns, b.clock_topic)
+                    w = make_worker(node, plan, b.ns, cls, check_alive, processes.source_inputs[b.ns])
+                    workers.append(w)
+                    started.append(w)
+            wait_started(started, plan.start_timeout_s)
+            for w in workers:
+                w.wait_idle(max(find_s, 60.0))
+        except BaseException:  # a later bridge refused: the handles already made go too
+            for w in workers:
+                w.close()
+            raise
         return workers
 
     def running_source(self, b: AttachedBridge, timeout_s: float, check_alive):
