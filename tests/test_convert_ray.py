@@ -54,12 +54,13 @@ def test_ray_shards_merge_into_the_dataset_one_run_writes(tmp_path, capsys, loca
     contract = contract_file(tmp_path)
     out = tmp_path / "ds"
     assert main(["convert", str(bags), "--contract", str(contract), "--out", str(out), "--executor", "ray",
-                 "--workers", "2", "--no-progress"]) == 1  # the broken bag fails, as in one run
+                 "--workers", "2", "--no-progress", "--report", str(tmp_path / "qa" / "report.json")]) == 1  # the broken bag fails, as in one run
     assert "3 episodes from 2 parts" in capsys.readouterr().out
     assert local_ray.is_initialized()  # a cluster it did not start is left running
     ds = load(out)
     assert [ds[int(e["dataset_from_index"])]["task"] for e in ds.meta.episodes] == ["task 0", "task 2", "task 1"]
     report = json.loads((out / "meta" / "lerobot_ros_qa.json").read_text())
+    assert json.loads((tmp_path / "qa" / "report.json").read_text()) == report  # --report honoured, as in one run
     assert report["summary"]["episodes_written"] == 3 and report["summary"]["bags"] == 4 and report["summary"]["bags_failed"] == 1
     assert [p["shard"] for p in report["parts"]] == [{"index": i, "count": 2, "bags_total": 4} for i in range(2)]
     assert [[e.get("dataset_episode") for e in b["episodes"]] for b in report["bags"]] == [[0], [1], [2], []]

@@ -64,6 +64,11 @@ def run(args, contract, out: Path, bags: list[Path], repo_id: str) -> int:
         code = merge.run(Namespace(parts=[str(p) for p in parts], out=str(out), repo_id=repo_id))
         if code != 0:
             return code
+        if getattr(args, "report", None):  # --report: the merged QA report there too, as one run writes it
+            report = Path(args.report)
+            report.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(out / merge.QA, report)
+            print(f"QA report: {report}")
         if getattr(args, "push_to_hub", None):
             from lerobot_ros.cli.convert import _push
 
