@@ -112,6 +112,27 @@ def test_reconnects_with_backoff_after_unplug(arm):
     driver.close()
 
 
+def test_a_reconnect_keeps_the_torque_the_user_switched_off(arm):
+    """set_torque(false), then a USB hiccup: LeRobot's connect() ends with torque on again (its configure), which
+    drove a hand-moved arm back to its old goal; the driver switches it off again at once."""
+    driver = ArmDriver(lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal),
+                       backoff=Backoff(initial_s=0.05, max_s=0.2))
+    assert retried(driver.connect)
+    driver.set_torque(False)
+    arm.bus.unplug()
+    while driver.connected:
+        driver.read()
+    arm.bus.plug()
+    deadline = time.monotonic() + 10
+    while not driver.maybe_reconnect():
+        assert time.monotonic() < deadline, driver.health.last_error
+        time.sleep(0.05)
+    assert not driver.torque_enabled and all(s.register("Torque_Enable") == 0 for s in arm.bus.servos.values())
+    driver.set_torque(True)
+    assert all(s.register("Torque_Enable") == 1 for s in arm.bus.servos.values())
+    driver.close()
+
+
 def test_device_errors_say_what_to_do(tmp_path):
     with pytest.raises(DeviceConfigError, match=r"no calibration file at .*absent\.json: calibrate the arm with `lerobot-calibrate"):
         make_follower("so101_follower", "/dev/ttyACM0", calibration_file=str(tmp_path / "absent.json"))

@@ -83,6 +83,25 @@ def test_partial_commands_keep_other_joints():
     assert buf.goal(1).tolist() == [-0.5, 0.7, 0.3]
 
 
+def test_a_partial_command_after_the_watchdog_builds_on_the_present_position():
+    """The watchdog held the arm at its present position: a gripper-only command must not send the other joints
+    back to the goal they had before the silence."""
+    buf = CommandBuffer(3, watchdog_s=0.5)
+    buf.set_positions([1.0, 1.0, 1.0], now_ns=0)
+    buf.set_partial([2], [0.4], now_ns=2_000_000_000, fallback=[0.1, 0.2, 0.3])  # 2 s later: timed out
+    assert buf.goal(2_000_000_000).tolist() == [0.1, 0.2, 0.4]
+
+
+def test_a_calibration_file_that_cannot_be_read_is_one_line(tmp_path):
+    """LeRobot's constructor raised draccus' own error (a traceback at start-up) for a broken calibration JSON."""
+    from lerobot_ros.hardware.devices import DeviceConfigError, make_follower
+
+    broken = tmp_path / "follower.json"
+    broken.write_text('{"shoulder_pan": {"id": 1, "drive_mode": 0, ')  # cut off mid-file
+    with pytest.raises(DeviceConfigError, match=rf"^calibration file {broken} cannot be read \(.*\); fix it, or calibrate again"):
+        make_follower("so101_follower", "/dev/ttyACM9", calibration_file=str(broken))
+
+
 def test_backoff_grows_and_resets():
     b = Backoff(initial_s=0.5, factor=2.0, max_s=2.0)
     assert [b.failed(now=0.0) for _ in range(4)] == [0.5, 1.0, 2.0, 2.0]

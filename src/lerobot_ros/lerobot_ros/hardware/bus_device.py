@@ -48,8 +48,13 @@ class MotorBusDevice:
                 raise DeviceConfigError(f"no calibration file at {self.calibration_fpath}; leave calibration_file empty to use the motors' own limits")
             import draccus
 
-            with open(self.calibration_fpath) as f, draccus.config_type("json"):
-                calibration = draccus.load(dict[str, MotorCalibration], f)
+            try:
+                with open(self.calibration_fpath) as f, draccus.config_type("json"):
+                    calibration = draccus.load(dict[str, MotorCalibration], f)
+            except Exception as exc:  # noqa: BLE001 - draccus and json raise their own types
+                why = " ".join(str(exc).split())[:200]
+                raise DeviceConfigError(f"calibration file {self.calibration_fpath} cannot be read ({type(exc).__name__}: "
+                                        f"{why}); fix it, or calibrate again") from None
             missing = [n for n in names if n not in calibration]
             if missing:
                 raise DeviceConfigError(f"calibration file {self.calibration_fpath} has no entry for motor(s) {missing}")

@@ -73,9 +73,12 @@ class LeRobotCameraSource:
         self._last_stamp = None
 
     def read(self, timeout_ms: float = 200) -> tuple[np.ndarray, int] | None:
-        frame = self.camera.async_read(timeout_ms=timeout_ms)
-        with self.camera.frame_lock:
-            captured = self.camera.latest_timestamp
+        frame = self.camera.async_read(timeout_ms=timeout_ms)  # waits for a new frame (LeRobot's errors, timeout)
+        with self.camera.frame_lock:  # the newest frame and its own stamp together: the read thread may have stored
+            captured = self.camera.latest_timestamp  # the next frame since async_read returned
+            latest = getattr(self.camera, "latest_frame", getattr(self.camera, "latest_color_frame", None))
+        if latest is not None:
+            frame = latest
         if captured == self._last_stamp:
             return None  # nothing new since the last call
         self._last_stamp = captured

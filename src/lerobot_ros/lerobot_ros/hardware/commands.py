@@ -29,8 +29,10 @@ class CommandBuffer:
         self.count += 1
 
     def set_partial(self, indices, values, now_ns: int, fallback) -> None:
-        """Command some joints by index; the others keep their last goal (or `fallback`, the present position)."""
-        base = self.current_goal(now_ns)
+        """Command some joints by index; the others keep their live goal, or `fallback` (the present position)
+        when there is none: no command yet, or the watchdog expired (the arm holds where it is, and an old goal
+        must not come back for the joints this command leaves out)."""
+        base = self.goal(now_ns)
         base = np.array(fallback if base is None else base, dtype=np.float64)
         base[list(indices)] = values
         self.set_positions(base, now_ns)

@@ -7,6 +7,7 @@ run LeRobot's interactive calibration.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 ROBOT_TYPES = ("so100_follower", "so101_follower", "koch_follower")  # built here; other single-bus arms via the registry
@@ -39,6 +40,27 @@ def _check_calibration(device, kind: str, type_name: str, port: str) -> None:
         )
 
 
+@contextmanager
+def _reading_calibration(cal_dir: Path | None, dev_id: str):
+    """LeRobot's robot / teleop constructors load the calibration JSON (draccus): a broken one is one line here."""
+    try:
+        yield
+    except DeviceConfigError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - draccus and json raise their own types
+        from lerobot.utils.constants import HF_LEROBOT_CALIBRATION
+
+        path = Path(cal_dir) / f"{dev_id}.json" if cal_dir is not None else None
+        if path is None or not path.is_file():
+            found = [p for p in Path(HF_LEROBOT_CALIBRATION).glob(f"*/*/{dev_id}.json")] if cal_dir is None else []
+            path = found[0] if len(found) == 1 else None
+        if path is None:
+            raise
+        why = " ".join(str(exc).split())[:200]
+        raise DeviceConfigError(f"calibration file {path} cannot be read ({type(exc).__name__}: {why}); fix it, or "
+                                "calibrate again with `lerobot-calibrate`") from None
+
+
 def make_follower(
     robot_type: str,
     port: str,
@@ -61,16 +83,17 @@ def make_follower(
         use_degrees=use_degrees,
         disable_torque_on_disconnect=disable_torque_on_disconnect,
     )
-    if robot_type == "koch_follower":
-        from lerobot.robots.koch_follower import KochFollower, KochFollowerConfig
+    with _reading_calibration(cal_dir, dev_id):
+        if robot_type == "koch_follower":
+            from lerobot.robots.koch_follower import KochFollower, KochFollowerConfig
 
-        robot = KochFollower(KochFollowerConfig(**common))
-    elif robot_type in ROBOT_TYPES:  # SO-100 and SO-101 share one LeRobot class
-        from lerobot.robots.so_follower import SOFollower, SOFollowerRobotConfig
+            robot = KochFollower(KochFollowerConfig(**common))
+        elif robot_type in ROBOT_TYPES:  # SO-100 and SO-101 share one LeRobot class
+            from lerobot.robots.so_follower import SOFollower, SOFollowerRobotConfig
 
-        robot = SOFollower(SOFollowerRobotConfig(**common))
-    else:
-        robot = _registered_device("robots", robot_type, common, ROBOT_TYPES)
+            robot = SOFollower(SOFollowerRobotConfig(**common))
+        else:
+            robot = _registered_device("robots", robot_type, common, ROBOT_TYPES)
     _check_calibration(robot, "robot", robot_type, port)
     return robot
 
@@ -85,16 +108,18 @@ def make_leader(teleop_type: str, port: str, teleop_id: str = "leader", calibrat
     if not port:
         raise DeviceConfigError("parameter 'port' is empty: set it to the leader arm's serial port")
     cal_dir, dev_id = _calibration_location(calibration_file, calibration_dir, teleop_id)
-    if teleop_type == "koch_leader":
-        from lerobot.teleoperators.koch_leader import KochLeader, KochLeaderConfig
+    with _reading_calibration(cal_dir, dev_id):
+        if teleop_type == "koch_leader":
+            from lerobot.teleoperators.koch_leader import KochLeader, KochLeaderConfig
 
-        teleop = KochLeader(KochLeaderConfig(port=port, id=dev_id, calibration_dir=cal_dir))
-    elif teleop_type in TELEOP_TYPES:
-        from lerobot.teleoperators.so_leader import SOLeader, SOLeaderTeleopConfig
+            teleop = KochLeader(KochLeaderConfig(port=port, id=dev_id, calibration_dir=cal_dir))
+        elif teleop_type in TELEOP_TYPES:
+            from lerobot.teleoperators.so_leader import SOLeader, SOLeaderTeleopConfig
 
-        teleop = SOLeader(SOLeaderTeleopConfig(port=port, id=dev_id, calibration_dir=cal_dir))
-    else:
-        teleop = _registered_device("teleoperators", teleop_type, dict(port=port, id=dev_id, calibration_dir=cal_dir), TELEOP_TYPES)
+            teleop = SOLeader(SOLeaderTeleopConfig(port=port, id=dev_id, calibration_dir=cal_dir))
+        else:
+            teleop = _registered_device("teleoperators", teleop_type, dict(port=port, id=dev_id, calibration_dir=cal_dir),
+                                        TELEOP_TYPES)
     _check_calibration(teleop, "teleop", teleop_type, port)
     return teleop
 

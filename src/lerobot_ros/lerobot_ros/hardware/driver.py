@@ -42,6 +42,7 @@ class ArmDriver:
         self.device = None
         self.units: JointUnits | None = None
         self.torque_enabled = False
+        self._torque_wanted: bool | None = None  # what set_torque asked for (kept across reconnects)
         self.last_positions: np.ndarray | None = None
         self._next_status = 0.0
         self._ever_connected = False
@@ -70,6 +71,9 @@ class ArmDriver:
             self.units = JointUnits.from_bus(bus)
             self.device = device
             self.torque_enabled = self.is_robot  # followers come up with torque on, leaders with it off
+            if self.is_robot and self._torque_wanted is False:  # a reconnect after set_torque(false): keep it off
+                bus.disable_torque()
+                self.torque_enabled = False
         except Exception as exc:  # noqa: BLE001 - any failure to connect is retried
             self._drop(device if "device" in locals() else None)
             delay = self.backoff.failed()
@@ -194,7 +198,7 @@ class ArmDriver:
             bus.enable_torque()
         else:
             bus.disable_torque()
-        self.torque_enabled = enable
+        self.torque_enabled = self._torque_wanted = enable
 
     def _maybe_read_status(self) -> None:
         now = time.monotonic()
