@@ -207,6 +207,36 @@ def test_live_feed_shows_the_newest_frame_and_never_blocks_the_producer(tmp_path
     assert decoded[-1] == 59 and feed.stats.vectors == 60  # the last frame is shown; no vector is lost
 
 
+def test_a_frame_that_cannot_be_decoded_is_counted_and_the_feed_goes_on(tmp_path):
+    """A corrupt jpeg raised in the viewer's worker thread and stopped every panel for good."""
+    import rerun as rr
+
+    from lerobot_ros.contract import ContractError
+
+    layout = ViewerLayout.from_contract(load_contract("so101_sim"))
+    rec = rr.RecordingStream("test", recording_id="bad_frame")
+    open_viewer(rec, layout.blueprint(), save=str(tmp_path / "bad.rrd"))
+
+    def decode(feature, payload):
+        if payload == "corrupt":
+            raise ContractError("observation.images.front: cannot decode the jpeg (broken data)")
+        return np.zeros((24, 32, 3), np.uint8)
+
+    feed = LiveFeed(ViewerLog(rec, layout), decode, max_image_hz=0, flush_period_s=0.01)
+    feed.start()
+    try:
+        for i, payload in enumerate(["ok", "corrupt", "ok", "ok"]):
+            feed.offer_image("observation.images.front", i * 100_000_000, payload)
+            feed.offer_vector("state", i * 100_000_000, np.zeros(6))
+            time.sleep(0.1)
+    finally:
+        feed.stop()
+    assert feed.stats.images_bad == {"observation.images.front": 1}
+    assert feed.stats.images_shown["observation.images.front"] == 3 and feed.stats.vectors == 4
+    assert feed.error == ("a frame of observation.images.front not drawn: ContractError: observation.images.front: "
+                          "cannot decode the jpeg (broken data)")
+
+
 # -- the node over DDS ---------------------------------------------------------------------------------
 def test_viewer_node_logs_the_contract_topics_it_receives(ros, tmp_path):
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus

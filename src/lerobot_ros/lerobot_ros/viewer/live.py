@@ -64,6 +64,7 @@ class FeedStats:
     images_dropped: dict = field(default_factory=dict)  # replaced before the worker took them
     images_skipped: dict = field(default_factory=dict)  # over the display rate cap
     images_shown: dict = field(default_factory=dict)
+    images_bad: dict = field(default_factory=dict)  # could not be decoded (a corrupt jpeg, an unknown encoding)
     vectors: int = 0
     chunks: int = 0
 
@@ -133,7 +134,14 @@ class LiveFeed:
             if not self.gate.allow(feature, t_ns):
                 self.stats.images_skipped[feature] = self.stats.images_skipped.get(feature, 0) + 1
                 continue
-            self.log.image(feature, self.decode_image(feature, payload), t_ns)
+            try:
+                image = self.decode_image(feature, payload)
+            except Exception as exc:  # noqa: BLE001 - one bad frame must not stop the viewer
+                self.stats.images_bad[feature] = self.stats.images_bad.get(feature, 0) + 1
+                if self.error is None:
+                    self.error = f"a frame of {feature} not drawn: {type(exc).__name__}: {exc}"
+                continue
+            self.log.image(feature, image, t_ns)
             self.stats.images_shown[feature] = self.stats.images_shown.get(feature, 0) + 1
         self.stats.images_offered = dict(self.images.offered)
         self.stats.images_dropped = dict(self.images.dropped)
@@ -160,7 +168,11 @@ class LiveFeed:
     def _run(self) -> None:
         while not self._stop.is_set():
             started = time.monotonic()
-            self.flush()
+            try:
+                self.flush()
+            except Exception as exc:  # noqa: BLE001 - said once; the next flush tries again
+                if self.error is None:
+                    self.error = f"viewer: {type(exc).__name__}: {exc}"
             self._stop.wait(max(0.0, self.flush_period_s - (time.monotonic() - started)))
         self.flush()
 
