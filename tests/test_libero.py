@@ -207,6 +207,12 @@ def test_render_settings_reach_libero_as_mjcf_quality():
     assert '<visual><quality shadowsize="0" /></visual>' in out
 
 
+def test_an_fps_for_libero_is_refused_like_metaworlds():
+    """LIBERO runs at its fixed 20 fps; an fps given was ignored without a word."""
+    with pytest.raises(SimStartupError, match=r"^LIBERO's rate is fixed \(20 fps, as LeRobot runs it\); leave fps at 0$"):
+        make_sim("libero", SUITE, fps=30.0)
+
+
 def test_missing_libero_says_how_to_install(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "libero" else real(name, *a))

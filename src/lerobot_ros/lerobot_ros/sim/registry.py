@@ -116,6 +116,8 @@ def _expand_so101(text: str, task_ids) -> list[TaskRef]:
 def _build_libero(task, render, fps, cameras, task_id) -> SimEnv:
     from lerobot_ros.sim.libero_env import LiberoSim
 
+    if fps:
+        raise SimStartupError("LIBERO's rate is fixed (20 fps, as LeRobot runs it); leave fps at 0")
     return LiberoSim(task or "libero_spatial", task_id, render)
 
 
