@@ -40,6 +40,18 @@ def test_policy_passes_through_then_pause_holds_and_drops_policy_targets():
     assert np.allclose(out.target, [0.5, -0.5]) and not out.intervention and out.phase is Phase.PAUSED
 
 
+def test_targets_of_another_size_are_refused_and_change_nothing():
+    """A teleop for another arm (or an empty message) made the handover slide fail to broadcast in the timer, which
+    ended the node with a traceback; it is refused with why, the arbiter goes on."""
+    t = Takeover(max_delta=0.1)
+    t.on_policy([0.5, -0.5])
+    with pytest.raises(ValueError, match=r"^the teleop's target has 3 values, the arm 2: dropped"):
+        t.on_teleop([0.0, 0.0, 0.0], 0.0)
+    with pytest.raises(ValueError, match=r"^the policy's target has 0 values"):
+        t.on_policy([])
+    assert t.teleop is None and np.allclose(t.tick(0.0).target, [0.5, -0.5])
+
+
 def test_correction_needs_a_heard_teleop_and_says_why():
     t = Takeover(teleop_timeout_s=0.5)
     t.on_policy([0.0])

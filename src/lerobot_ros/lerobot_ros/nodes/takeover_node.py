@@ -91,11 +91,17 @@ class TakeoverNode(Node):
     # ---- inputs ----------------------------------------------------------------------------------
     def _on_policy(self, msg: Float64MultiArray) -> None:
         with self._lock:
-            self.core.on_policy(msg.data)
+            try:
+                self.core.on_policy(msg.data)
+            except ValueError as exc:
+                self.get_logger().warning(str(exc), throttle_duration_sec=5.0)
 
     def _on_teleop(self, msg: Float64MultiArray) -> None:
         with self._lock:
-            self.core.on_teleop(msg.data, time.monotonic())
+            try:
+                self.core.on_teleop(msg.data, time.monotonic())
+            except ValueError as exc:
+                self.get_logger().warning(str(exc), throttle_duration_sec=5.0)
 
     def _on_event_msg(self, msg: String) -> None:
         try:
@@ -121,20 +127,24 @@ class TakeoverNode(Node):
         if result.phase is Phase.PAUSED and before is Phase.AUTONOMOUS:
             self._call_policy("stop")
         elif result.phase is Phase.AUTONOMOUS:
-            self._call_policy("reset")
-            self._call_policy("start")
+            # start only once the reset is done: started first, it would act once on the pre-pause queue
+            self._call_policy("reset", then=lambda: self._call_policy("start"))
         self._publish_phase()
         return result
 
-    def _call_policy(self, verb: str) -> None:
+    def _call_policy(self, verb: str, then=None) -> None:
+        """Call the policy node's ~/<verb>; `then` runs once it answered (or at once when it cannot be called)."""
         client = self._policy_clients.get(verb)
-        if client is None:
+        if client is None or not client.service_is_ready():
+            if client is not None:
+                self.get_logger().warning(f"{self.policy_node}/{verb} is not available: the policy is not {verb}ped "
+                                          "(its actions are dropped while paused anyway)", throttle_duration_sec=10.0)
+            if then is not None:
+                then()
             return
-        if not client.service_is_ready():
-            self.get_logger().warning(f"{self.policy_node}/{verb} is not available: the policy is not {verb}ped "
-                                      "(its actions are dropped while paused anyway)", throttle_duration_sec=10.0)
-            return
-        client.call_async(Trigger.Request())
+        future = client.call_async(Trigger.Request())
+        if then is not None:
+            future.add_done_callback(lambda _done: then())
 
     def _start_keys(self) -> None:
         self.keys = TerminalKeys().open()

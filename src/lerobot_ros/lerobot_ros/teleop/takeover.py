@@ -73,15 +73,25 @@ class Takeover:
         self.teleop: np.ndarray | None = None
         self.teleop_at: float | None = None
         self.last: np.ndarray | None = None  # the last target sent
+        self.size: int | None = None  # joints, from the first target heard
         self._sliding = False
 
     # ---- inputs -------------------------------------------------------------------------------
     def on_policy(self, target) -> None:
-        self.policy = np.asarray(target, dtype=np.float64)
+        """ValueError (nothing changed) for a target of another size than the first one heard."""
+        self.policy = self._vector(target, "the policy's target")
 
     def on_teleop(self, target, now: float) -> None:
-        self.teleop = np.asarray(target, dtype=np.float64)
+        self.teleop = self._vector(target, "the teleop's target")
         self.teleop_at = now
+
+    def _vector(self, target, what: str) -> np.ndarray:
+        v = np.asarray(target, dtype=np.float64).reshape(-1)
+        if v.size == 0 or (self.size is not None and v.size != self.size):
+            raise ValueError(f"{what} has {v.size} values, the arm {self.size or 'more'}: dropped "
+                             "(are the policy and the teleop for the same arm?)")
+        self.size = v.size
+        return v
 
     def teleop_connected(self, now: float) -> bool:
         return self.teleop_at is not None and now - self.teleop_at <= self.teleop_timeout_s
