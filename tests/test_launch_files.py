@@ -105,6 +105,11 @@ def test_sim_bridge_parameters_follow_the_arguments():
     assert params(expert) == {"expert": "metaworld", "task": "reach-v3", "use_sim_time": True}
     twin = params(by_label(plan("sim_so101", mode="lockstep"), "sim_bridge"))
     assert twin["env"] == "so101" and twin["task"] == "pick" and twin["cameras"] == ["front"] and twin["mode"] == "lockstep"
+    # lockstep: the policy must tick on the camera (the bridge's time waits for an action); realtime: the timer
+    lock = params(by_label(plan("sim_so101", mode="lockstep", policy_path="/m", policy_tick_on="observation.images.front"), "policy"))
+    assert lock["tick_on"] == "observation.images.front"
+    assert params(by_label(plan("sim_so101", policy_path="/m"), "policy"))["tick_on"] == "timer"
+    assert params(by_label(plan("sim_so101", policy_path="/m"), "policy"))["device"] == "auto"  # as policy_node's own
     libero = params(by_label(plan("sim_libero", suite="libero_object", task_id=3), "sim_bridge"))
     assert libero["env"] == "libero" and libero["task"] == "libero_object" and libero["task_id"] == 3
 
