@@ -133,6 +133,24 @@ def test_a_reconnect_keeps_the_torque_the_user_switched_off(arm):
     driver.close()
 
 
+def test_a_write_that_fails_every_tick_reconnects_like_a_failing_read(arm):
+    """Reads fine, writes failing (LeRobot's max_relative_target pre-read timing out on a flaky bus): the read's
+    success reset the error count each tick, so the arm never moved and the driver never reconnected. The failing
+    write is injected into LeRobot's send_action (the emulator has no write-only fault)."""
+    driver = ArmDriver(lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal),
+                       backoff=Backoff(initial_s=60), max_consecutive_errors=3)
+    assert retried(driver.connect)
+
+    def fails(action):
+        raise ConnectionError("Failed to sync read 'Present_Position' (injected)")
+
+    driver.device.send_action = fails
+    for _ in range(3):
+        driver.exchange(np.zeros(6))
+    assert not driver.connected and "injected" in driver.health.last_error
+    driver.close()
+
+
 def test_device_errors_say_what_to_do(tmp_path):
     with pytest.raises(DeviceConfigError, match=r"no calibration file at .*absent\.json: calibrate the arm with `lerobot-calibrate"):
         make_follower("so101_follower", "/dev/ttyACM0", calibration_file=str(tmp_path / "absent.json"))

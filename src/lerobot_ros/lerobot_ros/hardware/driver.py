@@ -155,12 +155,15 @@ class ArmDriver:
         except Exception as exc:  # noqa: BLE001
             self._failed(exc, "read")
             return None
-        self.health.ok()
         if action is not None:
             try:
                 self.device.send_action(action)
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - counts towards a reconnect: this tick commanded nothing
                 self._failed(exc, "write")
+            else:
+                self.health.ok()
+        else:
+            self.health.ok()
         try:
             positions = self.units.to_radians(values, suffix=".pos")
         except Exception as exc:  # noqa: BLE001 - a reply LeRobot accepted but our units cannot map
