@@ -68,6 +68,8 @@ def test_keyboard_commands_drive_the_session(tmp_path):
     rec.command("next", 3.0)
     assert [r.path.name for r in saved] == ["episode_000000"] and counts(saved[0].path) == {"/js": 7}
     assert statuses[-1].done and statuses[-1].success
+    assert statuses[-1].episode_index == 0  # the episode that ended (the session already counts the next one)
+    assert rec.status().episode_index == 0 and rec.status().done  # between episodes: still the last one
     rec.command("jump", 4.0)
     assert "unknown command 'jump'" in log.text("warning") and rec.exit_code is None
     rec.command("stop", 5.0)  # idle: the session ends without a new episode

@@ -84,6 +84,7 @@ class Recorder:
         self.subscribed: set[str] = set()
         self.all_topics = all_topics
         self.fps = fps
+        self._last_done: tuple[int, bool] | None = None  # (index, success) of the episode that ended last
         self.default_task = default_task
         session.task = task or default_task
         self.default_outcome = default_outcome
@@ -214,6 +215,7 @@ class Recorder:
     def _stop(self, outcome: str) -> str:
         index = self.session.index
         result = self.session.stop(outcome)
+        self._last_done = (index, outcome == "success")  # the session already counts the next index
         self._status(done=True, success=outcome == "success")
         if result is None:
             self.log.info(f"episode {index} discarded (deleted)")
@@ -270,8 +272,11 @@ class Recorder:
 
     # ---- reports --------------------------------------------------------------------------------
     def status(self, done: bool = False, success: bool = False) -> Status:
+        """The episode recording now, or between episodes the one that ended last (done, with its outcome)."""
         s = self.session
         step = int(s.elapsed_s() * self.fps) if self.fps else sum(s.counts().values())
+        if not s.recording and self._last_done is not None:
+            return Status(self._last_done[0], step, True, success or self._last_done[1], s.task)
         return Status(s.index, step, done or not s.recording, success, s.task)
 
     def diagnostics(self) -> list[Diagnostic]:
