@@ -69,6 +69,25 @@ def test_image_to_compressed_keeps_the_header_and_the_encoding():
         image_to_compressed(numpy_to_image(np.zeros((4, 4), np.float32), "32FC1"))
 
 
+def test_an_opencv_older_than_4_10_decodes_to_the_same_rgb():
+    """IMREAD_COLOR_RGB is OpenCV >= 4.10; apt's python3-opencv (Ubuntu 24.04) is older: the module must import
+    there, decoding to BGR and converting, with the same pixels."""
+    import types
+
+    import cv2
+
+    from lerobot_ros.codecs.compressed import decode_flags
+
+    old = types.SimpleNamespace(**{k: getattr(cv2, k) for k in ("IMREAD_COLOR", "IMREAD_GRAYSCALE", "COLOR_BGR2RGB")})
+    flags = decode_flags(old)
+    assert flags["rgb8"] == (cv2.IMREAD_COLOR, cv2.COLOR_BGR2RGB) and flags["bgr8"] == (cv2.IMREAD_COLOR, None)
+    rgb = np.random.default_rng(3).integers(0, 255, (24, 32, 3), dtype=np.uint8)
+    data = np.frombuffer(numpy_to_compressed(rgb, "rgb8", "png").data, np.uint8)  # lossless: exact pixels
+    via_bgr = cv2.cvtColor(cv2.imdecode(data, flags["rgb8"][0]), flags["rgb8"][1])
+    np.testing.assert_array_equal(via_bgr, rgb)
+    np.testing.assert_array_equal(via_bgr, cv2.imdecode(data, decode_flags(cv2)["rgb8"][0]))
+
+
 def test_jpeg_quality_sets_the_size_and_broken_data_is_a_codec_error():
     rgb = smooth_frame(5, 480, 640)
     sizes = [len(numpy_to_compressed(rgb, "rgb8", "jpeg", q).data) for q in (30, 60, 90)]

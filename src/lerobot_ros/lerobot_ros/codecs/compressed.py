@@ -18,8 +18,21 @@ from lerobot_ros.codecs.image import image_to_numpy, image_to_rgb
 from lerobot_ros.codecs.time import ns_to_time
 
 _EXTENSIONS = {"jpeg": ".jpg", "jpg": ".jpg", "png": ".png"}
-#: target encoding -> imdecode flags (a mono source comes out as 3 equal channels for rgb8/bgr8)
-_DECODE_FLAGS = {"rgb8": cv2.IMREAD_COLOR_RGB, "bgr8": cv2.IMREAD_COLOR_BGR, "mono8": cv2.IMREAD_GRAYSCALE}
+
+
+def decode_flags(cv) -> dict[str, tuple[int, int | None]]:
+    """Target encoding -> (imdecode flags, colour conversion after it or None); a mono source comes out as 3 equal
+    channels for rgb8/bgr8. OpenCV >= 4.10 decodes straight to RGB; an older one (apt's python3-opencv on Ubuntu
+    24.04 is 4.6) decodes to BGR and converts."""
+    rgb = getattr(cv, "IMREAD_COLOR_RGB", None)
+    return {
+        "rgb8": (rgb, None) if rgb is not None else (cv.IMREAD_COLOR, cv.COLOR_BGR2RGB),
+        "bgr8": (getattr(cv, "IMREAD_COLOR_BGR", cv.IMREAD_COLOR), None),
+        "mono8": (cv.IMREAD_GRAYSCALE, None),
+    }
+
+
+_DECODE_FLAGS = decode_flags(cv2)
 
 
 def compressed_to_numpy(msg, encoding: str = "rgb8") -> np.ndarray:
@@ -31,12 +44,12 @@ def compressed_to_numpy(msg, encoding: str = "rgb8") -> np.ndarray:
     if flags is None:
         raise CodecError(f"cannot decode a compressed image to {encoding!r}; use rgb8, bgr8 or mono8")
     try:
-        pixels = cv2.imdecode(raw, flags)
+        pixels = cv2.imdecode(raw, flags[0])
     except cv2.error:
         pixels = None
     if pixels is None:
         raise CodecError(f"compressed image (format {msg.format!r}, {raw.size} bytes) could not be decoded")
-    return pixels
+    return pixels if flags[1] is None else cv2.cvtColor(pixels, flags[1])
 
 
 def numpy_to_compressed(
