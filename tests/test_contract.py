@@ -212,6 +212,17 @@ def test_validation_errors_name_the_key(mutate, expected):
     assert expected in str(info.value)
 
 
+@pytest.mark.parametrize("key, section", [
+    ("episode_boundary.type", {"episode_boundary": {"topic": "/ep", "type": 3}}),
+    ("task.type", {"task": {"topic": "/task", "type": None}}),
+])
+def test_a_type_that_is_not_a_string_is_a_contract_error(key, section):
+    """`type: 3` / `type: ~` outside the features was an AttributeError from `.strip()` (a traceback in convert)."""
+    data = {**_contract(), **section}
+    with pytest.raises(ContractError, match=rf"{key}: expected a non-empty string, got"):
+        parse_contract(data)
+
+
 def test_load_errors_name_file_and_alternatives(tmp_path):
     with pytest.raises(ContractError, match="no contract named 'nope'; shipped contracts: .*so101"):
         load_contract("nope")

@@ -131,7 +131,7 @@ def parse_contract(data) -> Contract:
         if not isinstance(boundary, dict):
             raise ContractError("expected {topic: ..., type: ...}", "episode_boundary")
         _unknown(boundary, {"topic", "type"}, "episode_boundary")
-        btype = M.normalize_type(boundary.get("type", M.EPISODE_STATUS))
+        btype = M.normalize_type(_str(boundary.get("type", M.EPISODE_STATUS), "episode_boundary.type"))
         if btype != M.EPISODE_STATUS:
             raise ContractError(f"only {M.EPISODE_STATUS} marks episode boundaries, got {btype!r}", "episode_boundary.type")
         boundary = EpisodeBoundary(_topic(_req(boundary, "topic", "episode_boundary"), "episode_boundary.topic"), btype)
@@ -162,7 +162,7 @@ def parse_task(spec) -> TaskSource:
         raise ContractError("expected a task string or {topic, default, metadata_key}", "task")
     _unknown(spec, {"topic", "type", "default", "metadata_key"}, "task")
     topic = _topic(spec["topic"], "task.topic") if spec.get("topic") is not None else None
-    mtype = M.normalize_type(spec.get("type", M.STRING))
+    mtype = M.normalize_type(_str(spec.get("type", M.STRING), "task.type"))
     if mtype not in (M.STRING, M.EPISODE_STATUS):
         raise ContractError(f"a task topic carries {M.STRING} or {M.EPISODE_STATUS}, got {mtype!r}", "task.type")
     default = spec.get("default")
