@@ -132,6 +132,7 @@ def test_node_command_line():
         (["--expert", "--task", "nothing-v3"], "valid: the tasks assembly-v3, basketball-v3"),
         (["--expert", "--env", "so101", "--task", "pick,bench"], "SO-101 scene 'bench' not found"),
         (["--expert", "--workers", "-1"], "--workers must be 0 (auto) or more, got -1"),
+        (["--expert", "--contract", "so10l", "--record", "{tmp}/bags"], "--contract: no contract named 'so10l'; shipped"),
     ],
 )
 def test_bad_options_fail_with_one_line(argv, message, tmp_path, capsys):

@@ -178,6 +178,13 @@ def plan_eval(cfg: EvalConfig) -> EvalPlan:
         record_dir=Path(cfg.record_dir) if cfg.record_dir else None,
         dataset_dir=Path(cfg.dataset_dir) if cfg.dataset_dir else None,
     )
+    if cfg.contract:  # a mistyped name or a broken file: one line now, not a traceback when it is first read
+        from lerobot_ros.contract import ContractError, load_contract
+
+        try:
+            load_contract(cfg.contract)
+        except ContractError as exc:
+            raise EvalSetupError(f"--contract: {exc}") from None
     if cfg.record_dir or cfg.dataset_dir:
         from lerobot_ros.eval.rollouts import check_outputs
 
