@@ -76,6 +76,18 @@ def test_keyboard_commands_drive_the_session(tmp_path):
     assert rec.control.state == DONE and rec.exit_code == 0 and not rec.session.recording
 
 
+def test_a_key_whose_episode_cannot_start_ends_the_loop_without_a_phantom_episode(tmp_path):
+    """The output folder cannot be made: `next` logged the error but left the loop RECORDING, so the next `next`
+    counted a kept episode that was never recorded."""
+    (tmp_path / "out").write_text("a file where the episodes folder should be")
+    rec, statuses, saved, log = make(tmp_path)
+    rec.command("next", 1.0)
+    assert "cannot start an episode: cannot create" in log.text("error")
+    assert rec.control.state == DONE and not rec.session.recording and rec.exit_code == 1
+    rec.command("next", 2.0)
+    assert rec.control.kept == 0 and not saved
+
+
 def test_services_and_the_default_outcome(tmp_path):
     rec, statuses, saved, log = make(tmp_path)
     assert rec.start("wave", 0.0).startswith("recording episode 0 into")

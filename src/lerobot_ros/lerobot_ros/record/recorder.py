@@ -139,7 +139,9 @@ class Recorder:
             self._do(self.control.command(name.strip().lower(), now))
         except ValueError as exc:
             self.log.warning(str(exc))
-        except (EpisodeError, BagWriteError):
+        except BagWriteError:  # already logged; the episode could not start: the loop ends, as on a tick
+            self.control.end(now)
+        except EpisodeError:
             pass  # already logged
 
     def request_stop(self, now: float) -> bool:
