@@ -181,6 +181,25 @@ def test_a_disk_that_fills_as_the_episode_opens_leaves_no_episode_folder(tmp_pat
     assert not (tmp_path / "ep").exists()
 
 
+def test_a_device_that_goes_away_mid_episode_still_gives_a_result(tmp_path, monkeypatch):
+    """The write fails, then cutting the file back fails too (the USB disk was pulled): that second error killed the
+    writer thread, and close() raised AssertionError in the recorder node. Both failures are injected."""
+    import errno
+
+    w = EpisodeBagWriter(tmp_path / "ep").open()
+    w.add_topic("/js", JS)
+
+    def gone(*args):
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(w, "_handle", lambda item: gone() if item[0] == "/js" else EpisodeBagWriter._handle(w, item))
+    monkeypatch.setattr(w, "_rollback", gone)
+    w.write("/js", 1, b"\x00" * 8)
+    result = w.close({"outcome": "failure"})
+    assert result.error.startswith("write failed: [Errno 5] Input/output error; cutting the bag back to its last "
+                                   "whole chunk failed: [Errno 5] Input/output error")
+
+
 def test_unknown_message_type_is_a_clear_error(tmp_path):
     w = EpisodeBagWriter(tmp_path / "ep").open()
     with pytest.raises(UnknownMessageType, match="no definition for message type 'nope_msgs/msg/Thing'"):

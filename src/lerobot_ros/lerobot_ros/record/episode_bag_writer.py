@@ -302,7 +302,10 @@ class EpisodeBagWriter:
         self._accepting = False
         self.error = message
         if io_error:
-            self._rollback()
+            try:
+                self._rollback()
+            except OSError as exc:  # the device is gone (a USB disk pulled): the thread must still finish
+                self.error += f"; cutting the bag back to its last whole chunk failed: {exc}"
         if self.on_error is not None:
             try:
                 self.on_error(message)
