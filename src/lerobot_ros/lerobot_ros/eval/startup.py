@@ -36,11 +36,13 @@ def tick_stream(contract_path: Path, policy_path: str) -> str:
 
 
 def policy_node_inputs(contract_path: Path, policy_path: str) -> tuple[str, ...]:
-    """The topics the policy node started on this contract subscribes to: the contract's observation features
-    the policy reads (policy/inputs.policy_streams' rule), as named in the contract written for its namespace."""
-    features = yaml.safe_load(Path(contract_path).read_text())["features"]
-    inputs = policy_input_features(policy_path)
-    return tuple(f["topic"] for name, f in features.items() if name != "action" and name in inputs)
+    """The topics the policy node started on this contract subscribes to: its streams, chosen by the node's own
+    rule (policy.inputs.policy_streams) from the contract written for its namespace."""
+    from lerobot_ros.contract import load_contract
+    from lerobot_ros.policy.inputs import policy_streams
+
+    streams = policy_streams(load_contract(str(contract_path)).observation_features, policy_input_features(policy_path))
+    return tuple(f.topic for f in streams.values())
 
 
 #: what the scripted expert subscribes to, relative to its namespace
