@@ -344,12 +344,10 @@ class BridgeWorker:
                 self._cond.wait(0.2)
             n = int(done.step)
             # wait for the source's answer to the final observation, so that it cannot reach the next episode
-            if self.policy_client is not None and self.answers_final:
+            if self.answers_final:  # a policy node (the only source that answers it; it reports each tick)
                 self._wait_final_answer(episode, n, _stamp(done))
             elif self.answers_final is None:
                 self._cond.wait_for(lambda: self._actions >= n + 1, timeout=0.3)
-            elif self.answers_final:
-                self._cond.wait_for(lambda: self._actions >= n + 1, timeout=2.0)
             if self._frames is not None:
                 self._cond.wait_for(lambda: len(self._frames) >= n + 1, timeout=2.0)
             statuses = dict(self._statuses.get(episode, {}))
