@@ -179,6 +179,4 @@ def _nan_to_none(value):
 def _json_default(value):
     if isinstance(value, (np.floating, np.integer)):
         return value.item()
-    if isinstance(value, float) and math.isnan(value):
-        return None
     raise TypeError(f"not JSON serialisable: {type(value).__name__}")
