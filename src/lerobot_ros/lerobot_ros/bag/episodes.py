@@ -126,8 +126,6 @@ def plan_bag(reader: BagReader, contract: Contract, task: str | None = None) -> 
                     s.sizes.setdefault((int(msg.height), int(msg.width)), n)
                 s.times.append(stamp)
                 s.values.append(n)
-                if feature.timeline == "header" and s.clock_offset_ns is None:
-                    s.clock_offset_ns = stamp - log_t
             else:
                 msg = reader.deserialize(raw, msgtype, topic)
                 try:
@@ -135,8 +133,8 @@ def plan_bag(reader: BagReader, contract: Contract, task: str | None = None) -> 
                 except ContractError as exc:
                     raise BagError(reader.path, f"message {n} on {topic}: {exc}") from None
                 s.times.append(feature.stamp_ns(msg, log_t))
-                if feature.timeline == "header" and s.clock_offset_ns is None:
-                    s.clock_offset_ns = s.times[-1] - log_t
+            if feature.timeline == "header" and s.clock_offset_ns is None:
+                s.clock_offset_ns = s.times[-1] - log_t
     for name, s in samples.items():
         if len(s.sizes) > 1 and not contract.features[name].resizes:
             sizes = " -> ".join(f"{w}x{h}" for (h, w) in s.sizes)
