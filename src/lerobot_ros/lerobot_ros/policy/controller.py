@@ -202,8 +202,7 @@ class PolicyController:
         on frames from before the gap); a one-point trajectory at what it commands now replaces it: the arm holds."""
         if self._trajectory is None:
             return self._fallback("gated", reason)
-        start, points = self._trajectory
-        here = points[min(max(tick - start, 0), len(points) - 1)]
+        here = self._commanded_at(max(tick, self._trajectory[0]))  # one that starts later: hold at its first point
         self._trajectory = (tick, here[None, :])
         self.safety.last = here
         return TickResult(status="held", trajectory=here[None, :], reason=f"{reason}; holding the arm where it is")
@@ -272,12 +271,17 @@ class PolicyController:
         """Async trajectories replace one another mid-way (and a hold replaces one): the change limit of the new one
         starts from what the previous one commands at the tick before `start`, not from its end (still in the
         future)."""
-        if self._trajectory is None:
-            return
-        prev_start, prev = self._trajectory
-        i = start - 1 - prev_start
-        if i >= 0:
-            self.safety.last = prev[min(i, len(prev) - 1)]
+        before = self._commanded_at(start - 1)
+        if before is not None:
+            self.safety.last = before
+
+    def _commanded_at(self, tick: int) -> np.ndarray | None:
+        """The point the last trajectory sent commands at `tick` (its last one once it has run out; None before it
+        began, or when none was sent)."""
+        if self._trajectory is None or tick < self._trajectory[0]:
+            return None
+        start, points = self._trajectory
+        return points[min(tick - start, len(points) - 1)]
 
     def _dry_reason(self) -> str:
         """Why the queue has no action for this tick: the backend's problem, a discarded late chunk, or speed."""
