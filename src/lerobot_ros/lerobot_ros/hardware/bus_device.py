@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from lerobot_ros.hardware.devices import DeviceConfigError
+from lerobot_ros.hardware.devices import DeviceConfigError, unreadable_calibration
 
 # Raw register units -> SI: Feetech velocity is steps/s, current 6.5 mA; Dynamixel X velocity 0.229 rpm, current 1 mA.
 _VELOCITY_SCALE = {"feetech": 2 * math.pi / 4096, "dynamixel": 0.229 * 2 * math.pi / 60}
@@ -52,9 +52,7 @@ class MotorBusDevice:
                 with open(self.calibration_fpath) as f, draccus.config_type("json"):
                     calibration = draccus.load(dict[str, MotorCalibration], f)
             except Exception as exc:  # noqa: BLE001 - draccus and json raise their own types
-                why = " ".join(str(exc).split())[:200]
-                raise DeviceConfigError(f"calibration file {self.calibration_fpath} cannot be read ({type(exc).__name__}: "
-                                        f"{why}); fix it, or calibrate again") from None
+                raise unreadable_calibration(self.calibration_fpath, exc) from None
             missing = [n for n in names if n not in calibration]
             if missing:
                 raise DeviceConfigError(f"calibration file {self.calibration_fpath} has no entry for motor(s) {missing}")

@@ -40,6 +40,13 @@ def _check_calibration(device, kind: str, type_name: str, port: str) -> None:
         )
 
 
+def unreadable_calibration(path, exc: BaseException) -> DeviceConfigError:
+    """The one line for a calibration JSON that exists but cannot be loaded (draccus and json raise their own types)."""
+    why = " ".join(str(exc).split())[:200]
+    return DeviceConfigError(f"calibration file {path} cannot be read ({type(exc).__name__}: {why}); fix it, or "
+                             "calibrate again with `lerobot-calibrate`")
+
+
 @contextmanager
 def _reading_calibration(cal_dir: Path | None, dev_id: str):
     """LeRobot's robot / teleop constructors load the calibration JSON (draccus): a broken one is one line here."""
@@ -56,9 +63,7 @@ def _reading_calibration(cal_dir: Path | None, dev_id: str):
             path = found[0] if len(found) == 1 else None
         if path is None:
             raise
-        why = " ".join(str(exc).split())[:200]
-        raise DeviceConfigError(f"calibration file {path} cannot be read ({type(exc).__name__}: {why}); fix it, or "
-                                "calibrate again with `lerobot-calibrate`") from None
+        raise unreadable_calibration(path, exc) from None
 
 
 def make_follower(
