@@ -20,6 +20,7 @@ from std_srvs.srv import Trigger
 from lerobot_ros.codecs.time import ns_to_time, time_to_ns
 from lerobot_ros.eval.worker import BridgeWorker, EvalError
 from lerobot_ros.ros.qos import EPISODE_STATUS_QOS, RECORDING_QOS, RELIABLE_QOS
+from lerobot_ros.ros.runtime import wait_until
 
 NS, STEPS, PERIOD_NS = "/wt", 2, 50_000_000
 
@@ -90,13 +91,10 @@ def sides(ros):
 
 
 def wait_matched(worker) -> None:
-    import time
-
-    deadline = time.monotonic() + 20
-    while worker.node.count_publishers(f"{NS}/episode_status") < 1 or worker.node.count_subscribers(f"{NS}/commands") < 1 \
-            or not worker.reset_client.service_is_ready() or not worker.policy_client.service_is_ready():
-        assert time.monotonic() < deadline, "scripted sides not discovered"
-        time.sleep(0.05)
+    node = worker.node
+    wait_until(lambda: node.count_publishers(f"{NS}/episode_status") >= 1 and node.count_subscribers(f"{NS}/commands") >= 1
+               and worker.reset_client.service_is_ready() and worker.policy_client.service_is_ready(),
+               20, what="the scripted sides discovered")
 
 
 def test_a_slow_answer_to_the_final_observation_never_steps_the_next_episode(sides):

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import time
 
 import numpy as np
 import pytest
@@ -22,7 +21,7 @@ from std_msgs.msg import Float64MultiArray, String
 from fixtures_policy import make_policy_folder
 from lerobot_ros.eval.runner import EvalConfig, Evaluation
 from lerobot_ros.ros.qos import RECORDING_QOS
-from lerobot_ros.ros.runtime import MessageCollector
+from lerobot_ros.ros.runtime import MessageCollector, wait_until
 from lerobot_ros.sim import RenderSettings
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800), pytest.mark.filterwarnings("ignore::UserWarning")]
@@ -48,15 +47,18 @@ class PolicyTap:
     def episodes(self, ns: str, per_episode: int):
         """[(actions (n, D), {tick in episode: prompt of the chunk predicted there})] cut every `per_episode` ticks."""
         actions = np.stack([np.asarray(m.data) for m in self.actions[ns].messages])
-        deadline = time.monotonic() + 5.0  # a tick's report is published after its action: let the last one arrive
-        while True:
-            ticks = [json.loads(m.data) for m in self.ticks[ns].messages]
+
+        def lockstep_ticks():
             # an observation that came before the bridge's latched task is not acted on (the evaluator then resets
             # the episode again, same seed): drop those ticks; every other lockstep tick acts once
-            ticks = [t for t in ticks if t["published"] or "waiting for a task" not in (t["reason"] or "")]
-            if len(ticks) >= len(actions) or time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
+            ticks = [json.loads(m.data) for m in self.ticks[ns].messages]
+            return [t for t in ticks if t["published"] or "waiting for a task" not in (t["reason"] or "")]
+
+        try:  # a tick's report is published after its action: let the last one arrive
+            wait_until(lambda: len(lockstep_ticks()) >= len(actions), 5.0, what="the last tick reports")
+        except TimeoutError:
+            pass  # the assertion below says what is missing
+        ticks = lockstep_ticks()
         assert all(t["published"] for t in ticks) and len(ticks) == len(actions), "every lockstep tick acts once"
         out = []
         for start in range(0, len(ticks), per_episode):
