@@ -80,7 +80,6 @@ class SimBridge:
         self.publish, self.rejected, self.clock_ns = publish, rejected, clock_ns
         self.runner = SimRunner(sim)
         self.schedule = ActionSchedule(self.runner.period_ns)
-        self._idle = None  # realtime: the target held until the episode's first action (see tick)
         self.closed = False
         self.last_reset_s = 0.0
 
@@ -103,7 +102,6 @@ class SimBridge:
         t0 = time.monotonic()
         frame = self.runner.reset(None if seed is None or seed < 0 else int(seed), options)
         self.schedule.clear()
-        self._idle = None
         self.last_reset_s = time.monotonic() - t0
         return frame
 
@@ -150,10 +148,8 @@ class SimBridge:
         if self.closed or ep.episode_index < 0 or ep.done:
             return None
         action = self.schedule.take(self.clock_ns())
-        if action is None:  # no action yet this episode: hold one target (the joints where the episode began);
-            if self._idle is None:  # re-taken from the measured joints each tick, the arm sagged under gravity
-                self._idle = self.runner.idle_action()
-            action = self._idle
+        if action is None:  # no action yet this episode
+            action = self.runner.idle_action()
         self.publish(self.runner.step(action, prechecked=True))
         return self.runner.rtf.slow_warning()
 

@@ -60,6 +60,7 @@ class SimRunner:
         self.sim_time_ns = int(start_time_ns)
         self.episode = EpisodeState()
         self.last_frame: Frame | None = None
+        self._start_frame: Frame | None = None  # the current episode's first frame (what idle_action holds)
         self.total_steps = 0
         self.rtf = RealTimeFactor(1.0 / env.fps, window=max(2, int(round(2 * env.fps))))  # a 2 s window
         self._lock = threading.Lock()
@@ -81,6 +82,7 @@ class SimRunner:
                 episode_index=self.episode.episode_index + 1, seed=seed, task=self.env.task
             )
             self.last_frame = Frame(obs, self.sim_time_ns, self._snapshot())
+            self._start_frame = self.last_frame
             return self.last_frame
 
     def _check_episode(self) -> None:
@@ -126,9 +128,11 @@ class SimRunner:
             self.env.close()
 
     def idle_action(self) -> np.ndarray:
-        """What realtime mode steps before any action arrived: hold the joints (joint-space envs) or stay put."""
-        if self.env.state_names == self.env.action_names and self.last_frame is not None:
-            return self.last_frame.observation.state.copy()
+        """What realtime mode steps before any action arrived: hold the joints where the episode began (joint-space
+        envs) or stay put. One target for the whole wait: re-taken from the measured joints each tick, the position
+        actuators settle a little lower each step under gravity and the arm sags."""
+        if self.env.state_names == self.env.action_names and self._start_frame is not None:
+            return self._start_frame.observation.state.copy()
         return np.zeros(self.env.action_dim)
 
 
