@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 
 def group_gone(pgid: int) -> bool:
@@ -26,3 +27,13 @@ def pid_alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def groups_gone(pgids, timeout: float = 10.0) -> bool:
+    """Every group in `pgids` is gone within `timeout` (a SIGKILLed process takes a moment to exit)."""
+    deadline = time.monotonic() + timeout
+    while not all(group_gone(p) for p in pgids):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True

@@ -181,7 +181,8 @@ def test_joy_drives_the_twin_tip_and_holds_when_the_pad_stops(ros, jog):
         while time.monotonic() < t_end:  # full stick backwards (-x) for 2 s, 30 Hz like a joy driver
             joy.publish(Joy(axes=[0.0, -1.0, 0.0, 0.0, 0.0], buttons=[0] * 6))
             time.sleep(1 / 30)
-        time.sleep(0.3 + 3 / 30 + 0.1)  # pad silent: input_timeout_s (0.3) + a period + delivery slack
+        # pad silent: after input_timeout_s (0.3) the target stops; wait until 5 commands in a row are one target
+        wait_until(lambda: len({tuple(m.data) for m in commands.messages[-5:]}) == 1, 10, what="the target held")
         held_from = len(commands.messages)
         time.sleep(0.6)
         moved = _tip(jog, states.messages) - start

@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from lerobot_ros.launch_runner import evaluate_file
+from process_groups import groups_gone
 
 REPO = Path(__file__).resolve().parents[1]
 LAUNCH = REPO / "launch"
@@ -254,18 +255,6 @@ class Launch:
         return "\n".join(self.lines)
 
 
-def alive_in_group(pgid: int) -> bool:
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[2]) == pgid and fields[0] != "Z":
-                return True
-    return False
-
-
 def wait_for(predicate, timeout: float, what: str, launch: Launch):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -282,8 +271,7 @@ def assert_clean_exit(launch: Launch) -> None:
     pids = launch.pids()
     code = launch.interrupt()
     assert code == 0, launch.text()[-3000:]
-    time.sleep(0.5)
-    left = [label for label, pid in pids.items() if alive_in_group(pid)]
+    left = [label for label, pid in pids.items() if not groups_gone([pid], timeout=10)]
     assert not left, f"processes left behind after Ctrl-C: {left}"
 
 
@@ -345,7 +333,10 @@ def test_sim_so101_launch_publishes_like_the_real_arm_and_takes_commands(ros, ro
         wait_for(lambda: len(joints.messages) > 20 and images.messages, 180, "twin joint states and images", launch)
         assert images.messages[-1].width == 64 and images.messages[-1].height == 48 and clock.messages
         period = np.diff(stamps_s(joints.messages[-20:]))
-        np.testing.assert_allclose(period, 1 / 30, atol=1e-6)  # sim-time stamps: one per 1/30 s step
+        # sim-time stamps: one per 1/30 s step (read best effort: a dropped sample is a gap of whole steps)
+        steps = period * 30
+        np.testing.assert_allclose(steps, np.round(steps), atol=1e-4)
+        assert np.all(np.round(steps) >= 1) and np.median(steps) == pytest.approx(1.0), steps
         target = np.array(joints.messages[-1].position)
         target[0] += 0.3
         deadline = time.monotonic() + 60

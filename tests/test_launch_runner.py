@@ -16,7 +16,7 @@ from sensor_msgs.msg import Image, JointState
 
 from lerobot_ros.ros.qos import SENSOR_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
-from process_groups import group_gone
+from process_groups import groups_gone
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMOKE = os.path.join(REPO, "launch", "smoke.launch.yaml")
@@ -111,7 +111,7 @@ def test_sigint_escalates_to_sigterm_and_leaves_no_process(launch_file, ros_env)
     assert run.finish() == 0, run.text
     assert "[launch] stubborn did not stop on SIGINT, sending SIGTERM" in run.lines
     assert "[stubborn] never" not in run.lines
-    assert set(pids) == {"stubborn", "polite"} and all(group_gone(pid) for pid in pids.values())
+    assert set(pids) == {"stubborn", "polite"} and groups_gone(pids.values())
 
 
 def test_sigterm_stops_everything_and_on_exit_shutdown_reports_failure(launch_file, ros_env):
@@ -124,7 +124,7 @@ def test_sigterm_stops_everything_and_on_exit_shutdown_reports_failure(launch_fi
     pids = run.pids()
     run.proc.send_signal(signal.SIGTERM)
     assert run.finish() == 0, run.text
-    assert "[launch] stopping (signal received)" in run.lines and group_gone(pids["sleeper"])
+    assert "[launch] stopping (signal received)" in run.lines and groups_gone([pids["sleeper"]])
     path = launch_file("""\
         launch:
         - executable: {cmd: "sleep 60", name: long}
@@ -133,7 +133,7 @@ def test_sigterm_stops_everything_and_on_exit_shutdown_reports_failure(launch_fi
     run = Launch([path], ros_env)
     assert run.finish() == 1, run.text
     assert "[launch] leader has on_exit: shutdown; stopping everything" in run.lines
-    assert "[launch] failed: leader" in run.lines and all(group_gone(p) for p in run.pids().values())
+    assert "[launch] failed: leader" in run.lines and groups_gone(run.pids().values())
 
 
 def test_print_and_show_args(ros_env):
@@ -176,7 +176,7 @@ def test_smoke_launch_nodes_namespaces_remaps_params_and_sigint(ros, ros_env):
     topics = dict(probe.get_topic_names_and_types())
     assert "/probe_ns/joint_states" not in topics
     assert code == 0, run.text
-    assert set(pids) == {"talker", "listener"} and all(group_gone(pid) for pid in pids.values())
+    assert set(pids) == {"talker", "listener"} and groups_gone(pids.values())
 
 
 @pytest.mark.slow

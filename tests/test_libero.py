@@ -26,7 +26,7 @@ from lerobot_ros.ros.runtime import MessageCollector, wait_until
 from lerobot_ros.sim import RenderSettings, SimStartupError, make_sim
 from lerobot_ros.sim import libero_env
 from lerobot_ros.sim.libero_env import ENV_STATE_NAMES, STATE_NAMES, _render_quality
-from test_launch_runner import Launch, group_gone  # noqa: E402  (tests/ is on sys.path)
+from test_launch_runner import Launch, groups_gone  # noqa: E402  (tests/ is on sys.path)
 from test_sim_bridge import Client  # noqa: E402
 
 
@@ -195,7 +195,7 @@ def test_sim_libero_launch_bridge_in_lockstep_on_the_contracts_topics(ros, ros_e
         code = run.finish(timeout=90)
     assert code == 0, run.text
     assert "Traceback" not in run.text, run.text
-    assert set(pids) == {"sim_bridge"} and all(group_gone(pid) for pid in pids.values())
+    assert set(pids) == {"sim_bridge"} and groups_gone(pids.values())
 
 
 # -- start-up errors ----------------------------------------------------------------------------------------

@@ -15,9 +15,10 @@ pytestmark = pytest.mark.skipif(netns.unavailable_reason() is not None, reason=s
 def _reach(src: netns.Host, dst: netns.Host) -> bool:
     """A UDP datagram from src to dst arrives (python on both ends; no ping needed)."""
     code = ("import socket,sys; s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM); s.bind(('0.0.0.0',47001));"
-            "s.settimeout(3); print(s.recvfrom(64)[0].decode())")
+            "print('ready', flush=True); s.settimeout(3); print(s.recvfrom(64)[0].decode())")
     listener = subprocess.Popen(dst.argv(["python3", "-c", code]), stdout=subprocess.PIPE, text=True)
     try:
+        assert listener.stdout.readline().strip() == "ready"  # bound before the first datagram is sent
         send = "import socket,time; s=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\nfor _ in range(20):\n" \
                f" s.sendto(b'hi',('{dst.address}',47001)); time.sleep(0.1)"
         subprocess.run(src.argv(["python3", "-c", send]), capture_output=True, timeout=30)

@@ -136,7 +136,7 @@ class Harness:
         before = len(self.info.items)
         self.clock.publish(Clock(clock=ns_to_time(t_ns)))
         wait_until(lambda: self.node.loop.last_tick_ns is not None and self.node.loop.last_tick_ns >= t_ns, 10, what=f"tick at {t_ns}")
-        self.info.wait_for(before + 1)
+        self.info.wait_for(before + 1, timeout=120)  # reported after inference (a VLA's on a busy CPU)
         return json.loads(self.info.messages[-1].data)
 
     def call(self, service):

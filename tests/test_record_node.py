@@ -192,18 +192,30 @@ def test_what_survives_a_killed_recorder(ros, ros_env, tmp_path, sig):
     out = tmp_path / "out"
     topics = [f"{ns}/joint_states", f"{ns}/cam0/image_raw", f"{ns}/cam1/image_raw"]
     rec = recorder(ros_env, tmp_path, ns, "topics:=[" + ",".join(topics) + "]", f"output_dir:={out}",
-                   "flush_interval_s:=0.2", "task:=survive")
+                   "flush_interval_s:=0.2", "task:=survive", "progress_period_s:=0.2")
     # phase 0 (1.5 s), a 1.5 s pause (many flush intervals), then phase 1 during which the signal arrives
     pub = publisher(ros_env, tmp_path, ns, "--cams", "2", "--phase-s", "1.5", "--phase-s", "30", "--pause-s", "1.5",
                     "--wait-go")
     node = ros.create_node("kill_test_client")
+    diagnostics = MessageCollector(node, DiagnosticArray, "/diagnostics", 10)
+
+    def received(topic: str) -> int:  # the recorder's live count, on /diagnostics
+        for array in reversed(diagnostics.messages):
+            for st in array.status:
+                if st.name == f"episode_recorder: {topic}":
+                    return int(next((kv.value for kv in st.values if kv.key == "count"), "0"))
+        return 0
+
     try:
         event(pub, "ready")
         assert call(node, StartEpisode, f"{ns}/start_episode", StartEpisode.Request()).success
         pub.p.stdin.write("go\n")
         pub.p.stdin.flush()
-        before = event(pub, "phase")["counts"]  # everything of phase 0 is on disk once the pause is over
-        time.sleep(1.5 + 0.5)  # into phase 1
+        before = event(pub, "phase")["counts"]
+        phase_end = time.monotonic()
+        # everything of phase 0 is on disk once the recorder counted it and a few flush intervals passed
+        wait_until(lambda: all(received(t) >= before[t] for t in topics), 30, what="phase 0 received by the recorder")
+        time.sleep(max(0.6, 2.0 - (time.monotonic() - phase_end)))  # into phase 1, >= 3 flush intervals after
         rec.p.send_signal(getattr(signal, sig))
         code = rec.p.wait(timeout=30)
         bag = out / "episode_000000"

@@ -163,8 +163,8 @@ def test_link_down_for_2s_holds_says_why_and_resumes(deployment):
     t_up = time.time()  # before up(): traffic flows as soon as the link is set up
     d.link.up()
     # nothing reached the robot while the link was down (after what was already in its socket and executor
-    # queue: up to ~1 s on a loaded machine), and the robot said why it held still
-    assert d.events("commands", t_down + 1.0, t_up) == []
+    # queue: up to ~1.5 s on a loaded machine), and the robot said why it held still
+    assert d.events("commands", t_down + 1.5, t_up) == []
     d.wait(lambda: any(x["level"] == 1 and "watchdog" in x["message"] for x in d.diagnostics("robot: arm", t_down)),
            10, "the arm's watchdog warning")
     # it resumes by itself

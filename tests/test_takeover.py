@@ -138,7 +138,7 @@ def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tm
     from fixtures_policy import make_policy_folder
     from lerobot_ros.nodes.sim_bridge_node import SimBridgeNode
     from lerobot_ros.nodes.takeover_node import TakeoverNode
-    from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS
+    from lerobot_ros.ros.qos import LATCHED_QOS, RECORDING_QOS, RELIABLE_QOS
     from lerobot_ros.ros.runtime import MessageCollector, wait_until
 
     policy_dir = make_policy_folder(tmp_path / "act", cameras={"front": (48, 64)})
@@ -161,8 +161,8 @@ def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tm
         Parameter("max_delta", value=max_delta), Parameter("policy_node", value="/policy")])
     ros.add_node(takeover)
     probe = ros.create_node("probe")
-    commands = MessageCollector(probe, Float64MultiArray, "/sim/commands", RELIABLE_QOS)
-    policy_out = MessageCollector(probe, Float64MultiArray, "/sim/policy/commands", RELIABLE_QOS)
+    commands = MessageCollector(probe, Float64MultiArray, "/sim/commands", RECORDING_QOS)  # deep: a step is between consecutive commands, none skipped
+    policy_out = MessageCollector(probe, Float64MultiArray, "/sim/policy/commands", RECORDING_QOS)
     flags = MessageCollector(probe, Bool, "/sim/intervention", LATCHED_QOS)
     pause = probe.create_client(Trigger, "/sim/takeover/pause_resume")
     correction = probe.create_client(Trigger, "/sim/takeover/correction")
@@ -187,16 +187,17 @@ def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tm
         refused = None
         res = call(pause)
         assert res.success and res.message == "paused"
-        n_policy = len(policy_out.messages)
+        # the stop reaches the policy node a moment after the reply: count once its last ticks are in
+        n_policy = policy_out.wait_quiet(0.5, timeout=20)
         refused = call(correction)  # no teleop yet
         assert not refused.success and "no teleop target yet" in refused.message
         procs.append(_spawn([os.path.join(VENV_BIN, "teleop_node"), "--ros-args", "-r", "__ns:=/leader",
                              "-p", f"port:={vdir / 'so101_leader'}", "-p", f"calibration_file:={vdir / 'calibration' / 'virtual_leader.json'}",
                              "-p", "commands_topic:=/sim/teleop/commands"], ros_env, tmp_path / "teleop.log"))
-        teleop_in = MessageCollector(probe, Float64MultiArray, "/sim/teleop/commands", RELIABLE_QOS)
+        teleop_in = MessageCollector(probe, Float64MultiArray, "/sim/teleop/commands", RECORDING_QOS)
         wait(lambda: len(teleop_in.messages) > 10, 240, "the emulated leader's commands")
         time.sleep(1.0)
-        assert len(policy_out.messages) - n_policy <= 3  # the policy node was stopped (a tick or two in flight)
+        assert len(policy_out.messages) == n_policy  # the policy node was stopped
         start = len(commands.messages)
         res = call(correction)
         assert res.success and res.message == "correcting"

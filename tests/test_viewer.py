@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from lerobot_ros.contract import load_contract
+from lerobot_ros.ros.runtime import wait_until
 from lerobot_ros.viewer import (
     LatestSlots,
     LiveFeed,
@@ -228,7 +229,10 @@ def test_a_frame_that_cannot_be_decoded_is_counted_and_the_feed_goes_on(tmp_path
         for i, payload in enumerate(["ok", "corrupt", "ok", "ok"]):
             feed.offer_image("observation.images.front", i * 100_000_000, payload)
             feed.offer_vector("state", i * 100_000_000, np.zeros(6))
-            time.sleep(0.1)
+            # one at a time: the image slot keeps only the newest frame (an offer over an undrawn one drops it)
+            drawn = lambda: (feed.stats.images_shown.get("observation.images.front", 0)  # noqa: E731
+                             + feed.stats.images_bad.get("observation.images.front", 0))
+            wait_until(lambda: drawn() == i + 1, 10, what=f"frame {i} taken by the worker")
     finally:
         feed.stop()
     assert feed.stats.images_bad == {"observation.images.front": 1}

@@ -349,7 +349,8 @@ class BridgeWorker:
             elif self.answers_final is None:
                 self._cond.wait_for(lambda: self._actions >= n + 1, timeout=0.3)
             if self._frames is not None:
-                self._cond.wait_for(lambda: len(self._frames) >= n + 1, timeout=2.0)
+                # frames arrive on their own (reliable) subscription, behind the status on a loaded machine
+                self._cond.wait_for(lambda: len(self._frames) >= n + 1, timeout=min(10.0, self.stall_timeout_s))
             statuses = dict(self._statuses.get(episode, {}))
             if self.step_profile is not None:
                 self._add_step_profile(n)

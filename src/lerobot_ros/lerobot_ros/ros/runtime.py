@@ -108,3 +108,16 @@ class MessageCollector:
             if not self._cond.wait_for(lambda: len(self.items) >= count, timeout=timeout):
                 raise TimeoutError(f"got {len(self.items)} of {count} message(s) on {self.topic} within {timeout:.1f} s")
             return [m for _, m in self.items[:count]]
+
+    def wait_quiet(self, quiet_s: float, timeout: float = 10.0) -> int:
+        """Block until nothing arrived for `quiet_s` (a stopped publisher's last samples are in); the count then."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while True:
+                last_ns = self.items[-1][0] if self.items else 0
+                quiet_for = (time.monotonic_ns() - last_ns) / 1e9
+                if quiet_for >= quiet_s:
+                    return len(self.items)
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"{self.topic} kept publishing for {timeout:.1f} s (waited for {quiet_s:.1f} s quiet)")
+                self._cond.wait(timeout=quiet_s - quiet_for)
