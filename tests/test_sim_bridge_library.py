@@ -130,6 +130,7 @@ def test_realtime_trajectory_points_are_due_on_their_times(rec, realtime):
         rec.now = 1_000 + i * period
         realtime.tick()
     assert [float(a[0]) for a in realtime.sim.stepped] == [0.1, 0.3, 0.3] and realtime.counters["late_ticks"] == 1
+    assert realtime.counters["accepted"] == 2  # each point once (the episode check counts nothing)
     realtime.trajectory([], [period], np.array([[np.inf] * 6]))  # one bad point rejects the trajectory
     realtime.tick()
     assert rec.rejections[-1].reason == "non_finite" and float(realtime.sim.stepped[-1][0]) == 0.3

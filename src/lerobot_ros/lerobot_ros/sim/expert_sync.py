@@ -14,7 +14,6 @@ from typing import Callable
 
 import numpy as np
 
-from lerobot_ros.sim.base import SimStartupError
 
 STATUS, ENV_STATE, JOINTS = "status", "env_state", "joints"
 

@@ -85,7 +85,8 @@ class SimRunner:
             self._start_frame = self.last_frame
             return self.last_frame
 
-    def _check_episode(self) -> None:
+    def check_episode(self) -> None:
+        """ActionRejected (counted) when no episode is running or it is done; counts nothing otherwise."""
         if self.episode.episode_index < 0:
             raise self.validator.reject("no_episode", "no episode running: call the reset_episode service first")
         if self.episode.done:
@@ -95,13 +96,13 @@ class SimRunner:
 
     def check(self, values) -> np.ndarray:
         """Validate an action without stepping (ActionRejected, counted, if bad or no episode is running)."""
-        self._check_episode()
+        self.check_episode()
         return self.validator.check(values)
 
     def step(self, values, prechecked: bool = False) -> Frame:
         """One env step with `values` (validated here unless `prechecked`)."""
         with self._lock:
-            self._check_episode()  # under the lock: the episode may have ended while this action waited
+            self.check_episode()  # under the lock: the episode may have ended while this action waited
             action = values if prechecked else self.validator.check(values)
             t0 = time.perf_counter()
             result = self.env.step(action)
