@@ -86,6 +86,29 @@ def test_stop_then_start_predicts_from_a_frame_after_the_stop(setup):
     assert after.status == "ok" and after.plan is not None, "acted from the queue computed before the stop"
 
 
+def test_stop_in_trajectory_mode_replaces_the_running_trajectory_with_a_hold(setup):
+    """~/stop while the controller runs a trajectory: it would carry on to the trajectory's end (a second of motion
+    planned before the stop); the first stopped tick sends a one-point trajectory at what it commands now."""
+    loop, _, _ = make_loop(setup, "trajectory")
+    emit = Emitted()
+    observe(loop, T0)
+    loop.run(T0, emit)
+    sent = emit.calls[-1][1].trajectory
+    assert sent is not None and len(sent) > 4
+    loop.running = False
+    for k in (1, 2, 3):
+        loop.run(T0 + k * PERIOD, emit)
+    stopped = [r for _, r, _, _ in emit.calls[1:]]
+    assert [r.status for r in stopped] == ["stopped"] * 3
+    assert [r.trajectory is not None for r in stopped] == [True, False, False], "one hold per stop"
+    np.testing.assert_array_equal(stopped[0].trajectory, sent[1][None, :])
+    assert "holding the arm where it is" in stopped[0].reason
+    loop.running = True
+    observe(loop, T0 + 4 * PERIOD, seed=3)
+    loop.run(T0 + 4 * PERIOD, emit)
+    assert emit.calls[-1][1].status == "ok" and emit.calls[-1][1].trajectory is not None
+
+
 def test_async_gap_discards_queued_and_in_flight_chunks(setup):
     loop, _, _ = make_loop(setup, max_age_ms=250.0, async_inference=True, chunk_threshold=1.0)
     worker = loop.controller.worker

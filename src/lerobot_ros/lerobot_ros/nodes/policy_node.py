@@ -155,7 +155,9 @@ class PolicyNode(Node):
 
     def on_stop(self, request, response):
         self.loop.running = False
-        response.success, response.message = True, "stopped: no actions are published until ~/start"
+        response.success, response.message = True, ("stopped: no actions are published until ~/start"
+                                                     + (" (one hold trajectory ends the running one)"
+                                                        if self.controller.trajectory_mode else ""))
         return response
 
     def on_reset(self, request, response):

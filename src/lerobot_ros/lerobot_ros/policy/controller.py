@@ -164,11 +164,15 @@ class PolicyController:
             status = "held"
         return TickResult(status=status, action=action, reason=reason, **extra)
 
-    def stopped(self) -> TickResult:
+    def stopped(self, tick: int) -> TickResult:
         """A tick while ~/stop holds the policy: a gap like any other, so what was queued before it is thrown away
-        (after ~/start the first action comes from a frame seen after the stop, not from the old plan)."""
-        self._discard_queued()
-        return self._count(TickResult(status="stopped", reason="stopped (call ~/start)"))
+        (after ~/start the first action comes from a frame seen after the stop, not from the old plan). In
+        trajectory mode the first stopped tick also replaces the trajectory the controller runs with a hold."""
+        reason = "stopped (call ~/start)"
+        if self._discard_queued() and self.trajectory_mode and self._trajectory is not None:
+            hold = self._hold_trajectory(tick, reason)
+            return self._count(TickResult(status="stopped", trajectory=hold.trajectory, reason=hold.reason))
+        return self._count(TickResult(status="stopped", reason=reason))
 
     def step(
         self,

@@ -130,7 +130,7 @@ class PolicyTickLoop:
                 self.resampler.clear()  # a simulator restarted its clock
             self.last_tick_ns = t_ns
             if not self.running:
-                result, ages = self.controller.stopped(), None
+                result, ages = self.controller.stopped(self.tick_index), None
             else:
                 frame = self.resampler.frame_at(t_ns)
                 values = frame.values
