@@ -5,14 +5,12 @@ LeRobotDataset; plus the demo's contract and its output-folder rules (fast)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from lerobot_ros.demo.driver import DemoError
 from lerobot_ros.demo.pipeline import MARKER, eval_available, prepare_output

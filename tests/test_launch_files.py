@@ -285,7 +285,7 @@ def test_so101_virtual_launch_teleoperates_the_emulated_follower(ros, ros_env, t
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
 
-    from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
+    from lerobot_ros.ros.qos import SENSOR_QOS
     from lerobot_ros.ros.runtime import MessageCollector
 
     node = ros.create_node("launch_file_probe")

@@ -15,14 +15,14 @@ from importlib import metadata
 
 import numpy as np
 import pytest
-from sensor_msgs.msg import CameraInfo, Image
+from sensor_msgs.msg import CameraInfo
 from std_msgs.msg import String
 
 from lerobot_ros.codecs import image_to_numpy
 from lerobot_ros.contract import load_contract
 from lerobot_ros.contract.messages import message_class
 from lerobot_ros.ros.qos import LATCHED_QOS
-from lerobot_ros.ros.runtime import MessageCollector, wait_until
+from lerobot_ros.ros.runtime import MessageCollector
 from lerobot_ros.sim import RenderSettings, SimStartupError, make_sim
 from lerobot_ros.sim import libero_env
 from lerobot_ros.sim.libero_env import ENV_STATE_NAMES, STATE_NAMES, _render_quality

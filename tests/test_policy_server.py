@@ -27,7 +27,7 @@ from lerobot_ros.contract import load_contract
 from lerobot_ros.nodes.policy_node import PolicyParams
 from lerobot_ros.policy import AsyncInferenceConfig, PolicyController, PolicyRunner, SafetyFilter, load_policy, load_policy_config
 from lerobot_ros.policy.backend import parse_server_address, public_address_warning
-from lerobot_ros.policy.server_backend import PolicyServerBackend, ServerUnavailable, server_features
+from lerobot_ros.policy.server_backend import PolicyServerBackend, server_features
 from lerobot_ros.policy.startup import build_tick_loop
 from lerobot_ros.policy.tick_loop import ERROR, OK
 from test_policy_node import CONTRACT, PERIOD, T0

@@ -138,7 +138,7 @@ def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tm
     from fixtures_policy import make_policy_folder
     from lerobot_ros.nodes.sim_bridge_node import SimBridgeNode
     from lerobot_ros.nodes.takeover_node import TakeoverNode
-    from lerobot_ros.ros.qos import LATCHED_QOS, RECORDING_QOS, RELIABLE_QOS
+    from lerobot_ros.ros.qos import LATCHED_QOS, RECORDING_QOS
     from lerobot_ros.ros.runtime import MessageCollector, wait_until
 
     policy_dir = make_policy_folder(tmp_path / "act", cameras={"front": (48, 64)})

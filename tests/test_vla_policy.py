@@ -6,15 +6,12 @@ policy that raises) each give one clear outcome."""
 from __future__ import annotations
 
 import importlib.util
-import json
-import logging
 
 import numpy as np
 import pytest
 import torch
 from diagnostic_msgs.msg import DiagnosticArray
-from rclpy.parameter import Parameter
-from std_msgs.msg import Float64MultiArray, String
+from std_msgs.msg import String
 
 from fixtures_policy import SO101_JOINTS, cached_policy_folder, random_frames
 from lerobot_ros.codecs import float64_multi_array_to_numpy, numpy_to_image
@@ -23,10 +20,9 @@ from lerobot_ros.nodes.policy_node import PolicyParams
 from lerobot_ros.policy import PolicyLoadError, load_policy
 from lerobot_ros.policy.language import TASK_SOURCES
 from lerobot_ros.policy.startup import build_tick_loop, load_checked
-from lerobot_ros.ros.entry import NodeStartupError
 from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
-from test_policy_node import CONTRACT, PERIOD, T0, Harness, observations, write_contract
+from test_policy_node import PERIOD, T0, Harness, observations, write_contract
 
 pytest.importorskip("transformers")
 
