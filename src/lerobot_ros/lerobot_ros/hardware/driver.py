@@ -155,15 +155,13 @@ class ArmDriver:
         except Exception as exc:  # noqa: BLE001
             self._failed(exc, "read")
             return None
-        if action is not None:
-            try:
+        try:
+            if action is not None:
                 self.device.send_action(action)
-            except Exception as exc:  # noqa: BLE001 - counts towards a reconnect: this tick commanded nothing
-                self._failed(exc, "write")
-            else:
-                self.health.ok()
+        except Exception as exc:  # noqa: BLE001 - counts towards a reconnect: this tick commanded nothing
+            self._failed(exc, "write")
         else:
-            self.health.ok()
+            self.health.ok()  # read, and written when there was a goal
         try:
             positions = self.units.to_radians(values, suffix=".pos")
         except Exception as exc:  # noqa: BLE001 - a reply LeRobot accepted but our units cannot map
