@@ -170,8 +170,7 @@ class PolicyController:
         trajectory mode the first stopped tick also replaces the trajectory the controller runs with a hold."""
         reason = "stopped (call ~/start)"
         if self._discard_queued() and self.trajectory_mode and self._trajectory is not None:
-            hold = self._hold_trajectory(tick, reason)
-            return self._count(TickResult(status="stopped", trajectory=hold.trajectory, reason=hold.reason))
+            return self._count(self._hold_trajectory(tick, reason, status="stopped"))
         return self._count(TickResult(status="stopped", reason=reason))
 
     def step(
@@ -201,7 +200,7 @@ class PolicyController:
             return self._count(self._step_async(tick, values, task, ages_ns))
         return self._count(self._step_sync(tick, values, task))
 
-    def _hold_trajectory(self, tick: int, reason: str) -> TickResult:
+    def _hold_trajectory(self, tick: int, reason: str, status: str = "held") -> TickResult:
         """Trajectory mode, first tick of a gap: the controller would run the rest of the trajectory it has (planned
         on frames from before the gap); a one-point trajectory at what it commands now replaces it: the arm holds."""
         if self._trajectory is None:
@@ -209,7 +208,7 @@ class PolicyController:
         here = self._commanded_at(max(tick, self._trajectory[0]))  # one that starts later: hold at its first point
         self._trajectory = (tick, here[None, :])
         self.safety.last = here
-        return TickResult(status="held", trajectory=here[None, :], reason=f"{reason}; holding the arm where it is")
+        return TickResult(status=status, trajectory=here[None, :], reason=f"{reason}; holding the arm where it is")
 
     def _step_sync(self, tick, values, task) -> TickResult:
         start = time.perf_counter()
