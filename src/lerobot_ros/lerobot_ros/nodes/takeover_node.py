@@ -90,16 +90,16 @@ class TakeoverNode(Node):
 
     # ---- inputs ----------------------------------------------------------------------------------
     def _on_policy(self, msg: Float64MultiArray) -> None:
-        with self._lock:
-            try:
-                self.core.on_policy(msg.data)
-            except ValueError as exc:
-                self.get_logger().warning(str(exc), throttle_duration_sec=5.0)
+        self._take(self.core.on_policy, msg.data)
 
     def _on_teleop(self, msg: Float64MultiArray) -> None:
+        self._take(self.core.on_teleop, msg.data, time.monotonic())
+
+    def _take(self, on_target, *args) -> None:
+        """Hand a target to the core; one it refuses (another arm's size) is a throttled warning."""
         with self._lock:
             try:
-                self.core.on_teleop(msg.data, time.monotonic())
+                on_target(*args)
             except ValueError as exc:
                 self.get_logger().warning(str(exc), throttle_duration_sec=5.0)
 
