@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-import time
+
+from lerobot_ros.ros.runtime import wait_until
 
 
 def group_gone(pgid: int) -> bool:
@@ -31,9 +32,8 @@ def pid_alive(pid: int) -> bool:
 
 def groups_gone(pgids, timeout: float = 10.0) -> bool:
     """Every group in `pgids` is gone within `timeout` (a SIGKILLed process takes a moment to exit)."""
-    deadline = time.monotonic() + timeout
-    while not all(group_gone(p) for p in pgids):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
+    try:
+        wait_until(lambda: all(group_gone(p) for p in pgids), timeout, interval=0.05, what="process groups to go")
+    except TimeoutError:
+        return False
     return True

@@ -70,6 +70,16 @@ def publisher(env, tmp_path, ns: str, *args: str) -> Proc:
     return Proc(cmd, env, tmp_path / "publisher.log", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
 
+def recorder_count(diagnostics: MessageCollector, topic: str) -> int | None:
+    """The recorder's live count of `topic` in the episode, from its newest report on /diagnostics (None: none yet)."""
+    for array in reversed(diagnostics.messages):
+        for st in array.status:
+            if st.name == f"episode_recorder: {topic}":
+                count = next((kv.value for kv in st.values if kv.key == "count"), None)
+                return None if count is None else int(count)
+    return None
+
+
 def event(proc: Proc, name: str, timeout: float = 60.0) -> dict:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -136,14 +146,8 @@ def test_counts_in_the_bag_equal_what_was_published(ros, ros_env, tmp_path):
         published = event(pub, "done")["counts"]
         assert published[f"{ns}/joint_states"] >= 150 and published[f"{ns}/cam0/image_raw"] >= 45
 
-        def received_all() -> bool:  # the recorder's live QA counts, on /diagnostics
-            latest = {}
-            for array in diagnostics.messages:
-                for st in array.status:
-                    latest[st.name] = {kv.key: kv.value for kv in st.values}
-            return all(latest.get(f"episode_recorder: {t}", {}).get("count") == str(n) for t, n in published.items())
-
-        wait_until(received_all, 30, what="all published messages counted by the recorder")
+        wait_until(lambda: all(recorder_count(diagnostics, t) == n for t, n in published.items()), 30,
+                   what="all published messages counted by the recorder")
         response = call(node, StopEpisode, f"{ns}/stop_episode", StopEpisode.Request(outcome="success"))
         assert response.success, response.message
         bag = Path(response.bag_path)
@@ -198,14 +202,6 @@ def test_what_survives_a_killed_recorder(ros, ros_env, tmp_path, sig):
                     "--wait-go")
     node = ros.create_node("kill_test_client")
     diagnostics = MessageCollector(node, DiagnosticArray, "/diagnostics", 10)
-
-    def received(topic: str) -> int:  # the recorder's live count, on /diagnostics
-        for array in reversed(diagnostics.messages):
-            for st in array.status:
-                if st.name == f"episode_recorder: {topic}":
-                    return int(next((kv.value for kv in st.values if kv.key == "count"), "0"))
-        return 0
-
     try:
         event(pub, "ready")
         assert call(node, StartEpisode, f"{ns}/start_episode", StartEpisode.Request()).success
@@ -214,7 +210,8 @@ def test_what_survives_a_killed_recorder(ros, ros_env, tmp_path, sig):
         before = event(pub, "phase")["counts"]
         phase_end = time.monotonic()
         # everything of phase 0 is on disk once the recorder counted it and a few flush intervals passed
-        wait_until(lambda: all(received(t) >= before[t] for t in topics), 30, what="phase 0 received by the recorder")
+        wait_until(lambda: all((recorder_count(diagnostics, t) or 0) >= before[t] for t in topics), 30,
+                   what="phase 0 received by the recorder")
         time.sleep(max(0.6, 2.0 - (time.monotonic() - phase_end)))  # into phase 1, >= 3 flush intervals after
         rec.p.send_signal(getattr(signal, sig))
         code = rec.p.wait(timeout=30)

@@ -224,15 +224,17 @@ def test_a_frame_that_cannot_be_decoded_is_counted_and_the_feed_goes_on(tmp_path
         return np.zeros((24, 32, 3), np.uint8)
 
     feed = LiveFeed(ViewerLog(rec, layout), decode, max_image_hz=0, flush_period_s=0.01)
+    def taken() -> int:  # frames the worker has drawn or refused
+        stats = feed.stats
+        return stats.images_shown.get("observation.images.front", 0) + stats.images_bad.get("observation.images.front", 0)
+
     feed.start()
     try:
         for i, payload in enumerate(["ok", "corrupt", "ok", "ok"]):
             feed.offer_image("observation.images.front", i * 100_000_000, payload)
             feed.offer_vector("state", i * 100_000_000, np.zeros(6))
             # one at a time: the image slot keeps only the newest frame (an offer over an undrawn one drops it)
-            drawn = lambda: (feed.stats.images_shown.get("observation.images.front", 0)  # noqa: E731
-                             + feed.stats.images_bad.get("observation.images.front", 0))
-            wait_until(lambda: drawn() == i + 1, 10, what=f"frame {i} taken by the worker")
+            wait_until(lambda: taken() == i + 1, 10, what=f"frame {i} taken by the worker")
     finally:
         feed.stop()
     assert feed.stats.images_bad == {"observation.images.front": 1}
