@@ -49,7 +49,6 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import numpy as np  # noqa: E402
-
 import policy_node as pn_bench  # noqa: E402  (bench/policy_node.py: the per-tick overhead, defined once)
 
 NS = "bench_chunk"
@@ -101,18 +100,51 @@ def _log(name):
 
 def start_bridge(env, fps, camera_fps):
     exe = Path(sys.executable).parent / "sim_bridge_node"
-    cmd = [str(exe), "--ros-args", "-r", f"__ns:=/{NS}", "-r", "__node:=sim_bridge", "-p", "env:=so101", "-p", "task:=arm",
-           "-p", "mode:=realtime", "-p", f"fps:={fps}", "-p", "cameras:=[front]", "-p", f"render_width:={SIDE}",
-           "-p", f"render_height:={SIDE}", "-p", f"camera_fps:={camera_fps}", "-p", "antialias:=false", "-p", "seed:=0",
-           "-p", "max_episode_steps:=1000000"]  # one episode per mode, never truncated
+    cmd = [
+        str(exe),
+        "--ros-args",
+        "-r",
+        f"__ns:=/{NS}",
+        "-r",
+        "__node:=sim_bridge",
+        "-p",
+        "env:=so101",
+        "-p",
+        "task:=arm",
+        "-p",
+        "mode:=realtime",
+        "-p",
+        f"fps:={fps}",
+        "-p",
+        "cameras:=[front]",
+        "-p",
+        f"render_width:={SIDE}",
+        "-p",
+        f"render_height:={SIDE}",
+        "-p",
+        f"camera_fps:={camera_fps}",
+        "-p",
+        "antialias:=false",
+        "-p",
+        "seed:=0",
+        "-p",
+        "max_episode_steps:=1000000",
+    ]  # one episode per mode, never truncated
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=_log("bridge"), text=True)
 
 
 def policy_parameters(policy_dir, contract, mode, args):
     from rclpy.parameter import Parameter
 
-    params = {"pretrained_path": str(policy_dir), "contract": str(contract), "device": "cpu", "seed": 0,
-              "use_sim_time": True, "chunking": mode, "max_age_ms": 1000.0}
+    params = {
+        "pretrained_path": str(policy_dir),
+        "contract": str(contract),
+        "device": "cpu",
+        "seed": 0,
+        "use_sim_time": True,
+        "chunking": mode,
+        "max_age_ms": 1000.0,
+    }
     if mode != "switch":
         params.update(chunk_threshold=args.threshold, rtc_execution_horizon=args.horizon)
     return [Parameter(k, value=v) for k, v in params.items()]
@@ -134,15 +166,22 @@ def run_mode(policy_dir, contract, mode, args):
     with RosRuntime() as ros:
         reset_twin(ros)
         probe = ros.create_node(f"bench_chunk_probe_{mode}")
-        probe.create_subscription(String, "/policy_node/tick_info", lambda m: infos.append(json.loads(m.data)), RELIABLE_QOS)
-        probe.create_subscription(Float64MultiArray, f"/{NS}/commands", lambda m: commands.append(np.asarray(m.data)),
-                                  RELIABLE_QOS)
-        node = ros.add_node(PolicyNode(context=ros.context, parameter_overrides=policy_parameters(policy_dir, contract, mode, args)))
+        probe.create_subscription(
+            String, "/policy_node/tick_info", lambda m: infos.append(json.loads(m.data)), RELIABLE_QOS
+        )
+        probe.create_subscription(
+            Float64MultiArray, f"/{NS}/commands", lambda m: commands.append(np.asarray(m.data)), RELIABLE_QOS
+        )
+        node = ros.add_node(
+            PolicyNode(context=ros.context, parameter_overrides=policy_parameters(policy_dir, contract, mode, args))
+        )
         try:
             try:
                 wait_until(lambda: any(i["status"] == "ok" for i in infos), 240, what=f"{mode}: first action")
             except TimeoutError:
-                raise RuntimeError(f"{mode}: no action in 240 s; last tick_info: {infos[-1] if infos else 'none'}") from None
+                raise RuntimeError(
+                    f"{mode}: no action in 240 s; last tick_info: {infos[-1] if infos else 'none'}"
+                ) from None
             time.sleep(args.seconds)
         finally:
             node.close()
@@ -171,9 +210,13 @@ def analyse(pairs, infos, fps, switch_chunk: int | None = None):
     acted = sum(1 for i in live if i["status"] == "ok")
     return {
         "boundaries": len(boundary),
-        "boundary_p95": pct(boundary, 95), "boundary_max": max(boundary, default=float("nan")),
-        "inside_p95": pct(inside, 95), "inside_max": max(inside, default=float("nan")),
-        "acted": acted, "expected_ticks": expected, "on_time": acted / expected if expected else 0.0,
+        "boundary_p95": pct(boundary, 95),
+        "boundary_max": max(boundary, default=float("nan")),
+        "inside_p95": pct(inside, 95),
+        "inside_max": max(inside, default=float("nan")),
+        "acted": acted,
+        "expected_ticks": expected,
+        "on_time": acted / expected if expected else 0.0,
         "dry": sum(1 for i in live if i["dry"]),
     }
 
@@ -183,15 +226,22 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=30.0, help="measured seconds per mode (wall clock)")
     ap.add_argument("--fps", type=int, default=30)
     ap.add_argument("--chunk", type=int, default=50, help="SmolVLA chunk_size = n_action_steps")
-    ap.add_argument("--threshold", type=float, default=0.8, help="async modes: ask for a chunk once this fraction is left")
+    ap.add_argument(
+        "--threshold", type=float, default=0.8, help="async modes: ask for a chunk once this fraction is left"
+    )
     ap.add_argument("--horizon", type=int, default=40, help="rtc_execution_horizon (ticks; covers the inference delay)")
     ap.add_argument("--camera-fps", type=float, default=15.0, help="the twin's camera rate")
-    ap.add_argument("--weights", choices=("fitted", "random"), default="fitted",
-                    help="the tiny SmolVLA fitted to smooth demonstrations (cached), or random weights")
+    ap.add_argument(
+        "--weights",
+        choices=("fitted", "random"),
+        default="fitted",
+        help="the tiny SmolVLA fitted to smooth demonstrations (cached), or random weights",
+    )
     ap.add_argument("--overhead-ticks", type=int, default=40, help="lockstep ticks of the overhead part (0: skip)")
     args = ap.parse_args()
 
     from fixtures_policy import make_policy_folder
+
     from lerobot_ros.ros.dds import use_large_data_profile
     from lerobot_ros.ros.runtime import RosRuntime, wait_until
 
@@ -201,8 +251,14 @@ def main() -> int:
 
         policy_dir = cached_smooth_smolvla(chunk=args.chunk)
     else:
-        policy_dir = make_policy_folder(tmp / "smolvla", "smolvla", cameras={"front": (SIDE, SIDE)}, chunk_size=args.chunk,
-                                        n_action_steps=args.chunk, seed=0)
+        policy_dir = make_policy_folder(
+            tmp / "smolvla",
+            "smolvla",
+            cameras={"front": (SIDE, SIDE)},
+            chunk_size=args.chunk,
+            n_action_steps=args.chunk,
+            seed=0,
+        )
     contract = tmp / "bench_chunking.yaml"
     contract.write_text(CONTRACT.format(fps=args.fps))
     use_large_data_profile()
@@ -236,22 +292,38 @@ def main() -> int:
 
     sw, rtc = results["switch"], results["rtc"]
     figure = rtc["boundary_p95"] / sw["boundary_p95"] if sw["boundary_p95"] > 0 else float("nan")
-    print(f"\nchunking benchmark: tiny SmolVLA ({args.weights} weights, chunk {args.chunk}) on the SO-101 twin, {args.fps} Hz "
-          f"realtime, {args.seconds:.0f} s per mode; async threshold {args.threshold}, rtc horizon {args.horizon}")
-    print(f"{'mode':10}{'bounds':>7}{'bound p95':>10}{'bound max':>10}{'in p95':>9}{'in max':>9}{'b/in p95':>9}"
-          f"{'on time':>9}{'dry':>6}   (jumps: degrees, max over the arm joints)")
+    print(
+        f"\nchunking benchmark: tiny SmolVLA ({args.weights} weights, chunk {args.chunk}) on the SO-101 twin, {args.fps} Hz "
+        f"realtime, {args.seconds:.0f} s per mode; async threshold {args.threshold}, rtc horizon {args.horizon}"
+    )
+    print(
+        f"{'mode':10}{'bounds':>7}{'bound p95':>10}{'bound max':>10}{'in p95':>9}{'in max':>9}{'b/in p95':>9}"
+        f"{'on time':>9}{'dry':>6}   (jumps: degrees, max over the arm joints)"
+    )
     for mode, r in results.items():
         ratio = r["boundary_p95"] / r["inside_p95"] if r["inside_p95"] > 0 else float("nan")
-        print(f"{mode:10}{r['boundaries']:7d}{r['boundary_p95']:10.2f}{r['boundary_max']:10.2f}{r['inside_p95']:9.2f}"
-              f"{r['inside_max']:9.2f}{ratio:9.2f}{r['on_time']:9.1%}{r['dry']:6d}")
+        print(
+            f"{mode:10}{r['boundaries']:7d}{r['boundary_p95']:10.2f}{r['boundary_max']:10.2f}{r['inside_p95']:9.2f}"
+            f"{r['inside_max']:9.2f}{ratio:9.2f}{r['on_time']:9.1%}{r['dry']:6d}"
+        )
     print(f"figure: rtc boundary p95 / switch boundary p95 = {figure:.2f} (goal <= 0.5, moonshot 0.3)")
     if overhead:
-        print(f"VLA per-tick ROS overhead (sync, lockstep, as bench/policy_node.py): p50 {overhead['p50']:.2f} ms, "
-              f"p99 {overhead['p99']:.2f} ms; node inference on chunk ticks p50 {overhead['inference_p50']:.0f} ms")
+        print(
+            f"VLA per-tick ROS overhead (sync, lockstep, as bench/policy_node.py): p50 {overhead['p50']:.2f} ms, "
+            f"p99 {overhead['p99']:.2f} ms; node inference on chunk ticks p50 {overhead['inference_p50']:.0f} ms"
+        )
     print(f"(machine load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores: timings are noisy)")
     result = {
-        "bench": "chunking", "figure": round(figure, 3), "goal": 0.5, "goal_op": "<=", "meets_goal": bool(figure <= 0.5),
-        "moonshot": 0.3, "weights": args.weights, "modes": {m: {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()} for m, r in results.items()},
+        "bench": "chunking",
+        "figure": round(figure, 3),
+        "goal": 0.5,
+        "goal_op": "<=",
+        "meets_goal": bool(figure <= 0.5),
+        "moonshot": 0.3,
+        "weights": args.weights,
+        "modes": {
+            m: {k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()} for m, r in results.items()
+        },
         "vla_overhead_p50_ms": round(overhead["p50"], 3) if overhead else None,
         "vla_overhead_p99_ms": round(overhead["p99"], 3) if overhead else None,
         "load_avg": round(os.getloadavg()[0], 2),
@@ -262,9 +334,8 @@ def main() -> int:
 
 def reset_twin(ros) -> None:
     """A seeded new episode (episode 0's start pose) before each mode, so each starts from the same state."""
-    from lerobot_ros_msgs.srv import ResetEpisode
-
     from lerobot_ros.ros.runtime import wait_until
+    from lerobot_ros_msgs.srv import ResetEpisode
 
     node = ros.create_node(f"bench_chunk_reset_{time.monotonic_ns()}")
     try:
@@ -282,10 +353,16 @@ def overhead_part(ros, tmp, args, env):
     from fixtures_policy import make_policy_folder
 
     side = SIDE
-    policy_dir = make_policy_folder(tmp / "smolvla_2cam", "smolvla", cameras={"front": (side, side), "wrist": (side, side)},
-                                    chunk_size=args.chunk, n_action_steps=args.chunk, seed=0)
+    policy_dir = make_policy_folder(
+        tmp / "smolvla_2cam",
+        "smolvla",
+        cameras={"front": (side, side), "wrist": (side, side)},
+        chunk_size=args.chunk,
+        n_action_steps=args.chunk,
+        seed=0,
+    )
     contract = tmp / "bench_overhead.yaml"
-    text = pn_bench.CONTRACT.replace("fps: {fps}\n", "fps: {fps}\ntask: {{default: \"" + TASK + "\"}}\n")
+    text = pn_bench.CONTRACT.replace("fps: {fps}\n", 'fps: {fps}\ntask: {{default: "' + TASK + '"}}\n')
     contract.write_text(text.format(fps=args.fps, h=side, w=side))
     rng = np.random.default_rng(0)
     images = [rng.integers(0, 256, (side, side, 3), dtype=np.uint8) for _ in range(16)]
@@ -293,7 +370,11 @@ def overhead_part(ros, tmp, args, env):
     pairs = pn_bench.run_sync(ros, policy_dir, contract, args.overhead_ticks, joints, images, env)
     paired = [a - b for a, b, _, _ in pairs]
     chunk_ticks = [b for _, b, _, _ in pairs if b > 1.0]
-    return {"p50": pct(paired, 50), "p99": pct(paired, 99), "inference_p50": pct(chunk_ticks, 50) if chunk_ticks else 0.0}
+    return {
+        "p50": pct(paired, 50),
+        "p99": pct(paired, 99),
+        "inference_p50": pct(chunk_ticks, 50) if chunk_ticks else 0.0,
+    }
 
 
 if __name__ == "__main__":

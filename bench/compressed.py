@@ -36,8 +36,11 @@ import numpy as np  # noqa: E402
 
 H, W = 480, 640
 GOAL = 0.1
-CAMERA_FEATURE = {"topic": "/bench/front/image_raw/compressed", "type": "sensor_msgs/msg/CompressedImage",
-                  "shape": [H, W, 3]}
+CAMERA_FEATURE = {
+    "topic": "/bench/front/image_raw/compressed",
+    "type": "sensor_msgs/msg/CompressedImage",
+    "shape": [H, W, 3],
+}
 
 
 def median_ms(fn, repeat: int) -> tuple[float, float]:
@@ -82,9 +85,14 @@ def features(msg_type: str):
     from lerobot_ros.contract import parse_contract
 
     cam = {**CAMERA_FEATURE, "type": msg_type}
-    data = {"robot_type": "bench", "fps": 30, "features": {
-        "action": {"topic": "/bench/commands", "type": "std_msgs/msg/Float64MultiArray", "names": ["a"]},
-        "observation.images.front": cam}}
+    data = {
+        "robot_type": "bench",
+        "fps": 30,
+        "features": {
+            "action": {"topic": "/bench/commands", "type": "std_msgs/msg/Float64MultiArray", "names": ["a"]},
+            "observation.images.front": cam,
+        },
+    }
     return parse_contract(data).features["observation.images.front"]
 
 
@@ -121,12 +129,21 @@ def codec_rows(frames: dict[str, np.ndarray], qualities: list[int], repeat: int)
             msg = numpy_to_compressed(frame, "rgb8", "jpeg", q)
             cdr = serialize_message(msg)
             decoded = jpeg_feature.decode(deserialize_message(cdr, CompressedImage))
-            rows.append({"frame": name, "quality": q, "bytes": len(msg.data), "cdr_bytes": len(cdr),
-                         "mae": float(np.abs(decoded.astype(np.int16) - frame.astype(np.int16)).mean())})
+            rows.append(
+                {
+                    "frame": name,
+                    "quality": q,
+                    "bytes": len(msg.data),
+                    "cdr_bytes": len(cdr),
+                    "mae": float(np.abs(decoded.astype(np.int16) - frame.astype(np.int16)).mean()),
+                }
+            )
             fns[(name, q, "encode")] = lambda f=frame, q=q: serialize_message(numpy_to_compressed(f, "rgb8", "jpeg", q))
             fns[(name, q, "decode")] = lambda c=cdr: jpeg_feature.decode(deserialize_message(c, CompressedImage))
     ms = interleaved_ms(fns, repeat)
-    for key, r in [((name, "raw"), ref) for name, ref in raw_ref.items()] + [((r["frame"], r["quality"]), r) for r in rows]:
+    for key, r in [((name, "raw"), ref) for name, ref in raw_ref.items()] + [
+        ((r["frame"], r["quality"]), r) for r in rows
+    ]:
         r["encode_ms"], r["encode_cpu_ms"] = ms[(*key, "encode")]
         r["decode_ms"], r["decode_cpu_ms"] = ms[(*key, "decode")]
     return rows, raw_ref
@@ -141,14 +158,19 @@ def policy_ms(frame: np.ndarray, repeat: int) -> tuple[float, float, int]:
     from lerobot_ros.policy.inference import PolicyRunner
     from lerobot_ros.policy.loading import load_policy
 
-    inputs = {"observation.state": PolicyFeature(type=FeatureType.STATE, shape=(6,)),
-              "observation.images.front": PolicyFeature(type=FeatureType.VISUAL, shape=(3, H, W))}
+    inputs = {
+        "observation.state": PolicyFeature(type=FeatureType.STATE, shape=(6,)),
+        "observation.images.front": PolicyFeature(type=FeatureType.VISUAL, shape=(3, H, W)),
+    }
     outputs = {"action": PolicyFeature(type=FeatureType.ACTION, shape=(6,))}
-    cfg = make_policy_config("act", input_features=inputs, output_features=outputs, device="cpu",
-                             pretrained_backbone_weights=None)
-    stats = {"observation.state": {"mean": torch.zeros(6), "std": torch.ones(6)},
-             "action": {"mean": torch.zeros(6), "std": torch.ones(6)},
-             "observation.images.front": {"mean": torch.full((3, 1, 1), 0.45), "std": torch.full((3, 1, 1), 0.25)}}
+    cfg = make_policy_config(
+        "act", input_features=inputs, output_features=outputs, device="cpu", pretrained_backbone_weights=None
+    )
+    stats = {
+        "observation.state": {"mean": torch.zeros(6), "std": torch.ones(6)},
+        "action": {"mean": torch.zeros(6), "std": torch.ones(6)},
+        "observation.images.front": {"mean": torch.full((3, 1, 1), 0.45), "std": torch.full((3, 1, 1), 0.25)},
+    }
     torch.manual_seed(0)
     policy = get_policy_class("act")(cfg)
     pre, post = make_pre_post_processors(cfg, dataset_stats=stats)
@@ -177,15 +199,21 @@ def main() -> None:
     ref_frame = "camera_noise" if args.no_twin else "so101_twin"
     inference_ms, inference_cpu_ms, n_params = policy_ms(frames[ref_frame], args.policy_repeat)
 
-    print(f"{W}x{H} rgb8 frames; median of {args.repeat} interleaved calls (codec), {args.policy_repeat} inferences "
-          f"(policy); load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; ms = wall / CPU (this process)")
-    print(f"{'frame':13s} {'quality':>7s} {'bytes':>8s} {'x raw':>6s} {f'MB/s@{args.fps:g}':>9s} {'encode ms':>12s} "
-          f"{'decode ms':>12s} {'core%':>6s} {'MAE':>5s}")
+    print(
+        f"{W}x{H} rgb8 frames; median of {args.repeat} interleaved calls (codec), {args.policy_repeat} inferences "
+        f"(policy); load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; ms = wall / CPU (this process)"
+    )
+    print(
+        f"{'frame':13s} {'quality':>7s} {'bytes':>8s} {'x raw':>6s} {f'MB/s@{args.fps:g}':>9s} {'encode ms':>12s} "
+        f"{'decode ms':>12s} {'core%':>6s} {'MAE':>5s}"
+    )
 
     def line(label, r, ref):
-        print(f"{label:>21s} {r['bytes']:8d} {r['bytes'] / ref['bytes']:6.3f} {r['bytes'] * args.fps / 1e6:9.2f} "
-              f"{r['encode_ms']:5.2f} / {r['encode_cpu_ms']:4.2f} {r['decode_ms']:5.2f} / {r['decode_cpu_ms']:4.2f} "
-              f"{r['decode_cpu_ms'] * args.fps / 10:6.1f} {r.get('mae', 0.0):5.2f}")
+        print(
+            f"{label:>21s} {r['bytes']:8d} {r['bytes'] / ref['bytes']:6.3f} {r['bytes'] * args.fps / 1e6:9.2f} "
+            f"{r['encode_ms']:5.2f} / {r['encode_cpu_ms']:4.2f} {r['decode_ms']:5.2f} / {r['decode_cpu_ms']:4.2f} "
+            f"{r['decode_cpu_ms'] * args.fps / 10:6.1f} {r.get('mae', 0.0):5.2f}"
+        )
 
     for name, ref in raw.items():
         line(f"{name:13s}     raw", ref, ref)
@@ -194,17 +222,31 @@ def main() -> None:
     print("(core% = decode CPU ms x fps: the share of one core the policy host spends decoding one camera)")
     figure_row = next(r for r in rows if r["frame"] == ref_frame and r["quality"] == 90)
     figure = figure_row["decode_cpu_ms"] / inference_cpu_ms
-    print(f"policy: ACT, LeRobot defaults ({n_params / 1e6:.1f} M parameters), one 640x480 camera: "
-          f"{inference_ms:.1f} ms wall / {inference_cpu_ms:.1f} ms CPU per inference")
-    print(f"decode ({ref_frame}, q90) {figure_row['decode_cpu_ms']:.2f} ms CPU / inference {inference_cpu_ms:.1f} ms CPU "
-          f"= {figure:.4f} (goal <= {GOAL}); wall times are noisy on a shared machine, CPU times less so")
-    print(json.dumps({
-        "bench": "compressed", "figure": round(figure, 4), "goal": GOAL, "goal_op": "<=", "meets_goal": bool(figure <= GOAL),
-        "frame": ref_frame, "policy_ms_per_inference": round(inference_ms, 2),
-        "policy_cpu_ms_per_inference": round(inference_cpu_ms, 2), "policy_params": n_params,
-        "raw": {k: {kk: round(vv, 3) for kk, vv in v.items()} for k, v in raw.items()},
-        "jpeg": [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()} for r in rows],
-    }))
+    print(
+        f"policy: ACT, LeRobot defaults ({n_params / 1e6:.1f} M parameters), one 640x480 camera: "
+        f"{inference_ms:.1f} ms wall / {inference_cpu_ms:.1f} ms CPU per inference"
+    )
+    print(
+        f"decode ({ref_frame}, q90) {figure_row['decode_cpu_ms']:.2f} ms CPU / inference {inference_cpu_ms:.1f} ms CPU "
+        f"= {figure:.4f} (goal <= {GOAL}); wall times are noisy on a shared machine, CPU times less so"
+    )
+    print(
+        json.dumps(
+            {
+                "bench": "compressed",
+                "figure": round(figure, 4),
+                "goal": GOAL,
+                "goal_op": "<=",
+                "meets_goal": bool(figure <= GOAL),
+                "frame": ref_frame,
+                "policy_ms_per_inference": round(inference_ms, 2),
+                "policy_cpu_ms_per_inference": round(inference_cpu_ms, 2),
+                "policy_params": n_params,
+                "raw": {k: {kk: round(vv, 3) for kk, vv in v.items()} for k, v in raw.items()},
+                "jpeg": [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in r.items()} for r in rows],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

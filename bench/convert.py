@@ -36,12 +36,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # fixtur
 
 import numpy as np  # noqa: E402
 import yaml  # noqa: E402
+from fixtures_bags import write_so101_bag  # noqa: E402
 
 from lerobot_ros.bag import BagReader  # noqa: E402
 from lerobot_ros.bag.episodes import iter_frames, plan_bag  # noqa: E402
 from lerobot_ros.contract import load_contract  # noqa: E402
-
-from fixtures_bags import write_so101_bag  # noqa: E402
 
 CAMERAS = ("front", "wrist")
 
@@ -60,8 +59,15 @@ def bench_contract(path: Path, height: int, width: int) -> Path:
 def make_bags(folder: Path, seconds: float, bags: int, height: int, width: int) -> list[Path]:
     out = []
     for i in range(bags):
-        out.append(write_so101_bag(folder / f"episode_{i}", seconds / bags, cameras={c: (height, width) for c in CAMERAS},
-                                   task="pick the cube", t0=1_700_000_000_000_000_000 + i * 10**12))
+        out.append(
+            write_so101_bag(
+                folder / f"episode_{i}",
+                seconds / bags,
+                cameras=dict.fromkeys(CAMERAS, (height, width)),
+                task="pick the cube",
+                t0=1_700_000_000_000_000_000 + i * 10**12,
+            )
+        )
     return out
 
 
@@ -72,9 +78,15 @@ def predecode(bags: list[Path], contract, scratch: Path):
         with BagReader(b) as reader:
             plan = plan_bag(reader, contract)
             for e, ep in enumerate(plan.episodes):
-                images = {n: np.lib.format.open_memmap(scratch / f"{b.name}_{e}_{n}.npy", mode="w+", dtype=np.uint8,
-                                                       shape=(ep.frames, *contract.features[n].shape))
-                          for n in contract.image_features}
+                images = {
+                    n: np.lib.format.open_memmap(
+                        scratch / f"{b.name}_{e}_{n}.npy",
+                        mode="w+",
+                        dtype=np.uint8,
+                        shape=(ep.frames, *contract.features[n].shape),
+                    )
+                    for n in contract.image_features
+                }
                 numeric = {n: ep.numeric[n] for n in ep.numeric}
                 episodes.append((ep.task, ep.frames, numeric, images))
             for e, k, frame in iter_frames(reader, contract, plan):
@@ -105,14 +117,30 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def convert(bags: list[Path], contract_path: Path, out: Path, vcodec: str, workers: int, *extra: str) -> tuple[float, float]:
+def convert(
+    bags: list[Path], contract_path: Path, out: Path, vcodec: str, workers: int, *extra: str
+) -> tuple[float, float]:
     """(wall s, CPU s) of one `lerobot-ros convert` in this process."""
     from lerobot_ros.cli.main import main
 
     start, cpu = time.perf_counter(), cpu_seconds()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        rc = main(["convert", *map(str, bags), "--contract", str(contract_path), "--out", str(out), "--vcodec", vcodec,
-                   "--workers", str(workers), "--no-progress", *extra])
+        rc = main(
+            [
+                "convert",
+                *map(str, bags),
+                "--contract",
+                str(contract_path),
+                "--out",
+                str(out),
+                "--vcodec",
+                vcodec,
+                "--workers",
+                str(workers),
+                "--no-progress",
+                *extra,
+            ]
+        )
     elapsed = time.perf_counter() - start
     if rc != 0:
         raise SystemExit(f"conversion failed (exit {rc})")
@@ -141,19 +169,37 @@ def _warm_up() -> int:
     import lerobot.datasets.lerobot_dataset  # noqa: F401
 
     import lerobot_ros.cli.convert  # noqa: F401
+
     return os.getpid()
 
 
-PEAK = "import resource, sys; from lerobot_ros.cli.main import main; rc = main(sys.argv[1:]); " \
-       "print('PEAK_RSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss); sys.exit(rc)"
+PEAK = (
+    "import resource, sys; from lerobot_ros.cli.main import main; rc = main(sys.argv[1:]); "
+    "print('PEAK_RSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss); sys.exit(rc)"
+)
 
 
 def peak_memory(seconds: float, contract_path: Path, folder: Path, height: int, width: int) -> float:
     """Peak RSS (MiB) of a conversion (one worker, own process) of a bag `seconds` long."""
     bag = make_bags(folder / f"mem_{seconds:g}", seconds, 1, height, width)[0]
     out = folder / f"mem_ds_{seconds:g}"
-    proc = subprocess.run([sys.executable, "-c", PEAK, "convert", str(bag), "--contract", str(contract_path), "--out", str(out),
-                           "--no-progress"], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            PEAK,
+            "convert",
+            str(bag),
+            "--contract",
+            str(contract_path),
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     line = [x for x in proc.stdout.splitlines() if x.startswith("PEAK_RSS_KB")]
     if proc.returncode != 0 or not line:
         raise SystemExit(f"memory run failed: {proc.stderr[-2000:]}")
@@ -162,13 +208,17 @@ def peak_memory(seconds: float, contract_path: Path, folder: Path, height: int, 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--seconds", type=float, default=10.0, help="seconds of recording (default 10; the issue's figure: 60)")
+    p.add_argument(
+        "--seconds", type=float, default=10.0, help="seconds of recording (default 10; the issue's figure: 60)"
+    )
     p.add_argument("--bags", type=int, default=4, help="split the recording into this many bags (episodes)")
     p.add_argument("--height", type=int, default=480)
     p.add_argument("--width", type=int, default=640)
     p.add_argument("--codecs", default="libsvtav1,h264")
     p.add_argument("--workers", default="1,2")
-    p.add_argument("--memory-lengths", default="5,15", help="bag lengths (s) for the peak-memory runs; the issue's: 60,180")
+    p.add_argument(
+        "--memory-lengths", default="5,15", help="bag lengths (s) for the peak-memory runs; the issue's: 60,180"
+    )
     p.add_argument("--no-ray", action="store_true", help="skip the Ray executor run")
     args = p.parse_args()
     codecs = [c for c in args.codecs.split(",") if c]
@@ -185,8 +235,10 @@ def main() -> int:
         contract = load_contract(contract_path)
         t = time.perf_counter()
         bags = make_bags(tmp / "bags", args.seconds, args.bags, args.height, args.width)
-        print(f"built {args.bags} bag(s), {args.seconds:g} s, 2 cameras {args.height}x{args.width} in {time.perf_counter() - t:.1f} s",
-              file=sys.stderr)
+        print(
+            f"built {args.bags} bag(s), {args.seconds:g} s, 2 cameras {args.height}x{args.width} in {time.perf_counter() - t:.1f} s",
+            file=sys.stderr,
+        )
         episodes = predecode(bags, contract, tmp)
         frames = sum(e[1] for e in episodes)
         for codec in codecs:
@@ -215,9 +267,17 @@ def main() -> int:
     for length, mib in mem.items():
         print(f"peak memory, {length:g} s bag: {mib:.0f} MiB")
     figure = results.get(f"ratio_{codecs[0]}_w1") if codecs else None  # None: memory-only run
-    summary = {"bench": "convert", "figure": figure, "goal": 1.25, "goal_op": "<=",
-               "meets_goal": figure is not None and figure <= 1.25,
-               "seconds": args.seconds, "frames": frames, "cameras": f"2x{args.height}x{args.width}", **results}
+    summary = {
+        "bench": "convert",
+        "figure": figure,
+        "goal": 1.25,
+        "goal_op": "<=",
+        "meets_goal": figure is not None and figure <= 1.25,
+        "seconds": args.seconds,
+        "frames": frames,
+        "cameras": f"2x{args.height}x{args.width}",
+        **results,
+    }
     ratio = floor = ray_ratio = None
     from lerobot_ros.dataset.parallel import decode_processes, usable_cores
 
@@ -226,16 +286,28 @@ def main() -> int:
         c = codecs[0]
         ratio = round(results[f"convert_{c}_w2_s"] / results[f"convert_{c}_w1_s"], 3)
         floor = round(results[f"convert_{c}_w1_cpu_s"] / (cores * results[f"convert_{c}_w1_s"]), 3)
-        print(f"2 workers / 1 worker ({c}, {args.bags} bags): {ratio:.2f} (goal <= 0.75); {decode_processes(2, args.bags)} "
-              f"decode process(es) on {cores} core(s)")
-        print(f"  floor for any worker count here: 1-worker CPU {results[f'convert_{c}_w1_cpu_s']:.1f} s / ({cores} cores x "
-              f"{results[f'convert_{c}_w1_s']:.1f} s wall) = {floor:.2f} (idle machine only; load now {os.getloadavg()[0]:.1f})")
+        print(
+            f"2 workers / 1 worker ({c}, {args.bags} bags): {ratio:.2f} (goal <= 0.75); {decode_processes(2, args.bags)} "
+            f"decode process(es) on {cores} core(s)"
+        )
+        print(
+            f"  floor for any worker count here: 1-worker CPU {results[f'convert_{c}_w1_cpu_s']:.1f} s / ({cores} cores x "
+            f"{results[f'convert_{c}_w1_s']:.1f} s wall) = {floor:.2f} (idle machine only; load now {os.getloadavg()[0]:.1f})"
+        )
         if f"convert_{c}_ray_s" in results:
             ray_ratio = round(results[f"convert_{c}_ray_s"] / results[f"convert_{c}_w2_s"], 3)
             print(f"ray executor / plain workers ({c}, 2): {ray_ratio:.2f} (goal <= 1.10)")
-    summary.update(workers_ratio=ratio, workers_goal=0.75, workers_meets_goal=ratio is not None and ratio <= 0.75,
-                   workers_ratio_floor=floor, cores=cores, load_avg_1m=round(os.getloadavg()[0], 2),
-                   ray_ratio=ray_ratio, ray_goal=1.10, ray_meets_goal=ray_ratio is not None and ray_ratio <= 1.10)
+    summary.update(
+        workers_ratio=ratio,
+        workers_goal=0.75,
+        workers_meets_goal=ratio is not None and ratio <= 0.75,
+        workers_ratio_floor=floor,
+        cores=cores,
+        load_avg_1m=round(os.getloadavg()[0], 2),
+        ray_ratio=ray_ratio,
+        ray_goal=1.10,
+        ray_meets_goal=ray_ratio is not None and ray_ratio <= 1.10,
+    )
     if len(mem) >= 2:
         first, last = mem[lengths[0]], mem[lengths[-1]]
         summary["peak_rss_growth"] = round(last / first, 3)

@@ -70,34 +70,84 @@ def side(label: str, argv: list[str], out: Path, n: int, env: dict | None = None
     ends = episode_ends(out / "videos", start)
     steady = 60 * (len(ends) - 1) / (ends[-1] - ends[0]) if len(ends) > 1 and ends[-1] > ends[0] else None
     metrics = info["per_task"][0]["metrics"]
-    return {"side": label, "load": round(os.getloadavg()[0], 1), "wall_s": round(wall, 2), "episodes_per_min": round(60 * n / wall, 2),
-            "first_episode_s": round(ends[0], 2) if ends else None,
-            "steady_episodes_per_min": None if steady is None else round(steady, 2),
-            "sum_rewards": metrics["sum_rewards"], "successes": metrics["successes"]}
+    return {
+        "side": label,
+        "load": round(os.getloadavg()[0], 1),
+        "wall_s": round(wall, 2),
+        "episodes_per_min": round(60 * n / wall, 2),
+        "first_episode_s": round(ends[0], 2) if ends else None,
+        "steady_episodes_per_min": None if steady is None else round(steady, 2),
+        "sum_rewards": metrics["sum_rewards"],
+        "successes": metrics["successes"],
+    }
 
 
 SITE = Path(__file__).resolve().parent / "lerobot_eval_site"
 
 
 def one(policy: Path, task: str, n: int, workers: int, out: Path, size: int, shadows: bool, max_steps: int) -> dict:
-    env = {"LEROBOT_ROS_BENCH_RENDER": f"{size}x{size}", "LEROBOT_ROS_BENCH_SHADOWS": "1" if shadows else "0",
-           "LEROBOT_ROS_BENCH_MAX_STEPS": str(max_steps),
-           "PYTHONPATH": os.pathsep.join(p for p in (str(SITE), os.environ.get("PYTHONPATH", "")) if p)}
-    ref = side("lerobot-eval", [
-        str(BIN / "lerobot-eval"), f"--policy.path={policy}", "--env.type=metaworld", f"--env.task={task}",
-        f"--eval.n_episodes={n}", f"--eval.batch_size={workers}", "--policy.device=cpu", "--seed=1000",
-        f"--output_dir={out / f'lerobot_{workers}'}",
-    ], out / f"lerobot_{workers}", n, env)
-    ros = side("lerobot-ros eval", [
-        str(BIN / "lerobot-ros"), "eval", "--policy.path", str(policy), "--task", task, "--n-episodes", str(n),
-        "--workers", str(workers), "--render", f"{size}x{size}",
-        *(["--shadows"] if shadows else []), "--max-episode-steps", str(max_steps), "--startup-timeout", "900", "--videos", str(min(n, 10)), "--seed", "1000",
-        "-o", str(out / f"ros_{workers}"),
-    ], out / f"ros_{workers}", n)
-    steady = (ros["steady_episodes_per_min"] / ref["steady_episodes_per_min"]
-              if ros["steady_episodes_per_min"] and ref["steady_episodes_per_min"] else None)
+    env = {
+        "LEROBOT_ROS_BENCH_RENDER": f"{size}x{size}",
+        "LEROBOT_ROS_BENCH_SHADOWS": "1" if shadows else "0",
+        "LEROBOT_ROS_BENCH_MAX_STEPS": str(max_steps),
+        "PYTHONPATH": os.pathsep.join(p for p in (str(SITE), os.environ.get("PYTHONPATH", "")) if p),
+    }
+    ref = side(
+        "lerobot-eval",
+        [
+            str(BIN / "lerobot-eval"),
+            f"--policy.path={policy}",
+            "--env.type=metaworld",
+            f"--env.task={task}",
+            f"--eval.n_episodes={n}",
+            f"--eval.batch_size={workers}",
+            "--policy.device=cpu",
+            "--seed=1000",
+            f"--output_dir={out / f'lerobot_{workers}'}",
+        ],
+        out / f"lerobot_{workers}",
+        n,
+        env,
+    )
+    ros = side(
+        "lerobot-ros eval",
+        [
+            str(BIN / "lerobot-ros"),
+            "eval",
+            "--policy.path",
+            str(policy),
+            "--task",
+            task,
+            "--n-episodes",
+            str(n),
+            "--workers",
+            str(workers),
+            "--render",
+            f"{size}x{size}",
+            *(["--shadows"] if shadows else []),
+            "--max-episode-steps",
+            str(max_steps),
+            "--startup-timeout",
+            "900",
+            "--videos",
+            str(min(n, 10)),
+            "--seed",
+            "1000",
+            "-o",
+            str(out / f"ros_{workers}"),
+        ],
+        out / f"ros_{workers}",
+        n,
+    )
+    steady = (
+        ros["steady_episodes_per_min"] / ref["steady_episodes_per_min"]
+        if ros["steady_episodes_per_min"] and ref["steady_episodes_per_min"]
+        else None
+    )
     return {
-        "workers": workers or "auto", "lerobot": ref, "ros": ros,
+        "workers": workers or "auto",
+        "lerobot": ref,
+        "ros": ros,
         "figure": round(ref["wall_s"] / ros["wall_s"], 3),
         "steady_ratio": None if steady is None else round(steady, 3),
         "parity": ref["sum_rewards"] == ros["sum_rewards"] and ref["successes"] == ros["successes"],
@@ -108,13 +158,23 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--task", default="push-v3")
     ap.add_argument("--episodes", type=int, default=4, help="episodes per run (default 4; the issue's full run: 10)")
-    ap.add_argument("--workers", default="0", help="parallelism of both sides, comma-separated (0: auto, the default; the issue's full run: 0,2)")
+    ap.add_argument(
+        "--workers",
+        default="0",
+        help="parallelism of both sides, comma-separated (0: auto, the default; the issue's full run: 0,2)",
+    )
     ap.add_argument("--render", type=int, default=64, help="image size of both sides and of the ACT (default 64)")
-    ap.add_argument("--max-steps", type=int, default=100, help="cut every episode at this many steps on both sides (default 100; 0: the env's 500)")
-    ap.add_argument("--shadows", action="store_true", help="render shadows on both sides (lerobot-eval's own look; slow on a CPU)")
+    ap.add_argument(
+        "--max-steps",
+        type=int,
+        default=100,
+        help="cut every episode at this many steps on both sides (default 100; 0: the env's 500)",
+    )
+    ap.add_argument(
+        "--shadows", action="store_true", help="render shadows on both sides (lerobot-eval's own look; slow on a CPU)"
+    )
     args = ap.parse_args()
     from lerobot.configs.default import EvalConfig as LeRobotEvalConfig
-
     from test_eval_parity import metaworld_act
 
     runs, load0 = [], os.getloadavg()[0]
@@ -126,23 +186,43 @@ def main() -> None:
             r["batch_size"] = LeRobotEvalConfig(n_episodes=args.episodes, batch_size=w).batch_size
             runs.append(r)
 
-    print(f"Meta-World {args.task}, random ACT ({args.render}x{args.render}, {'shadows' if args.shadows else 'no shadows'}), "
-          f"{args.episodes} episodes of {args.max_steps or 500} steps at most, seeds 1000.., {os.cpu_count()} CPU cores, load average {load0:.1f} at the start, "
-          f"{os.getloadavg()[0]:.1f} at the end")
+    print(
+        f"Meta-World {args.task}, random ACT ({args.render}x{args.render}, {'shadows' if args.shadows else 'no shadows'}), "
+        f"{args.episodes} episodes of {args.max_steps or 500} steps at most, seeds 1000.., {os.cpu_count()} CPU cores, load average {load0:.1f} at the start, "
+        f"{os.getloadavg()[0]:.1f} at the end"
+    )
     print(f"{'workers':>8s} {'side':18s} {'wall s':>8s} {'ep/min':>7s} {'1st ep s':>9s} {'steady ep/min':>14s}")
     for r in runs:
         for s in (r["lerobot"], r["ros"]):
-            print(f"{str(r['workers']) + ' (' + str(r['batch_size']) + ')':>8s} {s['side']:18s} {s['wall_s']:8.1f} "
-                  f"{s['episodes_per_min']:7.2f} {s['first_episode_s'] or float('nan'):9.1f} "
-                  f"{s['steady_episodes_per_min'] or float('nan'):14.2f}")
-        print(f"{'':8s} lerobot-eval wall / lerobot-ros wall {r['figure']:.3f}, steady-state ratio "
-              f"{r['steady_ratio'] if r['steady_ratio'] is not None else 'n/a'}, per-episode results equal: {r['parity']}")
+            print(
+                f"{str(r['workers']) + ' (' + str(r['batch_size']) + ')':>8s} {s['side']:18s} {s['wall_s']:8.1f} "
+                f"{s['episodes_per_min']:7.2f} {s['first_episode_s'] or float('nan'):9.1f} "
+                f"{s['steady_episodes_per_min'] or float('nan'):14.2f}"
+            )
+        print(
+            f"{'':8s} lerobot-eval wall / lerobot-ros wall {r['figure']:.3f}, steady-state ratio "
+            f"{r['steady_ratio'] if r['steady_ratio'] is not None else 'n/a'}, per-episode results equal: {r['parity']}"
+        )
     figure = runs[0]["figure"]
-    print(json.dumps({
-        "bench": "eval", "figure": figure, "goal": GOAL, "goal_op": ">=", "meets_goal": bool(figure >= GOAL),
-        "steady_goal": STEADY_GOAL, "load_start": round(load0, 1), "load_end": round(os.getloadavg()[0], 1),
-        "render": args.render, "episodes": args.episodes, "max_steps": args.max_steps, "parity": all(r["parity"] for r in runs), "runs": runs,
-    }))
+    print(
+        json.dumps(
+            {
+                "bench": "eval",
+                "figure": figure,
+                "goal": GOAL,
+                "goal_op": ">=",
+                "meets_goal": bool(figure >= GOAL),
+                "steady_goal": STEADY_GOAL,
+                "load_start": round(load0, 1),
+                "load_end": round(os.getloadavg()[0], 1),
+                "render": args.render,
+                "episodes": args.episodes,
+                "max_steps": args.max_steps,
+                "parity": all(r["parity"] for r in runs),
+                "runs": runs,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -47,8 +47,18 @@ CAMERA_FPS, LATENCY_GOAL_MS = 30.0, 10.0
 
 def start_emulator(workdir: Path) -> tuple[subprocess.Popen, dict]:
     """`lerobot-ros virtual-arm so101 --role follower` in its own process, as a user runs it."""
-    cmd = [sys.executable, "-m", "lerobot_ros.cli.main", "virtual-arm", "so101", "--role", "follower", "--json",
-           "--dir", str(workdir / "virtual")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "lerobot_ros.cli.main",
+        "virtual-arm",
+        "so101",
+        "--role",
+        "follower",
+        "--json",
+        "--dir",
+        str(workdir / "virtual"),
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     line = proc.stdout.readline()
     if not line:
@@ -71,7 +81,7 @@ def lerobot_loop_rate(arm: dict, seconds: float) -> float:
             robot.bus.port_handler.closePort()
             time.sleep(0.2)
     try:
-        action = {k: 0.0 for k in robot.action_features}
+        action = dict.fromkeys(robot.action_features, 0.0)
         action["gripper.pos"] = 50.0
         for _ in range(20):  # warm-up
             robot.get_observation()
@@ -99,19 +109,39 @@ class PausableRobotNode:
     """
 
     def __init__(self, ros: RosRuntime, arm: dict):
-        cmd = [sys.executable, "-m", "lerobot_ros.nodes.robot_node", "--ros-args", "-r", "__ns:=/bench_follower",
-               "-p", f"port:={arm['port']}", "-p", f"calibration_file:={arm['calibration_file']}",
-               "-p", "rate_hz:=5000.0", "-p", "watchdog_s:=3600.0", "-p", "diagnostics_period_s:=0.1"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "lerobot_ros.nodes.robot_node",
+            "--ros-args",
+            "-r",
+            "__ns:=/bench_follower",
+            "-p",
+            f"port:={arm['port']}",
+            "-p",
+            f"calibration_file:={arm['calibration_file']}",
+            "-p",
+            "rate_hz:=5000.0",
+            "-p",
+            "watchdog_s:=3600.0",
+            "-p",
+            "diagnostics_period_s:=0.1",
+        ]
         self.samples: list[tuple[int, int]] = []
         self.node = ros.create_node(f"bench_robot_probe_{time.monotonic_ns()}")
         self.node.create_subscription(DiagnosticArray, "/diagnostics", self._on_diag, 200)
         pub = self.node.create_publisher(Float64MultiArray, "/bench_follower/commands", 10)
-        self.proc = subprocess.Popen(cmd, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            cmd, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
         deadline = time.monotonic() + 90
         while not self.samples or self.samples[-1][1] == 0:
             if time.monotonic() > deadline or self.proc.poll() is not None:
                 self.close()
-                raise RuntimeError("robot_node did not come up: " + (self.proc.stderr.read() if self.proc.poll() is not None else "timeout"))
+                raise RuntimeError(
+                    "robot_node did not come up: "
+                    + (self.proc.stderr.read() if self.proc.poll() is not None else "timeout")
+                )
             time.sleep(0.05)
         pub.publish(numpy_to_float64_multi_array(np.zeros(6)))  # one command: the node writes every loop
         time.sleep(1.0)  # warm-up
@@ -165,9 +195,22 @@ def write_video(path: Path, frames: int = 90) -> None:
 def camera_run(seconds: float, workdir: Path) -> dict:
     video = workdir / "bench.avi"
     write_video(video)
-    cmd = [sys.executable, "-m", "lerobot_ros.nodes.camera_node", "--ros-args", "-p", f"source:={video}",
-           "-p", "camera_name:=bench_cam", "-p", f"fps:={CAMERA_FPS}", "-p", "loop:=true",
-           "-p", "publish_compressed:=true"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "lerobot_ros.nodes.camera_node",
+        "--ros-args",
+        "-p",
+        f"source:={video}",
+        "-p",
+        "camera_name:=bench_cam",
+        "-p",
+        f"fps:={CAMERA_FPS}",
+        "-p",
+        "loop:=true",
+        "-p",
+        "publish_compressed:=true",
+    ]
     proc = subprocess.Popen(cmd, env=dict(os.environ), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stamps, latencies = [], []
     try:
@@ -186,7 +229,10 @@ def camera_run(seconds: float, workdir: Path) -> dict:
             deadline = time.monotonic() + 60
             while not stamps:
                 if time.monotonic() > deadline or proc.poll() is not None:
-                    raise RuntimeError("camera_node published nothing: " + (proc.stderr.read() if proc.poll() is not None else "timeout"))
+                    raise RuntimeError(
+                        "camera_node published nothing: "
+                        + (proc.stderr.read() if proc.poll() is not None else "timeout")
+                    )
                 time.sleep(0.05)
             time.sleep(1.0)  # warm-up
             first = len(stamps)
@@ -236,32 +282,52 @@ def main() -> None:
         cam = camera_run(cam_seconds, workdir)
     # Median of the per-round ratios: a load spike in one round (2 shared cores) does not decide the figure.
     ratio = float(np.median([n / r for n, r in zip(nodes, refs)])) if refs else 0.0
-    camera_ok = cam["camera_fps"] >= CAMERA_FPS * 0.98 and cam["camera_dropped"] == 0 and cam["latency_p99_ms"] <= LATENCY_GOAL_MS
+    camera_ok = (
+        cam["camera_fps"] >= CAMERA_FPS * 0.98
+        and cam["camera_dropped"] == 0
+        and cam["latency_p99_ms"] <= LATENCY_GOAL_MS
+    )
     rows = [
         ("LeRobot get_observation+send_action loop", f"{ref:8.1f} loops/s", "reference"),
-        ("robot_node read-write loop", f"{node_rate:8.1f} loops/s", f"median round ratio {ratio:.2f} (goal >= {ROBOT_GOAL})"),
-        (f"camera_node 640x480 @ {CAMERA_FPS:g} fps ({cam_seconds:g} s)", f"{cam['camera_fps']:8.2f} fps", f"{cam['camera_frames']} frames, {cam['camera_dropped']} dropped"),
-        ("capture -> subscriber latency", f"p50 {cam['latency_p50_ms']:.2f} ms", f"p99 {cam['latency_p99_ms']:.2f} ms (goal <= {LATENCY_GOAL_MS:g})"),
+        (
+            "robot_node read-write loop",
+            f"{node_rate:8.1f} loops/s",
+            f"median round ratio {ratio:.2f} (goal >= {ROBOT_GOAL})",
+        ),
+        (
+            f"camera_node 640x480 @ {CAMERA_FPS:g} fps ({cam_seconds:g} s)",
+            f"{cam['camera_fps']:8.2f} fps",
+            f"{cam['camera_frames']} frames, {cam['camera_dropped']} dropped",
+        ),
+        (
+            "capture -> subscriber latency",
+            f"p50 {cam['latency_p50_ms']:.2f} ms",
+            f"p99 {cam['latency_p99_ms']:.2f} ms (goal <= {LATENCY_GOAL_MS:g})",
+        ),
     ]
     width = max(len(r[0]) for r in rows)
     for name, value, note in rows:
         print(f"{name:<{width}}  {value:>18}  {note}")
-    print(json.dumps({
-        "bench": "hardware",
-        "figure": round(ratio, 3),
-        "goal": ROBOT_GOAL,
-        "goal_op": ">=",
-        "meets_goal": bool(ratio >= ROBOT_GOAL and camera_ok),
-        "robot_meets_goal": bool(ratio >= ROBOT_GOAL),
-        "camera_meets_goal": bool(camera_ok),
-        "lerobot_loops_per_s": round(ref, 1),
-        "robot_node_loops_per_s": round(node_rate, 1),
-        "robot_ratio_per_round": [round(n / r, 3) for n, r in zip(nodes, refs)],
-        "lerobot_loops_per_s_per_round": [round(r, 1) for r in refs],
-        "robot_node_loops_per_s_per_round": [round(n, 1) for n in nodes],
-        "camera_seconds": cam_seconds,
-        **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in cam.items()},
-    }))
+    print(
+        json.dumps(
+            {
+                "bench": "hardware",
+                "figure": round(ratio, 3),
+                "goal": ROBOT_GOAL,
+                "goal_op": ">=",
+                "meets_goal": bool(ratio >= ROBOT_GOAL and camera_ok),
+                "robot_meets_goal": bool(ratio >= ROBOT_GOAL),
+                "camera_meets_goal": bool(camera_ok),
+                "lerobot_loops_per_s": round(ref, 1),
+                "robot_node_loops_per_s": round(node_rate, 1),
+                "robot_ratio_per_round": [round(n / r, 3) for n, r in zip(nodes, refs)],
+                "lerobot_loops_per_s_per_round": [round(r, 1) for r in refs],
+                "robot_node_loops_per_s_per_round": [round(n, 1) for n in nodes],
+                "camera_seconds": cam_seconds,
+                **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in cam.items()},
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

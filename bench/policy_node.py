@@ -81,7 +81,9 @@ def pct(values, q):
 
 def camera_like(rng, n):
     """Smooth gradients with a little noise (camera-like content), uint8 HWC."""
-    base = np.linspace(0, 200, W, dtype=np.float32)[None, :, None] + np.linspace(0, 50, H, dtype=np.float32)[:, None, None]
+    base = (
+        np.linspace(0, 200, W, dtype=np.float32)[None, :, None] + np.linspace(0, 50, H, dtype=np.float32)[:, None, None]
+    )
     return [np.clip(base + rng.normal(0, 8, (H, W, 3)), 0, 255).astype(np.uint8) for _ in range(n)]
 
 
@@ -107,8 +109,18 @@ def publish_images(pubs, images, i: int, stamp: int) -> None:
 
 def start_node(policy_dir, contract, extra, env):
     exe = Path(sys.executable).parent / "policy_node"
-    cmd = [str(exe), "--ros-args", "-p", f"pretrained_path:={policy_dir}", "-p", f"contract:={contract}",
-           "-p", "device:=cpu", "-p", "seed:=0"]
+    cmd = [
+        str(exe),
+        "--ros-args",
+        "-p",
+        f"pretrained_path:={policy_dir}",
+        "-p",
+        f"contract:={contract}",
+        "-p",
+        "device:=cpu",
+        "-p",
+        "seed:=0",
+    ]
     for k, v in extra.items():
         cmd += ["-p", f"{k}:={v}"]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -135,7 +147,9 @@ def direct_latencies(policy_dir, frames):
     out = []
     for f in frames:
         t = time.perf_counter()
-        predict_action(dict(f), lp.policy, torch.device("cpu"), lp.preprocessor, lp.postprocessor, False, "", "so101_follower")
+        predict_action(
+            dict(f), lp.policy, torch.device("cpu"), lp.preprocessor, lp.postprocessor, False, "", "so101_follower"
+        )
         out.append((time.perf_counter() - t) * 1e3)
     return out
 
@@ -152,8 +166,15 @@ def run_sync(ros, policy_dir, contract, ticks, joints, images, env):
     ticked = threading.Event()
     received = []
     infos = []
-    node.create_subscription(Float64MultiArray, "/bench/follower/commands", lambda m: received.append((time.perf_counter(), time.time_ns())), RELIABLE_QOS)
-    node.create_subscription(String, "/policy_node/tick_info", lambda m: (infos.append(json.loads(m.data)), ticked.set()), RELIABLE_QOS)
+    node.create_subscription(
+        Float64MultiArray,
+        "/bench/follower/commands",
+        lambda m: received.append((time.perf_counter(), time.time_ns())),
+        RELIABLE_QOS,
+    )
+    node.create_subscription(
+        String, "/policy_node/tick_info", lambda m: (infos.append(json.loads(m.data)), ticked.set()), RELIABLE_QOS
+    )
     proc = start_node(policy_dir, contract, {"tick_on": "observation.state", "max_age_ms": 0.0}, env)
     try:
         wait_until(lambda: all(p.get_subscription_count() for p in pubs.values()), 90, what="policy_node subscriptions")
@@ -164,22 +185,36 @@ def run_sync(ros, policy_dir, contract, ticks, joints, images, env):
             stamp = time.time_ns()
             js = numpy_to_joint_state(JOINTS, position=joints[i], stamp_ns=stamp)
             publish_images(pubs, images, i, stamp)
-            time.sleep(0.02)  # images first and processed (as cameras would have delivered them), then the tick's joint state
+            time.sleep(
+                0.02
+            )  # images first and processed (as cameras would have delivered them), then the tick's joint state
             ticked.clear()
             n_actions = len(received)
             t0, t0_wall = time.perf_counter(), time.time_ns()
             pubs["state"].publish(js)
             if not ticked.wait(60):
-                raise RuntimeError(f"policy_node did not tick ({proc.poll()=}); stderr: {proc.stderr.read() if proc.poll() is not None else ''}")
-            wait_until(lambda: len(received) > n_actions or not infos[-1]["published"], 5, what="action")
+                raise RuntimeError(
+                    f"policy_node did not tick ({proc.poll()=}); stderr: {proc.stderr.read() if proc.poll() is not None else ''}"
+                )
+            wait_until(
+                lambda: (
+                    len(received) > n_actions  # noqa: B023 - called at once
+                    or not infos[-1]["published"]
+                ),
+                5,
+                what="action",
+            )
             if k >= warmup:
                 if not infos[-1]["published"]:
                     raise RuntimeError(f"tick {k} published nothing: {infos[-1]}")
                 info = infos[-1]
                 # wall-clock split (one machine, one clock): publish -> node callback, callback -> action publish,
                 # action publish -> received here
-                split = ((info["received_wall_ns"] - t0_wall) / 1e6, (info["published_wall_ns"] - info["received_wall_ns"]) / 1e6,
-                         (received[-1][1] - info["published_wall_ns"]) / 1e6)
+                split = (
+                    (info["received_wall_ns"] - t0_wall) / 1e6,
+                    (info["published_wall_ns"] - info["received_wall_ns"]) / 1e6,
+                    (received[-1][1] - info["published_wall_ns"]) / 1e6,
+                )
                 latencies.append(((received[-1][0] - t0) * 1e3, info["inference_ms"], info["tick_ms"], split))
         return latencies
     finally:
@@ -225,8 +260,15 @@ def run_floor(ros, ticks, joints, images, env):
     pubs = observation_publishers(node)
     received = []
     got = threading.Event()
-    node.create_subscription(Float64MultiArray, "/bench/follower/commands", lambda m: (received.append(time.perf_counter()), got.set()), RELIABLE_QOS)
-    proc = subprocess.Popen([sys.executable, __file__, "--echo"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    node.create_subscription(
+        Float64MultiArray,
+        "/bench/follower/commands",
+        lambda m: (received.append(time.perf_counter()), got.set()),
+        RELIABLE_QOS,
+    )
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--echo"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     try:
         wait_until(lambda: all(p.get_subscription_count() for p in pubs.values()), 90, what="echo node subscriptions")
         rtt = []
@@ -258,8 +300,15 @@ def run_async(ros, policy_dir, contract, seconds, fps, joints, images, env):
     node = ros.create_node("bench_async_probe")
     pubs = observation_publishers(node)
     infos = []
-    node.create_subscription(String, "/policy_node/tick_info", lambda m: infos.append((time.perf_counter(), json.loads(m.data))), RELIABLE_QOS)
-    proc = start_node(policy_dir, contract, {"async_inference": True, "chunk_threshold": 0.5, "max_age_ms": 1000.0}, env)
+    node.create_subscription(
+        String,
+        "/policy_node/tick_info",
+        lambda m: infos.append((time.perf_counter(), json.loads(m.data))),
+        RELIABLE_QOS,
+    )
+    proc = start_node(
+        policy_dir, contract, {"async_inference": True, "chunk_threshold": 0.5, "max_age_ms": 1000.0}, env
+    )
     try:
         wait_until(lambda: all(p.get_subscription_count() for p in pubs.values()), 90, what="policy_node subscriptions")
         period = 1.0 / fps
@@ -294,22 +343,36 @@ def main() -> int:
     ap.add_argument("--async-seconds", type=float, default=10.0, help="duration of the async run")
     ap.add_argument("--fps", type=int, default=30)
     ap.add_argument("--chunk", type=int, default=20, help="ACT chunk_size = n_action_steps (sync part)")
-    ap.add_argument("--async-chunk", type=int, default=100, help="ACT chunk_size for the async part (covers its latency)")
-    ap.add_argument("--node-env", action="append", default=[], metavar="KEY=VALUE",
-                    help="extra environment for the policy_node process (e.g. OMP_WAIT_POLICY=PASSIVE); repeatable")
+    ap.add_argument(
+        "--async-chunk", type=int, default=100, help="ACT chunk_size for the async part (covers its latency)"
+    )
+    ap.add_argument(
+        "--node-env",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="extra environment for the policy_node process (e.g. OMP_WAIT_POLICY=PASSIVE); repeatable",
+    )
     ap.add_argument("--echo", action="store_true", help=argparse.SUPPRESS)  # the floor's echo node (internal)
     args = ap.parse_args()
     if args.echo:
         return echo_main()
 
     from fixtures_policy import make_policy_folder
+
     from lerobot_ros.ros.runtime import RosRuntime
 
     tmp = Path(tempfile.mkdtemp(prefix="bench_policy_"))
-    policy_dir = make_policy_folder(tmp / "act", "act", cameras={"front": (H, W), "wrist": (H, W)},
-                                    chunk_size=args.chunk, n_action_steps=args.chunk)
-    async_dir = make_policy_folder(tmp / "act_async", "act", cameras={"front": (H, W), "wrist": (H, W)},
-                                   chunk_size=args.async_chunk, n_action_steps=args.async_chunk)
+    policy_dir = make_policy_folder(
+        tmp / "act", "act", cameras={"front": (H, W), "wrist": (H, W)}, chunk_size=args.chunk, n_action_steps=args.chunk
+    )
+    async_dir = make_policy_folder(
+        tmp / "act_async",
+        "act",
+        cameras={"front": (H, W), "wrist": (H, W)},
+        chunk_size=args.async_chunk,
+        n_action_steps=args.async_chunk,
+    )
     contract = tmp / "bench.yaml"
     contract.write_text(CONTRACT.format(fps=args.fps, h=H, w=W))
     rng = np.random.default_rng(0)
@@ -334,9 +397,11 @@ def main() -> int:
         dds_out_ms = [sp[2] for *_, sp in pairs]
         to_publish_ms = [sp[1] - b for _, b, _, sp in pairs]  # callback -> action publish, less the policy call
         frames = [
-            {"observation.state": np.rad2deg(joints[k % len(joints)]).astype(np.float32),
-             "observation.images.front": images[k % len(joints) % len(images)],
-             "observation.images.wrist": images[(k % len(joints) + 1) % len(images)]}
+            {
+                "observation.state": np.rad2deg(joints[k % len(joints)]).astype(np.float32),
+                "observation.images.front": images[k % len(joints) % len(images)],
+                "observation.images.wrist": images[(k % len(joints) + 1) % len(images)],
+            }
             for k in range(5, 5 + args.ticks)
         ]
         direct_ms = direct_latencies(policy_dir, frames)
@@ -362,21 +427,43 @@ def main() -> int:
     print(f"{'through ROS (node process)':28}{pct(ros_ms, 50):10.2f}{pct(ros_ms, 99):10.2f}")
     print(f"{'direct predict_action':28}{pct(direct_ms, 50):10.2f}{pct(direct_ms, 99):10.2f}")
     chunk_inference = [b for _, b, _, _ in pairs if b > 1.0]  # ticks that ran the model (the others pop the queue)
-    print(f"{'node inference (chunk ticks)':28}{pct(chunk_inference, 50) if chunk_inference else 0:10.2f}{pct(chunk_inference, 99) if chunk_inference else 0:10.2f}   ({len(chunk_inference)} ticks ran the model)")
+    print(
+        f"{'node inference (chunk ticks)':28}{pct(chunk_inference, 50) if chunk_inference else 0:10.2f}{pct(chunk_inference, 99) if chunk_inference else 0:10.2f}   ({len(chunk_inference)} ticks ran the model)"
+    )
     print(f"{'ROS - direct (percentiles)':28}{over50:10.2f}{over99:10.2f}   goal <= 2 / <= 5")
-    print(f"{'per tick: ROS - node compute':28}{pct(paired_ms, 50):10.2f}{pct(paired_ms, 99):10.2f}   (same tick, inference measured in the node)")
-    print(f"{'  of which inside the node':28}{pct(node_side_ms, 50):10.2f}{pct(node_side_ms, 99):10.2f}   (frame assembly, safety, encode, publish)")
-    print(f"{'  of which DDS + scheduling':28}{pct(paired_ms, 50) - pct(node_side_ms, 50):10.2f}{'':>10}   (machine load: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)")
-    print(f"{'  DDS in: publish -> callback':28}{pct(dds_in_ms, 50):10.2f}{pct(dds_in_ms, 99):10.2f}   (joint state reaches the node's callback)")
-    print(f"{'  node: callback -> publish':28}{pct(to_publish_ms, 50):10.2f}{pct(to_publish_ms, 99):10.2f}   (decode, frame, safety, encode; the policy call excluded)")
-    print(f"{'  DDS out: action -> here':28}{pct(dds_out_ms, 50):10.2f}{pct(dds_out_ms, 99):10.2f}   (action publish -> this process's callback)")
-    print(f"{'rclpy floor: echo round trip':28}{pct(floor_ms, 50):10.2f}{pct(floor_ms, 99):10.2f}   (a do-nothing rclpy node, same topics and publishing; no policy)")
-    print(f"{'per tick above the floor':28}{pct(paired_ms, 50) - pct(floor_ms, 50):10.2f}{pct(paired_ms, 99) - pct(floor_ms, 99):10.2f}   (what policy_node adds to any rclpy node's round trip)")
-    print(f"(the per-tick figure is the goal's: the inference time of the very tick is subtracted, so the policy's "
-          f"own run-to-run variation does not count as ROS overhead)")
-    print(f"\nasync (chunk {args.async_chunk}) at {args.fps} Hz (period {period_ms:.1f} ms) for {args.async_seconds:.0f} s: {len(live)} ticks, {ok} acted, "
-          f"{dry} dry, {missed} missed; tick callback p50 {pct(tick_ms, 50) if tick_ms else 0:.2f} ms, "
-          f"max {max(tick_ms) if tick_ms else 0:.2f} ms; inference (chunk ticks) ~{inference_ms:.0f} ms")
+    print(
+        f"{'per tick: ROS - node compute':28}{pct(paired_ms, 50):10.2f}{pct(paired_ms, 99):10.2f}   (same tick, inference measured in the node)"
+    )
+    print(
+        f"{'  of which inside the node':28}{pct(node_side_ms, 50):10.2f}{pct(node_side_ms, 99):10.2f}   (frame assembly, safety, encode, publish)"
+    )
+    print(
+        f"{'  of which DDS + scheduling':28}{pct(paired_ms, 50) - pct(node_side_ms, 50):10.2f}{'':>10}   (machine load: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
+    )
+    print(
+        f"{'  DDS in: publish -> callback':28}{pct(dds_in_ms, 50):10.2f}{pct(dds_in_ms, 99):10.2f}   (joint state reaches the node's callback)"
+    )
+    print(
+        f"{'  node: callback -> publish':28}{pct(to_publish_ms, 50):10.2f}{pct(to_publish_ms, 99):10.2f}   (decode, frame, safety, encode; the policy call excluded)"
+    )
+    print(
+        f"{'  DDS out: action -> here':28}{pct(dds_out_ms, 50):10.2f}{pct(dds_out_ms, 99):10.2f}   (action publish -> this process's callback)"
+    )
+    print(
+        f"{'rclpy floor: echo round trip':28}{pct(floor_ms, 50):10.2f}{pct(floor_ms, 99):10.2f}   (a do-nothing rclpy node, same topics and publishing; no policy)"
+    )
+    print(
+        f"{'per tick above the floor':28}{pct(paired_ms, 50) - pct(floor_ms, 50):10.2f}{pct(paired_ms, 99) - pct(floor_ms, 99):10.2f}   (what policy_node adds to any rclpy node's round trip)"
+    )
+    print(
+        "(the per-tick figure is the goal's: the inference time of the very tick is subtracted, so the policy's "
+        "own run-to-run variation does not count as ROS overhead)"
+    )
+    print(
+        f"\nasync (chunk {args.async_chunk}) at {args.fps} Hz (period {period_ms:.1f} ms) for {args.async_seconds:.0f} s: {len(live)} ticks, {ok} acted, "
+        f"{dry} dry, {missed} missed; tick callback p50 {pct(tick_ms, 50) if tick_ms else 0:.2f} ms, "
+        f"max {max(tick_ms) if tick_ms else 0:.2f} ms; inference (chunk ticks) ~{inference_ms:.0f} ms"
+    )
     async_ok = bool(tick_ms) and max(tick_ms) < period_ms and missed == 0
     result = {
         "bench": "policy_node",

@@ -40,7 +40,9 @@ def pct(values, q):
 
 def frames(n: int, seed: int = 0):
     rng = np.random.default_rng(seed)
-    base = np.linspace(0, 200, W, dtype=np.float32)[None, :, None] + np.linspace(0, 50, H, dtype=np.float32)[:, None, None]
+    base = (
+        np.linspace(0, 200, W, dtype=np.float32)[None, :, None] + np.linspace(0, 50, H, dtype=np.float32)[:, None, None]
+    )
     out = []
     for _ in range(n):
         f = {"observation.state": (rng.normal(size=6) * 20).astype(np.float32)}
@@ -55,9 +57,18 @@ def start_server(workdir: Path, timeout_s: float = 600.0):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "lerobot.async_inference.policy_server", "--host=127.0.0.1", f"--port={port}",
-         "--fps=30", "--inference_latency=0"],
-        cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "lerobot.async_inference.policy_server",
+            "--host=127.0.0.1",
+            f"--port={port}",
+            "--fps=30",
+            "--inference_latency=0",
+        ],
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     start = time.monotonic()
     while time.monotonic() - start < timeout_s:
@@ -79,12 +90,18 @@ def main() -> int:
     args = ap.parse_args()
 
     from fixtures_policy import make_policy_folder
+
     from lerobot_ros.policy import PolicyRunner, load_policy, load_policy_config
     from lerobot_ros.policy.server_backend import PolicyServerBackend
 
     work = Path(tempfile.mkdtemp(prefix="bench_policy_server_"))
-    folder = make_policy_folder(work / "act", "act", cameras={"front": (H, W), "wrist": (H, W)},
-                                chunk_size=args.chunk_size, n_action_steps=args.chunk_size)
+    folder = make_policy_folder(
+        work / "act",
+        "act",
+        cameras={"front": (H, W), "wrist": (H, W)},
+        chunk_size=args.chunk_size,
+        n_action_steps=args.chunk_size,
+    )
     server, address, started_s = start_server(work)
     remote = local = None
     try:
@@ -116,22 +133,39 @@ def main() -> int:
 
     rows = {k: (pct(v, 50), pct(v, 99)) for k, v in times.items()}
     print(f"ACT, 2 cameras {H}x{W} + 6-D state, chunk {args.chunk_size}; {args.chunks} chunks per path, alternating")
-    print(f"server start (import torch + LeRobot) {started_s:.1f} s; connect + policy instructions {setup_s:.2f} s; "
-          f"pickled observation {wire / 1e6:.2f} MB")
+    print(
+        f"server start (import torch + LeRobot) {started_s:.1f} s; connect + policy instructions {setup_s:.2f} s; "
+        f"pickled observation {wire / 1e6:.2f} MB"
+    )
     print(f"{'path':<12}{'p50 ms':>10}{'p99 ms':>10}")
     for k, (p50, p99) in rows.items():
         print(f"{k:<12}{p50:>10.1f}{p99:>10.1f}")
     overhead = rows["server"][0] - rows["in_process"][0]
     figure = rows["server"][0] / rows["in_process"][0]
-    print(f"server - in-process p50: {overhead:.1f} ms; ratio {figure:.2f} (goal <= {GOAL}); "
-          f"largest action difference {worst:.2e}")
-    print(json.dumps({
-        "bench": "policy_server", "figure": round(figure, 3), "goal": GOAL, "goal_op": "<=", "meets_goal": figure <= GOAL,
-        "server_p50_ms": round(rows["server"][0], 2), "server_p99_ms": round(rows["server"][1], 2),
-        "in_process_p50_ms": round(rows["in_process"][0], 2), "in_process_p99_ms": round(rows["in_process"][1], 2),
-        "overhead_p50_ms": round(overhead, 2), "observation_bytes": wire, "max_abs_diff": worst,
-        "chunks": args.chunks, "chunk_size": args.chunk_size,
-    }))
+    print(
+        f"server - in-process p50: {overhead:.1f} ms; ratio {figure:.2f} (goal <= {GOAL}); "
+        f"largest action difference {worst:.2e}"
+    )
+    print(
+        json.dumps(
+            {
+                "bench": "policy_server",
+                "figure": round(figure, 3),
+                "goal": GOAL,
+                "goal_op": "<=",
+                "meets_goal": figure <= GOAL,
+                "server_p50_ms": round(rows["server"][0], 2),
+                "server_p99_ms": round(rows["server"][1], 2),
+                "in_process_p50_ms": round(rows["in_process"][0], 2),
+                "in_process_p99_ms": round(rows["in_process"][1], 2),
+                "overhead_p50_ms": round(overhead, 2),
+                "observation_bytes": wire,
+                "max_abs_diff": worst,
+                "chunks": args.chunks,
+                "chunk_size": args.chunk_size,
+            }
+        )
+    )
     return 0
 
 

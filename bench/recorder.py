@@ -62,18 +62,36 @@ def publish_main(argv: list[str]) -> None:
     node = rclpy.create_node("recorder_bench_publisher")
     streams = []  # [topic, publisher, period_s, make(k, stamp_ns)]
     pub = node.create_publisher(JointState, f"{args.ns}/joint_states", reliable(500))
-    streams.append([f"{args.ns}/joint_states", pub, 1.0 / args.joint_hz,
-                    lambda k, t: numpy_to_joint_state(JOINTS, np.sin(0.01 * k + np.arange(6)), stamp_ns=t)])
+    streams.append(
+        [
+            f"{args.ns}/joint_states",
+            pub,
+            1.0 / args.joint_hz,
+            lambda k, t: numpy_to_joint_state(JOINTS, np.sin(0.01 * k + np.arange(6)), stamp_ns=t),
+        ]
+    )
     for cam in range(args.cams):
         frames = camera_frames(cam)
         topic = f"{args.ns}/cam{cam}/image_raw"
         pub = node.create_publisher(Image, topic, reliable(100))
-        streams.append([topic, pub, 1.0 / args.cam_hz,
-                        lambda k, t, f=frames, c=cam: numpy_to_image(f[k % len(f)], "rgb8", t, f"cam{c}_optical_frame")])
+        streams.append(
+            [
+                topic,
+                pub,
+                1.0 / args.cam_hz,
+                lambda k, t, f=frames, c=cam: numpy_to_image(f[k % len(f)], "rgb8", t, f"cam{c}_optical_frame"),
+            ]
+        )
     if args.command_hz > 0:
         pub = node.create_publisher(Float64MultiArray, f"{args.ns}/commands", reliable(200))
-        streams.append([f"{args.ns}/commands", pub, 1.0 / args.command_hz,
-                        lambda k, t: numpy_to_float64_multi_array(np.cos(0.01 * k + np.arange(6)))])
+        streams.append(
+            [
+                f"{args.ns}/commands",
+                pub,
+                1.0 / args.command_hz,
+                lambda k, t: numpy_to_float64_multi_array(np.cos(0.01 * k + np.arange(6))),
+            ]
+        )
 
     def emit(**event) -> None:
         print(json.dumps(event), flush=True)
@@ -217,8 +235,14 @@ def write_path_ratio(bag: Path, workdir: Path, compression: str | None) -> dict:
         our_runs.append(ours())
     alone = min(alone_runs)
     mine, producer = min(our_runs)
-    return {"messages": len(sequence), "mbytes": total_bytes / 1e6, "rosbags_alone_s": alone,
-            "ours_s": mine, "ours_producer_s": producer, "ratio": mine / alone}
+    return {
+        "messages": len(sequence),
+        "mbytes": total_bytes / 1e6,
+        "rosbags_alone_s": alone,
+        "ours_s": mine,
+        "ours_producer_s": producer,
+        "ratio": mine / alone,
+    }
 
 
 def bench_main(argv: list[str]) -> None:
@@ -232,21 +256,49 @@ def bench_main(argv: list[str]) -> None:
     os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 100))
     os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
     from diagnostic_msgs.msg import DiagnosticArray
-    from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
 
     from lerobot_ros.ros.runtime import MessageCollector, RosRuntime
+    from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
 
     workdir = Path(tempfile.mkdtemp(prefix="bench_recorder_"))
     ns = "/bench"
     topics = [f"{ns}/joint_states"] + [f"{ns}/cam{i}/image_raw" for i in range(args.cams)]
     recorder = subprocess.Popen(
-        [sys.executable, "-m", "lerobot_ros.nodes.episode_recorder_node", "--ros-args", "-r", "__ns:=/bench",
-         "-p", "topics:=[" + ",".join(topics) + "]", "-p", f"output_dir:={workdir / 'rec'}",
-         "-p", f"compression:={args.compression}", "-p", "progress_period_s:=1.0"],
-        stderr=subprocess.DEVNULL)
+        [
+            sys.executable,
+            "-m",
+            "lerobot_ros.nodes.episode_recorder_node",
+            "--ros-args",
+            "-r",
+            "__ns:=/bench",
+            "-p",
+            "topics:=[" + ",".join(topics) + "]",
+            "-p",
+            f"output_dir:={workdir / 'rec'}",
+            "-p",
+            f"compression:={args.compression}",
+            "-p",
+            "progress_period_s:=1.0",
+        ],
+        stderr=subprocess.DEVNULL,
+    )
     publisher = subprocess.Popen(
-        [sys.executable, __file__, "publish", "--cams", str(args.cams), "--phase-s", str(args.duration),
-         "--wait-go", "--ns", ns], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            __file__,
+            "publish",
+            "--cams",
+            str(args.cams),
+            "--phase-s",
+            str(args.duration),
+            "--wait-go",
+            "--ns",
+            ns,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         with RosRuntime() as ros:
             node = ros.create_node("bench_client")
@@ -289,15 +341,31 @@ def bench_main(argv: list[str]) -> None:
         lost_total += n - got
         print(f"{topic:28s} {n:10d} {got:10d} {n - got:6d}")
     print(f"recorder CPU: {cores:.2f} cores (goal < 1.0)")
-    print(f"write path: ours {wp['ours_s']:.2f} s (producer side {wp['ours_producer_s']:.2f} s) vs rosbags alone "
-          f"{wp['rosbags_alone_s']:.2f} s for {wp['messages']} messages / {wp['mbytes']:.0f} MB -> ratio {wp['ratio']:.2f}")
+    print(
+        f"write path: ours {wp['ours_s']:.2f} s (producer side {wp['ours_producer_s']:.2f} s) vs rosbags alone "
+        f"{wp['rosbags_alone_s']:.2f} s for {wp['messages']} messages / {wp['mbytes']:.0f} MB -> ratio {wp['ratio']:.2f}"
+    )
     meets = lost_total == 0 and cores < 1.0 and wp["ratio"] <= 1.0
-    print(json.dumps({
-        "bench": "recorder", "figure": round(wp["ratio"], 3), "goal": 1.0, "goal_op": "<=", "meets_goal": meets,
-        "duration_s": args.duration, "cams": args.cams, "compression": args.compression,
-        "lost": lost_total, "published": published, "recorded": recorded, "recorder_cpu_cores": round(cores, 3),
-        "rosbags_alone_s": round(wp["rosbags_alone_s"], 3), "ours_s": round(wp["ours_s"], 3),
-    }))
+    print(
+        json.dumps(
+            {
+                "bench": "recorder",
+                "figure": round(wp["ratio"], 3),
+                "goal": 1.0,
+                "goal_op": "<=",
+                "meets_goal": meets,
+                "duration_s": args.duration,
+                "cams": args.cams,
+                "compression": args.compression,
+                "lost": lost_total,
+                "published": published,
+                "recorded": recorded,
+                "recorder_cpu_cores": round(cores, 3),
+                "rosbags_alone_s": round(wp["rosbags_alone_s"], 3),
+                "ours_s": round(wp["ours_s"], 3),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

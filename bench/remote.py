@@ -47,7 +47,6 @@ def contract_text(cameras: tuple[str, ...], compressed: bool, tolerance_ms: floa
 def write_video(path: Path, frames: int = 60) -> None:
     """A camera-like clip (tests/fixtures_bags frames) as MJPG, looped by camera_node."""
     import cv2
-
     from fixtures_bags import camera_frame
 
     writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), FPS, (W, H))
@@ -84,8 +83,17 @@ def pct(values, q):
     return float(np.percentile(values, q)) if len(values) else float("nan")
 
 
-def run_once(cameras: tuple[str, ...], compressed: bool, seconds: float, tmp: Path, policy_dir: Path, video: Path,
-             domain: int, warmup_timeout: float, tolerance_ms: float) -> dict:
+def run_once(
+    cameras: tuple[str, ...],
+    compressed: bool,
+    seconds: float,
+    tmp: Path,
+    policy_dir: Path,
+    video: Path,
+    domain: int,
+    warmup_timeout: float,
+    tolerance_ms: float,
+) -> dict:
     import netns
 
     contract = tmp / f"contract_{'jpeg' if compressed else 'raw'}.yaml"
@@ -96,20 +104,61 @@ def run_once(cameras: tuple[str, ...], compressed: bool, seconds: float, tmp: Pa
     with netns.two_hosts() as (robot, policy, _link):
         renv = robot.ros_env([policy.address], domain)
         penv = policy.ros_env([robot.address], domain)
-        procs = [robot.popen([py, sides, "robot", "--out", str(robot_log), "--joint-hz", str(JOINT_HZ)], renv,
-                             log=tmp / "robot_probe.log")]
+        procs = [
+            robot.popen(
+                [py, sides, "robot", "--out", str(robot_log), "--joint-hz", str(JOINT_HZ)],
+                renv,
+                log=tmp / "robot_probe.log",
+            )
+        ]
         for cam in cameras:
-            procs.append(robot.popen([str(bindir / "camera_node"), "--ros-args", "-r", f"__node:={cam}_camera",
-                                      "-p", f"source:={video}", "-p", "loop:=true", "-p", f"fps:={FPS}",
-                                      "-p", f"camera_name:={cam}", "-p", f"width:={W}", "-p", f"height:={H}"],
-                                     renv, log=tmp / f"camera_{cam}.log"))
-        params = [f"pretrained_path={policy_dir}", f"contract={contract}", "device=cpu", "async_inference=true",
-                  "output_mode=joint_state", "max_age_ms=500.0"]
-        procs.append(policy.popen([py, sides, "policy", "--out", str(policy_log), *sum((["--param", p] for p in params), [])],
-                                  penv, log=tmp / "policy_probe.log"))
+            procs.append(
+                robot.popen(
+                    [
+                        str(bindir / "camera_node"),
+                        "--ros-args",
+                        "-r",
+                        f"__node:={cam}_camera",
+                        "-p",
+                        f"source:={video}",
+                        "-p",
+                        "loop:=true",
+                        "-p",
+                        f"fps:={FPS}",
+                        "-p",
+                        f"camera_name:={cam}",
+                        "-p",
+                        f"width:={W}",
+                        "-p",
+                        f"height:={H}",
+                    ],
+                    renv,
+                    log=tmp / f"camera_{cam}.log",
+                )
+            )
+        params = [
+            f"pretrained_path={policy_dir}",
+            f"contract={contract}",
+            "device=cpu",
+            "async_inference=true",
+            "output_mode=joint_state",
+            "max_age_ms=500.0",
+        ]
+        procs.append(
+            policy.popen(
+                [py, sides, "policy", "--out", str(policy_log), *sum((["--param", p] for p in params), [])],
+                penv,
+                log=tmp / "policy_probe.log",
+            )
+        )
         # warm-up: discovery over the link, first frames, the first chunk acted on
-        wait_for(policy_log, lambda ls: sum(1 for x in ls if x["kind"] == "tick" and x["status"] == "ok") >= 10,
-                 warmup_timeout, "the policy's first actions", procs)
+        wait_for(
+            policy_log,
+            lambda ls: sum(1 for x in ls if x["kind"] == "tick" and x["status"] == "ok") >= 10,
+            warmup_timeout,
+            "the policy's first actions",
+            procs,
+        )
         rx0, udp0 = policy.link_bytes()[0], udp_receive_errors(policy)
         t0 = time.time_ns()
         time.sleep(seconds)
@@ -137,22 +186,36 @@ def summarize(cameras, robot_lines, policy_lines, t0, t1, rx_bytes, load) -> dic
     cams = {}
     for cam in cameras:
         got = [x for x in frames if x["stream"] == f"observation.images.{cam}"]
-        cams[cam] = {"fps": len(got) / window, "drops": max(0, round(FPS * window - len(got))),
-                     "age_ms_p50": pct([x["age_ms"] for x in got], 50)}
+        cams[cam] = {
+            "fps": len(got) / window,
+            "drops": max(0, round(FPS * window - len(got))),
+            "age_ms_p50": pct([x["age_ms"] for x in got], 50),
+        }
     ticks = [x for x in policy_lines if x["kind"] == "tick" and t0 <= x["t"] < t1]
     received = {x["stamp"]: x["t"] for x in robot_lines if x["kind"] == "joint_command"}
-    on_time = sum(1 for x in ticks if x["status"] == "ok" and x.get("t_ns") in received
-                  and received[x["t_ns"]] - x["t_ns"] <= period_ns)
+    on_time = sum(
+        1
+        for x in ticks
+        if x["status"] == "ok" and x.get("t_ns") in received and received[x["t_ns"]] - x["t_ns"] <= period_ns
+    )
     ages = [x["age_ms"] for x in ticks if x["submitted"] and x["age_ms"] is not None]
     summary = next((x for x in policy_lines if x["kind"] == "summary"), {})
     statuses = {}
     for x in ticks:
         statuses[x["status"]] = statuses.get(x["status"], 0) + 1
-    return {"window_s": window, "cameras": cams, "ticks": len(ticks), "statuses": statuses,
-            "ticks_on_time": on_time / len(ticks) if ticks else 0.0, "inferences": len(ages),
-            "obs_age_ms_p50": pct(ages, 50), "obs_age_ms_p99": pct(ages, 99),
-            "inference_ms_p50": (summary.get("inference_ms") or {}).get("p50"),
-            "link_mbit_s": rx_bytes * 8 / window / 1e6, "load": [round(v, 1) for v in load]}
+    return {
+        "window_s": window,
+        "cameras": cams,
+        "ticks": len(ticks),
+        "statuses": statuses,
+        "ticks_on_time": on_time / len(ticks) if ticks else 0.0,
+        "inferences": len(ages),
+        "obs_age_ms_p50": pct(ages, 50),
+        "obs_age_ms_p99": pct(ages, 99),
+        "inference_ms_p50": (summary.get("inference_ms") or {}).get("p50"),
+        "link_mbit_s": rx_bytes * 8 / window / 1e6,
+        "load": [round(v, 1) for v in load],
+    }
 
 
 def print_table(results: dict) -> None:
@@ -161,13 +224,17 @@ def print_table(results: dict) -> None:
         for cam, c in r["cameras"].items():
             print(f"{kind:<11}{cam:<8}{c['fps']:>7.2f}{c['drops']:>7d}{c['age_ms_p50']:>18.1f}")
     print()
-    print(f"{'images':<11}{'ticks':>6}{'on time':>9}{'obs age p50':>13}{'p99':>8}{'infer p50':>11}{'link Mbit/s':>13}"
-          f"{'udp drops':>11}  statuses")
+    print(
+        f"{'images':<11}{'ticks':>6}{'on time':>9}{'obs age p50':>13}{'p99':>8}{'infer p50':>11}{'link Mbit/s':>13}"
+        f"{'udp drops':>11}  statuses"
+    )
     for kind, r in results.items():
         inf = r["inference_ms_p50"]
-        print(f"{kind:<11}{r['ticks']:>6}{r['ticks_on_time']:>9.1%}{r['obs_age_ms_p50']:>13.1f}{r['obs_age_ms_p99']:>8.1f}"
-              f"{(inf if inf is not None else float('nan')):>11.1f}{r['link_mbit_s']:>13.1f}"
-              f"{r['udp_receive_buffer_errors']:>11d}  {r['statuses']}")
+        print(
+            f"{kind:<11}{r['ticks']:>6}{r['ticks_on_time']:>9.1%}{r['obs_age_ms_p50']:>13.1f}{r['obs_age_ms_p99']:>8.1f}"
+            f"{(inf if inf is not None else float('nan')):>11.1f}{r['link_mbit_s']:>13.1f}"
+            f"{r['udp_receive_buffer_errors']:>11d}  {r['statuses']}"
+        )
 
 
 def main(argv=None) -> int:
@@ -175,13 +242,22 @@ def main(argv=None) -> int:
     parser.add_argument("--seconds", type=float, default=60.0, help="measurement window per run (after warm-up)")
     parser.add_argument("--no-raw", action="store_true", help="skip the raw-image comparison run")
     parser.add_argument("--warmup-timeout", type=float, default=300.0)
-    parser.add_argument("--tolerance-ms", type=float, default=100.0,
-                        help="images' alignment tolerance in the contract (the shipped so101 contract: 50)")
-    parser.add_argument("--cameras", type=int, default=2, choices=range(1, len(CAMERA_NAMES) + 1),
-                        help=f"camera streams ({', '.join(CAMERA_NAMES)}: the first N); the issue's goal is for 2, its moonshot 3")
+    parser.add_argument(
+        "--tolerance-ms",
+        type=float,
+        default=100.0,
+        help="images' alignment tolerance in the contract (the shipped so101 contract: 50)",
+    )
+    parser.add_argument(
+        "--cameras",
+        type=int,
+        default=2,
+        choices=range(1, len(CAMERA_NAMES) + 1),
+        help=f"camera streams ({', '.join(CAMERA_NAMES)}: the first N); the issue's goal is for 2, its moonshot 3",
+    )
     parser.add_argument("--workdir", help="keep the logs and JSON lines here (default: a temporary folder)")
     args = parser.parse_args(argv)
-    cameras = CAMERA_NAMES[:args.cameras]
+    cameras = CAMERA_NAMES[: args.cameras]
     import netns
 
     reason = netns.unavailable_reason()
@@ -199,16 +275,29 @@ def main(argv=None) -> int:
         tmp.mkdir(parents=True, exist_ok=True)
         video = tmp / "clip.avi"
         write_video(video)
-        policy_dir = make_policy_folder(tmp / "act", "act", cameras={c: POLICY_HW for c in cameras},
-                                        chunk_size=20, n_action_steps=20)
+        policy_dir = make_policy_folder(
+            tmp / "act", "act", cameras=dict.fromkeys(cameras, POLICY_HW), chunk_size=20, n_action_steps=20
+        )
         for compressed in (True, False) if not args.no_raw else (True,):
             kind = "compressed" if compressed else "raw"
             try:
-                results[kind] = run_once(cameras, compressed, args.seconds, tmp, policy_dir, video, domain, args.warmup_timeout,
-                                         args.tolerance_ms)
+                results[kind] = run_once(
+                    cameras,
+                    compressed,
+                    args.seconds,
+                    tmp,
+                    policy_dir,
+                    video,
+                    domain,
+                    args.warmup_timeout,
+                    args.tolerance_ms,
+                )
             except RuntimeError as exc:
                 for log in sorted(tmp.glob("*.log")):
-                    print(f"--- {log.name}:\n" + "\n".join(log.read_text(errors="replace").splitlines()[-15:]), file=sys.stderr)
+                    print(
+                        f"--- {log.name}:\n" + "\n".join(log.read_text(errors="replace").splitlines()[-15:]),
+                        file=sys.stderr,
+                    )
                 print(f"bench/remote.py: {exc}", file=sys.stderr)
                 return 1
     print_table(results)
@@ -216,11 +305,25 @@ def main(argv=None) -> int:
     figure = min(c["fps"] for c in jpeg["cameras"].values()) / FPS
     meets = figure >= GOAL_FPS and jpeg["ticks_on_time"] >= GOAL_ON_TIME
     print(f"load average during the runs: {[r['load'] for r in results.values()]} on {os.cpu_count()} cores")
-    print(json.dumps({"bench": "remote", "figure": round(figure, 4), "goal": GOAL_FPS, "goal_op": ">=", "meets_goal": meets,
-                      "ticks_on_time": round(jpeg["ticks_on_time"], 4), "ticks_on_time_goal": GOAL_ON_TIME,
-                      "raw_fps_ratio": round(min(c["fps"] for c in results["raw"]["cameras"].values()) / FPS, 4)
-                      if "raw" in results else None,
-                      "cameras": list(cameras), "seconds": args.seconds, "results": results}))
+    print(
+        json.dumps(
+            {
+                "bench": "remote",
+                "figure": round(figure, 4),
+                "goal": GOAL_FPS,
+                "goal_op": ">=",
+                "meets_goal": meets,
+                "ticks_on_time": round(jpeg["ticks_on_time"], 4),
+                "ticks_on_time_goal": GOAL_ON_TIME,
+                "raw_fps_ratio": round(min(c["fps"] for c in results["raw"]["cameras"].values()) / FPS, 4)
+                if "raw" in results
+                else None,
+                "cameras": list(cameras),
+                "seconds": args.seconds,
+                "results": results,
+            }
+        )
+    )
     return 0
 
 

@@ -35,13 +35,13 @@ os.environ.setdefault("ROS_DOMAIN_ID", str(100 + os.getpid() % 100))
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 
 import numpy as np  # noqa: E402
-from lerobot_ros_msgs.msg import EpisodeStatus  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 from lerobot_ros.codecs import numpy_to_float64_multi_array  # noqa: E402
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS  # noqa: E402
 from lerobot_ros.ros.runtime import RosRuntime, wait_until  # noqa: E402
 from lerobot_ros.sim import RenderSettings  # noqa: E402
+from lerobot_ros_msgs.msg import EpisodeStatus  # noqa: E402
 
 GOAL = 0.85
 
@@ -137,13 +137,39 @@ class BridgeDriver:
         return time.perf_counter() - t0
 
 
-def start_bridge(ns: str, task: str, render: RenderSettings, dds_default: bool = False, env_kind: str = "metaworld",
-                 task_id: int = 0, extra: tuple[str, ...] = ()) -> subprocess.Popen:
+def start_bridge(
+    ns: str,
+    task: str,
+    render: RenderSettings,
+    dds_default: bool = False,
+    env_kind: str = "metaworld",
+    task_id: int = 0,
+    extra: tuple[str, ...] = (),
+) -> subprocess.Popen:
     cmd = [
-        os.path.join(os.path.dirname(sys.executable), "sim_bridge_node"), "--ros-args", "-r", f"__ns:={ns}",
-        "-p", f"env:={env_kind}", "-p", f"task:={task}", "-p", f"task_id:={task_id}", "-p", f"render_width:={render.width}",
-        "-p", f"render_height:={render.height}", "-p", f"shadows:={str(render.shadows).lower()}",
-        "-p", "publish_clock:=false", "-p", "reset_on_start:=true", "-p", "seed:=0", *extra,
+        os.path.join(os.path.dirname(sys.executable), "sim_bridge_node"),
+        "--ros-args",
+        "-r",
+        f"__ns:={ns}",
+        "-p",
+        f"env:={env_kind}",
+        "-p",
+        f"task:={task}",
+        "-p",
+        f"task_id:={task_id}",
+        "-p",
+        f"render_width:={render.width}",
+        "-p",
+        f"render_height:={render.height}",
+        "-p",
+        f"shadows:={str(render.shadows).lower()}",
+        "-p",
+        "publish_clock:=false",
+        "-p",
+        "reset_on_start:=true",
+        "-p",
+        "seed:=0",
+        *extra,
     ]
     env = dict(os.environ)
     if dds_default:
@@ -153,17 +179,24 @@ def start_bridge(ns: str, task: str, render: RenderSettings, dds_default: bool =
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--env", default="metaworld", choices=("metaworld", "libero", "so101"), help="libero needs the LIBERO extra")
+    ap.add_argument(
+        "--env", default="metaworld", choices=("metaworld", "libero", "so101"), help="libero needs the LIBERO extra"
+    )
     ap.add_argument("--task", default=None, help="Meta-World task (push-v3) or LIBERO suite (libero_spatial)")
     ap.add_argument("--task-id", type=int, default=0, help="LIBERO task id")
-    ap.add_argument("--steps", type=int, default=None, help="measured steps per side (Meta-World 120, <= 480; LIBERO 30)")
+    ap.add_argument(
+        "--steps", type=int, default=None, help="measured steps per side (Meta-World 120, <= 480; LIBERO 30)"
+    )
     ap.add_argument("--width", type=int, default=None, help="480 (LeRobot's Meta-World size); LIBERO 256")
     ap.add_argument("--height", type=int, default=None)
     ap.add_argument("--shadows", action="store_true")
     ap.add_argument("--block", type=int, default=20, help="steps per alternating block")
     ap.add_argument("--images", action="store_true", help="the policy side also subscribes to the camera")
-    ap.add_argument("--dds-default", action="store_true",
-                    help="run the bridge with Fast DDS's default transports instead of its large-data profile")
+    ap.add_argument(
+        "--dds-default",
+        action="store_true",
+        help="run the bridge with Fast DDS's default transports instead of its large-data profile",
+    )
     ap.add_argument("--cameras", nargs="+", default=["front"], help="so101: cameras to render")
     ap.add_argument("--seconds", type=float, default=12.0, help="so101: realtime bridge measuring window")
     args = ap.parse_args()
@@ -183,8 +216,13 @@ def main() -> int:
     runtime = RosRuntime().start()
     bare = BareSim("libero", args.task, args.task_id, render) if libero else BareEnv(args.task, render)
     try:
-        driver = BridgeDriver(runtime, "/bench", images=args.images, action_dim=7 if libero else 4,
-                              camera="agentview" if libero else "corner2")
+        driver = BridgeDriver(
+            runtime,
+            "/bench",
+            images=args.images,
+            action_dim=7 if libero else 4,
+            camera="agentview" if libero else "corner2",
+        )
         bare.run(3), driver.run(3)  # warm-up
         t_bare = t_bridge = 0.0
         for _ in range(blocks):
@@ -203,23 +241,40 @@ def main() -> int:
     bare_rate, bridge_rate = n / t_bare, n / t_bridge
     ratio = bridge_rate / bare_rate
     name = f"LIBERO {args.task} task {args.task_id}" if libero else f"Meta-World {args.task}"
-    print(f"{name}, {render.width}x{render.height}, shadows {'on' if render.shadows else 'off'}, "
-          f"{n} steps each in {blocks} alternating blocks")
+    print(
+        f"{name}, {render.width}x{render.height}, shadows {'on' if render.shadows else 'off'}, "
+        f"{n} steps each in {blocks} alternating blocks"
+    )
     print(f"{'run':<44}{'steps/s':>10}")
     print(f"{'bare env (LeRobot ' + ('LiberoEnv' if libero else 'MetaworldEnv') + ')':<44}{bare_rate:>10.2f}")
     print(f"{'through sim_bridge_node (lockstep)':<44}{bridge_rate:>10.2f}")
     print(f"{'bridge / bare':<44}{ratio:>10.3f}   (goal >= {GOAL})")
     if args.images:
         print(f"images received by the policy side: {images}")
-    print(f"bridge DDS transports: {'Fast DDS defaults' if args.dds_default else 'large-data profile (lerobot_ros.ros.dds)'}")
+    print(
+        f"bridge DDS transports: {'Fast DDS defaults' if args.dds_default else 'large-data profile (lerobot_ros.ros.dds)'}"
+    )
     print("eval episodes/min (lerobot-ros eval vs LeRobot's loop): not measured here; eval is a separate item")
-    print(json.dumps({
-        "bench": "sim_bridge", "figure": round(ratio, 3), "goal": GOAL, "goal_op": ">=", "meets_goal": ratio >= GOAL,
-        "bare_steps_per_s": round(bare_rate, 2), "bridge_steps_per_s": round(bridge_rate, 2), "steps": n,
-        "policy_subscribes_images": args.images, "bridge_dds_profile": "default" if args.dds_default else "large_data",
-        "render": f"{render.width}x{render.height}", "shadows": render.shadows, "task": args.task,
-        "env": args.env,
-    }))
+    print(
+        json.dumps(
+            {
+                "bench": "sim_bridge",
+                "figure": round(ratio, 3),
+                "goal": GOAL,
+                "goal_op": ">=",
+                "meets_goal": ratio >= GOAL,
+                "bare_steps_per_s": round(bare_rate, 2),
+                "bridge_steps_per_s": round(bridge_rate, 2),
+                "steps": n,
+                "policy_subscribes_images": args.images,
+                "bridge_dds_profile": "default" if args.dds_default else "large_data",
+                "render": f"{render.width}x{render.height}",
+                "shadows": render.shadows,
+                "task": args.task,
+                "env": args.env,
+            }
+        )
+    )
     return 0
 
 
@@ -263,8 +318,10 @@ def so101_main(args) -> int:
     block = min(args.block, steps) if args.block else 10
     blocks = max(1, steps // block)
     load0 = os.getloadavg()
-    bare = {m: SO101Twin(cameras=tuple(args.cameras), fps=fps, render=render, meshes=m, max_episode_steps=10**6)
-            for m in ("full", "simplified")}
+    bare = {
+        m: SO101Twin(cameras=tuple(args.cameras), fps=fps, render=render, meshes=m, max_episode_steps=10**6)
+        for m in ("full", "simplified")
+    }
     times, cpu = dict.fromkeys(bare, 0.0), dict.fromkeys(bare, 0.0)
     action = np.zeros(6)
     try:
@@ -288,9 +345,25 @@ def so101_main(args) -> int:
     cpu_ms = {k: 1000 * v / n for k, v in cpu.items()}
 
     cams = "[" + ",".join(args.cameras) + "]"
-    proc = start_bridge("/bench", args.task or "pick", render, args.dds_default, "so101",
-                        extra=("-p", "mode:=realtime", "-p", f"cameras:={cams}", "-p", "antialias:=true",
-                               "-p", "max_episode_steps:=1000000", "-p", f"fps:={fps}"))
+    proc = start_bridge(
+        "/bench",
+        args.task or "pick",
+        render,
+        args.dds_default,
+        "so101",
+        extra=(
+            "-p",
+            "mode:=realtime",
+            "-p",
+            f"cameras:={cams}",
+            "-p",
+            "antialias:=true",
+            "-p",
+            "max_episode_steps:=1000000",
+            "-p",
+            f"fps:={fps}",
+        ),
+    )
     runtime = RosRuntime().start()
     try:
         watch = BridgeSteps(runtime, "/bench")
@@ -308,25 +381,45 @@ def so101_main(args) -> int:
             proc.kill()
     load1 = os.getloadavg()
     figure = bridge_rate / fps
-    print(f"SO-101 twin, {w}x{h}, cameras {', '.join(args.cameras)}, shadows {'on' if args.shadows else 'off'}, "
-          f"multisamples {info.get('multisamples')} on {info.get('gl_renderer')}")
+    print(
+        f"SO-101 twin, {w}x{h}, cameras {', '.join(args.cameras)}, shadows {'on' if args.shadows else 'off'}, "
+        f"multisamples {info.get('multisamples')} on {info.get('gl_renderer')}"
+    )
     print(f"load average {load0[0]:.1f} at start, {load1[0]:.1f} at end ({os.cpu_count()} CPUs)")
     print(f"{'run':<52}{'steps/s':>10}{'CPU ms/step':>14}")
     print(f"{'bare twin, full meshes (' + str(n) + ' steps)':<52}{bare_rate['full']:>10.2f}{cpu_ms['full']:>14.1f}")
-    print(f"{'bare twin, simplified meshes (' + str(n) + ' steps)':<52}{bare_rate['simplified']:>10.2f}{cpu_ms['simplified']:>14.1f}")
+    print(
+        f"{'bare twin, simplified meshes (' + str(n) + ' steps)':<52}{bare_rate['simplified']:>10.2f}{cpu_ms['simplified']:>14.1f}"
+    )
     print(f"{'simplified / full':<52}{bare_rate['simplified'] / bare_rate['full']:>10.2f}x")
     print(f"{'bridge, realtime mode (' + str(counted) + f' steps in {args.seconds:g} s)':<52}{bridge_rate:>10.2f}")
     print(f"{'bridge /diagnostics real_time_factor':<52}{diag.get('real_time_factor', 'nan'):>10}")
     print(f"{'figure: bridge steps/s / ' + f'{fps:g}':<52}{figure:>10.3f}   (goal >= {goal})")
-    print(json.dumps({
-        "bench": "sim_bridge_so101_realtime", "figure": round(figure, 3), "goal": goal, "goal_op": ">=",
-        "meets_goal": figure >= goal, "bridge_steps_per_s": round(bridge_rate, 2),
-        "bare_full_steps_per_s": round(bare_rate["full"], 2), "bare_simplified_steps_per_s": round(bare_rate["simplified"], 2),
-        "bare_full_cpu_ms_per_step": round(cpu_ms["full"], 1), "bare_simplified_cpu_ms_per_step": round(cpu_ms["simplified"], 1),
-        "bridge_real_time_factor": diag.get("real_time_factor"), "render": f"{w}x{h}", "cameras": args.cameras,
-        "multisamples": info.get("multisamples"), "gl_renderer": info.get("gl_renderer"),
-        "load_avg_start": round(load0[0], 2), "load_avg_end": round(load1[0], 2), "cpus": os.cpu_count(), "env": "so101",
-    }))
+    print(
+        json.dumps(
+            {
+                "bench": "sim_bridge_so101_realtime",
+                "figure": round(figure, 3),
+                "goal": goal,
+                "goal_op": ">=",
+                "meets_goal": figure >= goal,
+                "bridge_steps_per_s": round(bridge_rate, 2),
+                "bare_full_steps_per_s": round(bare_rate["full"], 2),
+                "bare_simplified_steps_per_s": round(bare_rate["simplified"], 2),
+                "bare_full_cpu_ms_per_step": round(cpu_ms["full"], 1),
+                "bare_simplified_cpu_ms_per_step": round(cpu_ms["simplified"], 1),
+                "bridge_real_time_factor": diag.get("real_time_factor"),
+                "render": f"{w}x{h}",
+                "cameras": args.cameras,
+                "multisamples": info.get("multisamples"),
+                "gl_renderer": info.get("gl_renderer"),
+                "load_avg_start": round(load0[0], 2),
+                "load_avg_end": round(load1[0], 2),
+                "cpus": os.cpu_count(),
+                "env": "so101",
+            }
+        )
+    )
     return 0
 
 

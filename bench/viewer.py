@@ -29,6 +29,7 @@ os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # fixtures_bags: a test fixture, not shipped
 
 H, W, FPS, JOINT_HZ = 480, 640, 30.0, 100.0
@@ -41,14 +42,14 @@ features:
   action:
     topic: /bench/commands
     type: std_msgs/msg/Float64MultiArray
-    names: [{', '.join(j + '.pos' for j in JOINTS)}]
+    names: [{", ".join(j + ".pos" for j in JOINTS)}]
     transforms: [rad2deg]
     timeline: receive
   observation.state:
     topic: /bench/joint_states
     type: sensor_msgs/msg/JointState
     qos: sensor
-    joints: [{', '.join(JOINTS)}]
+    joints: [{", ".join(JOINTS)}]
     transforms: [rad2deg]
   observation.images.front:
     topic: /bench/camera/image_raw
@@ -61,7 +62,6 @@ features:
 def write_video(path: Path, frames: int = 90) -> None:
     """A camera-like clip (tests/fixtures_bags frames) as MJPG, looped by camera_node."""
     import cv2
-
     from fixtures_bags import camera_frame
 
     writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), FPS, (W, H))
@@ -77,7 +77,9 @@ def free_port() -> int:
 
 
 def start(cmd, env) -> subprocess.Popen:
-    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    return subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -116,8 +118,10 @@ def measure(counter: Counter, seconds: float, procs: dict) -> dict:
     import psutil
 
     handles = {k: psutil.Process(p.pid) for k, p in procs.items() if p is not None and p.poll() is None}
+
     def cpu(h):  # the process and its children (lerobot-ros re-executes itself once at start-up)
         return sum(x.cpu_times().user + x.cpu_times().system for x in [h, *h.children(recursive=True)])
+
     before = {k: cpu(h) for k, h in handles.items()}
     t0 = time.monotonic()
     time.sleep(seconds)
@@ -146,19 +150,42 @@ def main() -> int:
         video, contract = Path(tmp) / "clip.avi", Path(tmp) / "bench_viewer.yaml"
         write_video(video)
         contract.write_text(CONTRACT)
-        camera = start([str(bindir / "camera_node"), "--ros-args", "-r", "__ns:=/bench", "-p", f"source:={video}",
-                        "-p", "loop:=true", "-p", f"fps:={FPS}", "-p", "camera_name:=camera", "-p", "publish_compressed:=false"], env)
+        camera = start(
+            [
+                str(bindir / "camera_node"),
+                "--ros-args",
+                "-r",
+                "__ns:=/bench",
+                "-p",
+                f"source:={video}",
+                "-p",
+                "loop:=true",
+                "-p",
+                f"fps:={FPS}",
+                "-p",
+                "camera_name:=camera",
+                "-p",
+                "publish_compressed:=false",
+            ],
+            env,
+        )
         ros = RosRuntime().start()
         viewer = None
         try:
             node = ros.create_node("bench_robot_side")
             counter = Counter()
-            node.create_subscription(Image, "/bench/camera/image_raw", counter.on_frame, qos_profile_sensor_data, raw=True)
+            node.create_subscription(
+                Image, "/bench/camera/image_raw", counter.on_frame, qos_profile_sensor_data, raw=True
+            )
             node.create_subscription(JointState, "/bench/joint_states", counter.on_joint, qos_profile_sensor_data)
             pub = node.create_publisher(JointState, "/bench/joint_states", qos_profile_sensor_data)
             t_start = time.monotonic()
-            node.create_timer(1.0 / JOINT_HZ, lambda: pub.publish(numpy_to_joint_state(
-                JOINTS, position=0.5 * np.sin(time.monotonic() - t_start + np.arange(6)))))
+            node.create_timer(
+                1.0 / JOINT_HZ,
+                lambda: pub.publish(
+                    numpy_to_joint_state(JOINTS, position=0.5 * np.sin(time.monotonic() - t_start + np.arange(6)))
+                ),
+            )
             deadline = time.monotonic() + 120
             while not counter.frames and time.monotonic() < deadline:
                 time.sleep(0.2)
@@ -167,8 +194,21 @@ def main() -> int:
                 return 1
             time.sleep(args.warmup)
             phases = {"without_1": measure(counter, args.seconds, {"camera": camera})}
-            viewer = start([str(bindir / "lerobot-ros"), "view", "--contract", str(contract), "--viewer", "web",
-                            "--web-port", str(free_port()), "--grpc-port", str(free_port())], env)
+            viewer = start(
+                [
+                    str(bindir / "lerobot-ros"),
+                    "view",
+                    "--contract",
+                    str(contract),
+                    "--viewer",
+                    "web",
+                    "--web-port",
+                    str(free_port()),
+                    "--grpc-port",
+                    str(free_port()),
+                ],
+                env,
+            )
             viewer_lines: list[str] = []
             threading.Thread(target=lambda: viewer_lines.extend(viewer.stdout), daemon=True).start()
             deadline = time.monotonic() + 180
@@ -192,15 +232,32 @@ def main() -> int:
     figure = phases["with_viewer"]["camera_fps"] / reference if reference else 0.0
     print(f"{'phase':<12} {'camera fps':>10} {'joint Hz':>9} {'camera CPU %':>13} {'viewer CPU %':>13}")
     for name, p in phases.items():
-        print(f"{name:<12} {p['camera_fps']:>10.2f} {p['joint_hz']:>9.1f} {p.get('camera_cpu_pct', 0):>13.1f} "
-              f"{p.get('viewer_cpu_pct', float('nan')):>13.1f}")
+        print(
+            f"{name:<12} {p['camera_fps']:>10.2f} {p['joint_hz']:>9.1f} {p.get('camera_cpu_pct', 0):>13.1f} "
+            f"{p.get('viewer_cpu_pct', float('nan')):>13.1f}"
+        )
     viewer_cpu = phases["with_viewer"].get("viewer_cpu_pct", 0.0)
-    print(f"camera fps with the viewer / without: {figure:.3f} (goal >= 0.98); viewer CPU {viewer_cpu:.1f}% of one core "
-          f"({viewer_cpu / (os.cpu_count() or 1):.1f}% of the machine's {os.cpu_count()} cores)")
-    print(json.dumps({"bench": "viewer", "figure": round(figure, 4), "goal": 0.98, "goal_op": ">=", "meets_goal": figure >= 0.98,
-                      "camera_fps_without": round(reference, 2), "camera_fps_with": round(phases["with_viewer"]["camera_fps"], 2),
-                      "viewer_cpu_pct_of_core": round(viewer_cpu, 1), "cores": os.cpu_count(),
-                      "joint_hz": round(phases["with_viewer"]["joint_hz"], 1), "phases": phases}))
+    print(
+        f"camera fps with the viewer / without: {figure:.3f} (goal >= 0.98); viewer CPU {viewer_cpu:.1f}% of one core "
+        f"({viewer_cpu / (os.cpu_count() or 1):.1f}% of the machine's {os.cpu_count()} cores)"
+    )
+    print(
+        json.dumps(
+            {
+                "bench": "viewer",
+                "figure": round(figure, 4),
+                "goal": 0.98,
+                "goal_op": ">=",
+                "meets_goal": figure >= 0.98,
+                "camera_fps_without": round(reference, 2),
+                "camera_fps_with": round(phases["with_viewer"]["camera_fps"], 2),
+                "viewer_cpu_pct_of_core": round(viewer_cpu, 1),
+                "cores": os.cpu_count(),
+                "joint_hz": round(phases["with_viewer"]["joint_hz"], 1),
+                "phases": phases,
+            }
+        )
+    )
     return 0
 
 

@@ -52,8 +52,8 @@ def measure(kind: str, folder: Path, chunks: int, chunk_size: int, image_side: i
     sys.path.insert(0, str(ROOT / "tests"))
     import numpy as np
     import torch
-
     from fixtures_policy import random_frames
+
     from lerobot_ros.policy.inference import PolicyRunner
     from lerobot_ros.policy.loading import load_policy
 
@@ -73,11 +73,22 @@ def measure(kind: str, folder: Path, chunks: int, chunk_size: int, image_side: i
         times.append(time.perf_counter() - t0)
     assert np.isfinite(chunk).all() and chunk.shape[0] == chunk_size, chunk.shape
     steady = times[1:]
-    return {"model": kind, "params_m": round(params / 1e6, 1), "dtypes": dtypes, "peak_rss_gib": round(
-        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2), "load_s": round(load_s, 1),
-        "first_chunk_s": round(times[0], 2), "s_per_chunk": round(sorted(steady)[len(steady) // 2], 3),
-        "chunk_size": chunk_size, "device": loaded.device, "gpu_peak_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2)
-        if str(loaded.device).startswith("cuda") else None, "prompt": runner.chunk_task, "tokenizer_max_length": runner.language.max_length}
+    return {
+        "model": kind,
+        "params_m": round(params / 1e6, 1),
+        "dtypes": dtypes,
+        "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2),
+        "load_s": round(load_s, 1),
+        "first_chunk_s": round(times[0], 2),
+        "s_per_chunk": round(sorted(steady)[len(steady) // 2], 3),
+        "chunk_size": chunk_size,
+        "device": loaded.device,
+        "gpu_peak_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2)
+        if str(loaded.device).startswith("cuda")
+        else None,
+        "prompt": runner.chunk_task,
+        "tokenizer_max_length": runner.language.max_length,
+    }
 
 
 def run_one(model: str, args, env: dict, tmp: Path) -> dict:
@@ -86,12 +97,17 @@ def run_one(model: str, args, env: dict, tmp: Path) -> dict:
     folder = tmp / model
     common = ["--chunk-size", str(args.chunk_size), "--image-side", str(side), "--folder", str(folder)]
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, __file__, "--build", model, *common], capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [sys.executable, __file__, "--build", model, *common], capture_output=True, text=True, env=env
+    )
     built = time.perf_counter() - t0
     if proc.returncode == 0:
-        proc = subprocess.run([sys.executable, __file__, "--one", model, "--chunks", str(args.chunks),
-                               "--device", args.device, *common],
-                              capture_output=True, text=True, env=env)
+        proc = subprocess.run(
+            [sys.executable, __file__, "--one", model, "--chunks", str(args.chunks), "--device", args.device, *common],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
     last = (proc.stdout.strip().splitlines() or [""])[-1]
     try:
         row = json.loads(last)
@@ -109,7 +125,9 @@ def main() -> None:
     ap.add_argument("--models", default="smolvla,pi0,pi05")
     ap.add_argument("--chunks", type=int, default=3)
     ap.add_argument("--chunk-size", type=int, default=50, help="chunk_size = n_action_steps (LeRobot's default)")
-    ap.add_argument("--image-side", type=int, default=224, help="pi0/pi05 image_resolution and camera size (SmolVLA: 64)")
+    ap.add_argument(
+        "--image-side", type=int, default=224, help="pi0/pi05 image_resolution and camera size (SmolVLA: 64)"
+    )
     ap.add_argument("--device", default="cpu", help="where the policies run (cpu, cuda, auto: as policy_node's device)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--build", help=argparse.SUPPRESS)
@@ -129,12 +147,25 @@ def main() -> None:
         if "error" in r:
             print(f"{r['model']:8} failed: {r['error']}")
         else:
-            print(f"{r['model']:8} {r['params_m']:>9} {r['peak_rss_gib']:>13} {r['load_s']:>7} {r['first_chunk_s']:>14} "
-                  f"{r['s_per_chunk']:>8}")
+            print(
+                f"{r['model']:8} {r['params_m']:>9} {r['peak_rss_gib']:>13} {r['load_s']:>7} {r['first_chunk_s']:>14} "
+                f"{r['s_per_chunk']:>8}"
+            )
     pi0 = next((r for r in rows if r["model"] == "pi0" and "error" not in r), None)
     figure = None if pi0 is None else round(pi0["s_per_chunk"] / (pi0["chunk_size"] / FPS), 3)
-    print(json.dumps({"bench": "vla_footprint", "figure": figure, "goal": 1.0, "goal_op": "<=",
-                      "meets_goal": figure is not None and figure <= 1.0, "fps": FPS, "models": rows}))
+    print(
+        json.dumps(
+            {
+                "bench": "vla_footprint",
+                "figure": figure,
+                "goal": 1.0,
+                "goal_op": "<=",
+                "meets_goal": figure is not None and figure <= 1.0,
+                "fps": FPS,
+                "models": rows,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -10,8 +10,8 @@ matters for encoder speed: pure noise encodes far slower than real footage.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
@@ -79,20 +79,45 @@ def so101_messages(
             msg = numpy_to_joint_state(JOINTS, position=joint_positions(ts), stamp_ns=t)
             yield f"{namespace}/joint_states", "sensor_msgs/msg/JointState", t + 200_000, msg
         elif kind == "command":
-            yield f"{namespace}/commands", "std_msgs/msg/Float64MultiArray", t, numpy_to_float64_multi_array(joint_positions(ts + 0.05))
+            yield (
+                f"{namespace}/commands",
+                "std_msgs/msg/Float64MultiArray",
+                t,
+                numpy_to_float64_multi_array(joint_positions(ts + 0.05)),
+            )
         else:
             for c, (cam, (h, w)) in enumerate(cameras.items()):
                 pixels = camera_frame(i, h, w, seed=c)
                 topic = camera_topic.format(cam=cam)
                 if compressed:
-                    yield topic + "/compressed", "sensor_msgs/msg/CompressedImage", t + 1_000_000, numpy_to_compressed(pixels, encoding, "jpeg", 90, stamp_ns=t)
+                    yield (
+                        topic + "/compressed",
+                        "sensor_msgs/msg/CompressedImage",
+                        t + 1_000_000,
+                        numpy_to_compressed(pixels, encoding, "jpeg", 90, stamp_ns=t),
+                    )
                 else:
-                    yield topic, "sensor_msgs/msg/Image", t + 1_000_000, numpy_to_image(
-                        pixels if encoding == "rgb8" else np.ascontiguousarray(pixels[..., ::-1]), encoding, stamp_ns=t)
+                    yield (
+                        topic,
+                        "sensor_msgs/msg/Image",
+                        t + 1_000_000,
+                        numpy_to_image(
+                            pixels if encoding == "rgb8" else np.ascontiguousarray(pixels[..., ::-1]),
+                            encoding,
+                            stamp_ns=t,
+                        ),
+                    )
 
 
-def write_so101_bag(path, seconds: float = 2.0, storage: str = "mcap", version: int = 9, compression: str | None = None,
-                    custom_data: dict | None = None, **kwargs) -> Path:
+def write_so101_bag(
+    path,
+    seconds: float = 2.0,
+    storage: str = "mcap",
+    version: int = 9,
+    compression: str | None = None,
+    custom_data: dict | None = None,
+    **kwargs,
+) -> Path:
     """A bag on so101.yaml's topics (see so101_messages for options)."""
     qos = {"/follower/commands": "reliable"}
     with BagWriter(path, storage, version, compression, custom_data) as writer:

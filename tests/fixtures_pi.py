@@ -41,11 +41,16 @@ def cache_paligemma_tokenizer(cache: Path, vocab_size: int = 300) -> Path:
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
     special = ["<pad>", "<eos>", "<bos>", "<unk>"]
-    bpe.train_from_iterator(SENTENCES, trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=special,
-                                                           initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    bpe.train_from_iterator(
+        SENTENCES,
+        trainers.BpeTrainer(
+            vocab_size=vocab_size, special_tokens=special, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        ),
+    )
     bpe.post_processor = processors.TemplateProcessing(single="<bos> $A", special_tokens=[("<bos>", 2)])
-    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, pad_token="<pad>", eos_token="<eos>", bos_token="<bos>",
-                                  unk_token="<unk>")
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=bpe, pad_token="<pad>", eos_token="<eos>", bos_token="<bos>", unk_token="<unk>"
+    )
     folder.mkdir(parents=True, exist_ok=True)
     tok.save_pretrained(folder)
     # the hub repo's model config too: AutoTokenizer reads it (transformers 5 looks it up for a tokenizers-backed
@@ -56,12 +61,20 @@ def cache_paligemma_tokenizer(cache: Path, vocab_size: int = 300) -> Path:
     return folder
 
 
-def pi_config_kwargs(chunk_size: int = 50, image_side: int = 224, tokenizer_max_length: int = 48,
-                     num_inference_steps: int = 10) -> dict:
+def pi_config_kwargs(
+    chunk_size: int = 50, image_side: int = 224, tokenizer_max_length: int = 48, num_inference_steps: int = 10
+) -> dict:
     """The reduced configuration: the smallest Gemma variants that run; chunk and denoising steps LeRobot's defaults."""
-    return dict(paligemma_variant="gemma_2b", action_expert_variant="gemma_300m", chunk_size=chunk_size,
-                n_action_steps=chunk_size, num_inference_steps=num_inference_steps, image_resolution=(image_side, image_side),
-                tokenizer_max_length=tokenizer_max_length, dtype="bfloat16")
+    return dict(
+        paligemma_variant="gemma_2b",
+        action_expert_variant="gemma_300m",
+        chunk_size=chunk_size,
+        n_action_steps=chunk_size,
+        num_inference_steps=num_inference_steps,
+        image_resolution=(image_side, image_side),
+        tokenizer_max_length=tokenizer_max_length,
+        dtype="bfloat16",
+    )
 
 
 def pi_stats(state_dim: int, action_dim: int, cameras, seed: int = 0) -> dict:
@@ -74,19 +87,26 @@ def pi_stats(state_dim: int, action_dim: int, cameras, seed: int = 0) -> dict:
     return stats
 
 
-def make_pi_folder(out: Path, kind: str = "pi0", state_dim: int = 6, action_dim: int = 6,
-                   cameras: dict[str, tuple[int, int]] | None = None, chunk_size: int = 50, image_side: int = 224) -> Path:
+def make_pi_folder(
+    out: Path,
+    kind: str = "pi0",
+    state_dim: int = 6,
+    action_dim: int = 6,
+    cameras: dict[str, tuple[int, int]] | None = None,
+    chunk_size: int = 50,
+    image_side: int = 224,
+) -> Path:
     """A random pi0 / pi05 saved with its processors into `out` (needs HF_HUB_CACHE set up by the caller)."""
     import torch
-    from lerobot.policies.factory import get_policy_class, make_policy_config, make_pre_post_processors
-
     from fixtures_policy import _features
+    from lerobot.policies.factory import get_policy_class, make_policy_config, make_pre_post_processors
 
     assert os.environ.get("HF_HUB_OFFLINE") == "1", "offline only"
     cameras = {"front": (48, 64)} if cameras is None else cameras
     inputs, outputs = _features(state_dim, action_dim, cameras)
-    cfg = make_policy_config(kind, input_features=inputs, output_features=outputs, device="cpu",
-                             **pi_config_kwargs(chunk_size, image_side))
+    cfg = make_policy_config(
+        kind, input_features=inputs, output_features=outputs, device="cpu", **pi_config_kwargs(chunk_size, image_side)
+    )
     torch.manual_seed(0)
     policy = get_policy_class(kind)(cfg)
     pre, post = make_pre_post_processors(cfg, dataset_stats=pi_stats(state_dim, action_dim, cameras))

@@ -62,7 +62,7 @@ def make_policy_folder(
     A SmolVLA folder also holds its tiny VLM (config + tokenizer) in `out/vlm`, which the saved config names
     by absolute path, as a fine-tuned checkpoint names its hub backbone.
     """
-    from lerobot.policies.factory import get_policy_class, make_pre_post_processors, make_policy_config
+    from lerobot.policies.factory import get_policy_class, make_policy_config, make_pre_post_processors
 
     cameras = {"front": (48, 64)} if cameras is None else cameras
     inputs, outputs = _features(state_dim, action_dim, cameras)

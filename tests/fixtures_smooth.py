@@ -70,30 +70,38 @@ def _uninformative_images(rng, n: int) -> np.ndarray:
 def _stats(state: np.ndarray, actions: np.ndarray) -> dict:
     """The demonstrations' own state / action stats; the camera's from fixtures_policy (plain 0-1 images)."""
     import torch
-
     from fixtures_policy import _stats as fixture_stats
 
     stats = fixture_stats(6, 6, {"front": (SIDE, SIDE)}, seed=0)
     for key, values in (("observation.state", state), ("action", actions.reshape(-1, 6))):
-        data = {"mean": values.mean(0), "std": values.std(0), "min": values.min(0), "max": values.max(0),
-                "q01": np.quantile(values, 0.01, axis=0), "q99": np.quantile(values, 0.99, axis=0)}
+        data = {
+            "mean": values.mean(0),
+            "std": values.std(0),
+            "min": values.min(0),
+            "max": values.max(0),
+            "q01": np.quantile(values, 0.01, axis=0),
+            "q99": np.quantile(values, 0.99, axis=0),
+        }
         stats[key] = {s: torch.as_tensor(v, dtype=torch.float32) for s, v in data.items()}
     return stats
 
 
-def train_smooth_smolvla(out: Path, chunk: int = 50, steps: int = 3000, batch: int = 32, lr: float = 1e-3,
-                         seed: int = 0, log=print) -> dict:
+def train_smooth_smolvla(
+    out: Path, chunk: int = 50, steps: int = 3000, batch: int = 32, lr: float = 1e-3, seed: int = 0, log=print
+) -> dict:
     """Fit the tiny SmolVLA (VLM in `out/vlm`) to `smooth_demonstrations` and save it into `out`; the loss curve."""
     import torch
-    from lerobot.policies.factory import get_policy_class, make_policy_config, make_pre_post_processors
-
     from fixtures_policy import _features
     from fixtures_vla import make_tiny_smolvlm, smolvla_config_kwargs
+    from lerobot.policies.factory import get_policy_class, make_policy_config, make_pre_post_processors
 
     out = Path(out)
     vlm = make_tiny_smolvlm(out / "vlm")
     inputs, outputs = _features(6, 6, {"front": (SIDE, SIDE)})
-    kwargs = {**smolvla_config_kwargs(vlm, chunk, chunk), "num_steps": 10}  # LeRobot's denoising steps, not the suite's 4
+    kwargs = {
+        **smolvla_config_kwargs(vlm, chunk, chunk),
+        "num_steps": 10,
+    }  # LeRobot's denoising steps, not the suite's 4
     cfg = make_policy_config("smolvla", input_features=inputs, output_features=outputs, device="cpu", **kwargs)
     state, actions, images = smooth_demonstrations(max(4096, batch * 16), chunk, seed)
     torch.manual_seed(seed)
@@ -102,14 +110,24 @@ def train_smooth_smolvla(out: Path, chunk: int = 50, steps: int = 3000, batch: i
     optimizer = torch.optim.AdamW([p for p in policy.parameters() if p.requires_grad], lr=lr)
     warmup = min(100, steps // 10)
     schedule = torch.optim.lr_scheduler.LambdaLR(  # linear warm-up, cosine decay to 5 % (SmolVLA's own shape)
-        optimizer, lambda k: (k + 1) / warmup if k < warmup else 0.05 + 0.95 * 0.5 * (1 + np.cos(np.pi * (k - warmup) / max(1, steps - warmup))))
+        optimizer,
+        lambda k: (
+            (k + 1) / warmup
+            if k < warmup
+            else 0.05 + 0.95 * 0.5 * (1 + np.cos(np.pi * (k - warmup) / max(1, steps - warmup)))
+        ),
+    )
     rng = np.random.default_rng(seed + 1)
     losses = []
     policy.train()
     for step in range(steps):
         idx = rng.integers(0, len(state), size=batch)
-        raw = {"observation.state": torch.from_numpy(state[idx]), "observation.images.front": torch.from_numpy(images[idx]),
-               "action": torch.from_numpy(actions[idx]), "task": [TASK] * batch}
+        raw = {
+            "observation.state": torch.from_numpy(state[idx]),
+            "observation.images.front": torch.from_numpy(images[idx]),
+            "action": torch.from_numpy(actions[idx]),
+            "task": [TASK] * batch,
+        }
         loss, _ = policy.forward(pre(raw))
         optimizer.zero_grad()
         loss.backward()
@@ -135,14 +153,23 @@ def _cache_key(**kwargs) -> str:
     arguments = inspect.signature(train_smooth_smolvla).bind(None, **kwargs)
     arguments.apply_defaults()  # chunk=50 given or left out: one folder
     arguments = {k: v for k, v in arguments.arguments.items() if k not in ("out", "log")}
-    h.update(json.dumps([torch.__version__, transformers.__version__, getattr(lerobot, "__version__", "?"),
-                         sorted(arguments.items())]).encode())
+    h.update(
+        json.dumps(
+            [
+                torch.__version__,
+                transformers.__version__,
+                getattr(lerobot, "__version__", "?"),
+                sorted(arguments.items()),
+            ]
+        ).encode()
+    )
     return h.hexdigest()[:16]
 
 
 def default_cache_dir() -> Path:
     base = os.environ.get("LEROBOT_ROS_FIXTURE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "lerobot_ros", "fixtures")
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "lerobot_ros", "fixtures"
+    )
     return Path(base)
 
 

@@ -90,8 +90,9 @@ class Host:
     def popen(self, argv: list[str], env: dict | None = None, log: Path | None = None, **kwargs) -> subprocess.Popen:
         """Start `argv` in this namespace, in its own process group (stopped by `stop()` / the context exit)."""
         out = open(log, "ab") if log is not None else subprocess.DEVNULL  # noqa: SIM115 - closed with the process
-        proc = subprocess.Popen(self.argv(argv), env=env, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True, **kwargs)
+        proc = subprocess.Popen(
+            self.argv(argv), env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, **kwargs
+        )
         proc._log_file = out  # type: ignore[attr-defined]
         self.procs.append(proc)
         return proc
@@ -121,13 +122,22 @@ class Host:
             self.stop(proc)
         self.procs.clear()
 
-    def ros_env(self, peers: list[str], domain_id: int | str, base: dict | None = None,
-                profile: Path | str | None = REMOTE_PROFILE) -> dict[str, str]:
+    def ros_env(
+        self,
+        peers: list[str],
+        domain_id: int | str,
+        base: dict | None = None,
+        profile: Path | str | None = REMOTE_PROFILE,
+    ) -> dict[str, str]:
         """The environment a user sets on each real machine: same domain, subnet discovery with the other
         host as a static peer, the large-data UDP profile (None: Fast DDS's defaults)."""
         env = dict(os.environ if base is None else base)
-        env.update(ROS_DOMAIN_ID=str(domain_id), ROS_AUTOMATIC_DISCOVERY_RANGE="SUBNET",
-                   ROS_STATIC_PEERS=";".join(peers), PYTHONUNBUFFERED="1")
+        env.update(
+            ROS_DOMAIN_ID=str(domain_id),
+            ROS_AUTOMATIC_DISCOVERY_RANGE="SUBNET",
+            ROS_STATIC_PEERS=";".join(peers),
+            PYTHONUNBUFFERED="1",
+        )
         env.pop("FASTDDS_DEFAULT_PROFILES_FILE", None)
         if profile is not None:
             if not Path(profile).is_file():

@@ -24,15 +24,18 @@ def so101_contract(cameras, image_hw, fps: float, compressed: bool, image_tolera
     from lerobot_ros.conventions.joints import SO101_JOINTS
 
     h, w = image_hw
-    cams = "".join(f"""
+    cams = "".join(
+        f"""
   observation.images.{cam}:
-    topic: /{cam}/image_raw{'/compressed' if compressed else ''}
-    type: sensor_msgs/msg/{'CompressedImage' if compressed else 'Image'}
+    topic: /{cam}/image_raw{"/compressed" if compressed else ""}
+    type: sensor_msgs/msg/{"CompressedImage" if compressed else "Image"}
     qos: sensor
     shape: [{h}, {w}, 3]
     timeline: header
     alignment: {{policy: nearest, tolerance_ms: {image_tolerance_ms:g}}}
-    transforms: [{{resize: [{h}, {w}]}}]""" for cam in cameras)
+    transforms: [{{resize: [{h}, {w}]}}]"""
+        for cam in cameras
+    )
     return f"""version: 1
 robot_type: so101_follower
 fps: {fps:g}
@@ -41,14 +44,14 @@ features:
     topic: /follower/commands
     type: std_msgs/msg/Float64MultiArray
     qos: reliable
-    names: [{', '.join(j + '.pos' for j in SO101_JOINTS)}]
+    names: [{", ".join(j + ".pos" for j in SO101_JOINTS)}]
     transforms: [rad2deg]
     timeline: receive
   observation.state:
     topic: /follower/joint_states
     type: sensor_msgs/msg/JointState
     qos: sensor
-    joints: [{', '.join(SO101_JOINTS)}]
+    joints: [{", ".join(SO101_JOINTS)}]
     transforms: [rad2deg]
     timeline: header
     alignment: {{policy: interpolate, tolerance_ms: 100}}{cams}
@@ -111,9 +114,14 @@ def robot(args) -> None:
 
     def on_diagnostics(msg):
         for st in msg.status:
-            out.write(kind="diagnostics", t=time.time_ns(), name=st.name, level=int.from_bytes(st.level, "little")
-                      if isinstance(st.level, bytes) else int(st.level), message=st.message,
-                      values={kv.key: kv.value for kv in st.values})
+            out.write(
+                kind="diagnostics",
+                t=time.time_ns(),
+                name=st.name,
+                level=int.from_bytes(st.level, "little") if isinstance(st.level, bytes) else int(st.level),
+                message=st.message,
+                values={kv.key: kv.value for kv in st.values},
+            )
 
     node.create_subscription(Float64MultiArray, f"{args.ns}/commands", on_commands, SENSOR_QOS)
     node.create_subscription(JointState, f"{args.ns}/joint_command", on_joint_command, SENSOR_QOS)
@@ -179,9 +187,17 @@ def policy(args) -> None:
         busy_before = controller.worker.busy if controller.worker else None
         result = step(tick, values, ages_ns, *a, **kw)
         started = controller.worker is not None and not busy_before and controller.worker.busy
-        out.write(kind="tick", t=time.time_ns(), t_ns=current["t_ns"], tick=tick, status=result.status, depth=result.depth,
-                  submitted=bool(started), age_ms=(max(last_ages.values()) / 1e6) if last_ages else None,
-                  chunks=submitted_before)
+        out.write(
+            kind="tick",
+            t=time.time_ns(),
+            t_ns=current["t_ns"],
+            tick=tick,
+            status=result.status,
+            depth=result.depth,
+            submitted=bool(started),
+            age_ms=(max(last_ages.values()) / 1e6) if last_ages else None,
+            chunks=submitted_before,
+        )
         return result
 
     controller.step = spy_step
@@ -199,8 +215,13 @@ def policy(args) -> None:
     try:
         _spin_until_done(context, executor, args.seconds)
     finally:
-        out.write(kind="summary", t=time.time_ns(), arrivals=arrivals, counts=dict(controller.counts),
-                  inference_ms=controller.inference_stats.summary())
+        out.write(
+            kind="summary",
+            t=time.time_ns(),
+            arrivals=arrivals,
+            counts=dict(controller.counts),
+            inference_ms=controller.inference_stats.summary(),
+        )
         node.close()
         node.destroy_node()
         context.try_shutdown()

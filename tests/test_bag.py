@@ -19,15 +19,32 @@ def _messages(n=300):
         if i % 3 == 0:
             pixels = rng.integers(0, 255, (24, 32, 3), dtype=np.uint8)
             yield "/cam/image_raw", "sensor_msgs/msg/Image", t + 1, numpy_to_image(pixels, "bgr8", stamp_ns=t)
-            yield "/cam/image_raw/compressed", "sensor_msgs/msg/CompressedImage", t + 2, numpy_to_compressed(pixels, stamp_ns=t)
+            yield (
+                "/cam/image_raw/compressed",
+                "sensor_msgs/msg/CompressedImage",
+                t + 2,
+                numpy_to_compressed(pixels, stamp_ns=t),
+            )
 
 
-@pytest.mark.parametrize("storage,version,compression", [
-    ("mcap", 9, None), ("mcap", 8, "zstd"), ("sqlite3", 9, None), ("sqlite3", 8, "zstd"),
-])
+@pytest.mark.parametrize(
+    "storage,version,compression",
+    [
+        ("mcap", 9, None),
+        ("mcap", 8, "zstd"),
+        ("sqlite3", 9, None),
+        ("sqlite3", 8, "zstd"),
+    ],
+)
 def test_formats_roundtrip(tmp_path, storage, version, compression):
-    path = write_bag(tmp_path / "bag", _messages(), storage=storage, version=version, compression=compression,
-                     custom_data={"task": "pick the cube"})
+    path = write_bag(
+        tmp_path / "bag",
+        _messages(),
+        storage=storage,
+        version=version,
+        compression=compression,
+        custom_data={"task": "pick the cube"},
+    )
     suffix = ".mcap" if storage == "mcap" else ".db3"
     stored = sorted(p.name for p in path.iterdir())
     assert stored == ["bag" + suffix, "metadata.yaml"]
@@ -78,15 +95,27 @@ def test_a_killed_bag_with_service_events_is_recovered_whole(tmp_path):
     parsed schemas its own way and failed on those (the whole bag lost), where the reader reads them."""
     from pathlib import Path
 
-    source = next((Path(__file__).parent / "data" / "rosbag2" / "mcap" / "bag_with_topics_and_service_events").glob("*.mcap"))
+    source = next(
+        (Path(__file__).parent / "data" / "rosbag2" / "mcap" / "bag_with_topics_and_service_events").glob("*.mcap")
+    )
     data = source.read_bytes()
     cut = tmp_path / "killed.mcap"
     cut.write_bytes(data[: len(data) - 200])  # the summary and footer gone
     report = recover_mcap(cut, tmp_path / "recovered")
-    assert report.topics == {"/test_service1/_service_event": 4, "/test_service2/_service_event": 4,
-                             "/test_topic1": 1, "/test_topic2": 1} and report.skipped == {}
+    assert (
+        report.topics
+        == {
+            "/test_service1/_service_event": 4,
+            "/test_service2/_service_event": 4,
+            "/test_topic1": 1,
+            "/test_topic2": 1,
+        }
+        and report.skipped == {}
+    )
     with open_bag(tmp_path / "recovered") as bag:
-        events = [bag.deserialize(m.data, m.msgtype, m.topic) for m in bag.messages() if m.topic.endswith("/_service_event")]
+        events = [
+            bag.deserialize(m.data, m.msgtype, m.topic) for m in bag.messages() if m.topic.endswith("/_service_event")
+        ]
     assert sorted((len(e.request), len(e.response)) for e in events) == [(0, 1)] * 4 + [(1, 0)] * 4
 
 
@@ -122,8 +151,11 @@ def test_a_topic_whose_definition_cannot_be_parsed_is_left_out_of_the_recovery(t
     from lerobot_ros.cli.main import main
 
     assert main(["repair", str(killed), "--out", str(tmp_path / "by_cli")]) == 0
-    assert capsys.readouterr().out.strip().endswith(
-        "; left out /broken: its bad_pkg/msg/Broken definition cannot be parsed (TypesysError)")
+    assert (
+        capsys.readouterr()
+        .out.strip()
+        .endswith("; left out /broken: its bad_pkg/msg/Broken definition cannot be parsed (TypesysError)")
+    )
 
 
 def test_bag_folder_without_metadata_yaml_is_read(tmp_path):
@@ -156,11 +188,10 @@ def test_unknown_type_is_named(tmp_path):
 
 
 def test_writer_leaves_nothing_on_error(tmp_path):
-    with pytest.raises(RuntimeError):
-        with BagWriter(tmp_path / "out") as writer:
-            writer.add_topic("/js", "sensor_msgs/msg/JointState")
-            writer.write("/js", 1, numpy_to_joint_state(["a"], position=[1.0]))
-            raise RuntimeError("interrupted")
+    with pytest.raises(RuntimeError), BagWriter(tmp_path / "out") as writer:
+        writer.add_topic("/js", "sensor_msgs/msg/JointState")
+        writer.write("/js", 1, numpy_to_joint_state(["a"], position=[1.0]))
+        raise RuntimeError("interrupted")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -196,7 +227,10 @@ def test_written_bags_carry_type_hashes_and_a_distro_name(tmp_path, storage):
     assert TYPESTORE_DISTRO in ("jazzy", "kilted", "lyrical")
     meta = yaml.safe_load((path / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
     assert meta["ros_distro"] == TYPESTORE_DISTRO
-    hashes = {t["topic_metadata"]["type"]: t["topic_metadata"]["type_description_hash"] for t in meta["topics_with_message_count"]}
+    hashes = {
+        t["topic_metadata"]["type"]: t["topic_metadata"]["type_description_hash"]
+        for t in meta["topics_with_message_count"]
+    }
     assert {k: hashes[k] for k in rosidl} == rosidl
     if storage == "mcap":
         from mcap.reader import make_reader

@@ -52,8 +52,11 @@ def test_rosbag2_own_bags_read_whole(storage):
 
 def test_service_event_types_are_parsed_from_the_srv_text():
     with open_bag(DATA / "mcap" / "bag_with_topics_and_service_events") as bag:
-        events = [(m.topic, bag.deserialize(m.data, m.msgtype, m.topic)) for m in bag.messages()
-                  if m.topic.endswith("/_service_event")]
+        events = [
+            (m.topic, bag.deserialize(m.data, m.msgtype, m.topic))
+            for m in bag.messages()
+            if m.topic.endswith("/_service_event")
+        ]
     assert len(events) == 8
     kinds = sorted((len(e.request), len(e.response), int(e.info.event_type)) for _t, e in events)
     assert kinds == [(0, 1, 3)] * 4 + [(1, 0, 0)] * 4  # 4 requests sent, 4 responses received
@@ -65,7 +68,8 @@ def test_edited_qos_text_in_metadata_drops_nothing(tmp_path):
 
     def edit(info):
         info["topics_with_message_count"][0]["topic_metadata"]["offered_qos_profiles"] = (
-            "- history: keep_last\n  depth: 7\n  reliability: best_effort\n  durability: volatile\n")
+            "- history: keep_last\n  depth: 7\n  reliability: best_effort\n  durability: volatile\n"
+        )
 
     _edit_metadata(bag, edit)
     with open_bag(bag) as reader:
@@ -95,7 +99,9 @@ def test_metadata_versions_1_to_9_read(tmp_path, storage, version):
 def test_unsupported_versions_are_refused_clearly(tmp_path, version):
     bag = write_bag(tmp_path / "bag", _js(5))
     _edit_metadata(bag, lambda info: info.update(version=version))
-    with pytest.raises(BagError, match=rf"format version {version!r} is not supported \(this reader reads versions 1 to 9\)"):
+    with pytest.raises(
+        BagError, match=rf"format version {version!r} is not supported \(this reader reads versions 1 to 9\)"
+    ):
         open_bag(bag)
 
 

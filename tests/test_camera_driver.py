@@ -42,7 +42,9 @@ def test_frames_then_missed_frames_then_reopen(tmp_path):
     path = tmp_path / "clip.avi"
     write_video(path)
     log = Log()
-    driver = CameraDriver(str(path), 30.0, max_missed=2, backoff=no_wait(), log=log, clock=iter(range(100, 10**6)).__next__)
+    driver = CameraDriver(
+        str(path), 30.0, max_missed=2, backoff=no_wait(), log=log, clock=iter(range(100, 10**6)).__next__
+    )
     assert driver.connect() and driver.size == (W, H) and driver.health.connected
     frames = [driver.poll() for _ in range(N)]
     assert all(f is not None for f in frames)

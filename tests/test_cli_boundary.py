@@ -41,7 +41,9 @@ def test_eval_with_a_malformed_policy_config(bad_policy, tmp_path, capsys):
     out = tmp_path / "eval"
     assert main(["eval", "--policy.path", str(bad_policy), "-o", str(out)]) == 1
     line = one_line(capsys.readouterr().err)
-    assert line.startswith(f"lerobot-ros eval: {bad_policy / 'config.json'} is not valid JSON (Expecting value at line 1")
+    assert line.startswith(
+        f"lerobot-ros eval: {bad_policy / 'config.json'} is not valid JSON (Expecting value at line 1"
+    )
     assert not out.exists()
 
 
@@ -93,11 +95,16 @@ def test_describe_failure_for_each_kind(tmp_path):
     assert describe_failure(FileNotFoundError(errno.ENOENT, "No such file or directory", "/x/y.yaml")) == (
         "/x/y.yaml: no such file or directory; check the path"
     )
-    assert describe_failure(OSError(errno.ENOSPC, "No space left on device")) == "no space left on device; check the path and the disk"
+    assert (
+        describe_failure(OSError(errno.ENOSPC, "No space left on device"))
+        == "no space left on device; check the path and the disk"
+    )
     try:
         json.loads('{"a": 1,}')
     except json.JSONDecodeError as exc:
-        assert describe_failure(exc).startswith("malformed JSON (Expecting property name enclosed in double quotes at line 1")
+        assert describe_failure(exc).startswith(
+            "malformed JSON (Expecting property name enclosed in double quotes at line 1"
+        )
     path = tmp_path / "c.yaml"
     path.write_text("a: [1\nb: 2\n")
     try:
@@ -119,8 +126,20 @@ def test_eval_whose_episode_bag_cannot_be_saved_is_one_line(tmp_path, capsys, mo
 
     monkeypatch.setattr(Evaluation, "_run_task", fails)
     out, dataset = tmp_path / "eval", tmp_path / "dataset"
-    argv = ["eval", "--expert", "--task", "reach-v3", "--n-episodes", "1", "-o", str(out), "--save-dataset", str(dataset)]
+    argv = [
+        "eval",
+        "--expert",
+        "--task",
+        "reach-v3",
+        "--n-episodes",
+        "1",
+        "-o",
+        str(out),
+        "--save-dataset",
+        str(dataset),
+    ]
     assert main(argv) == 1
     assert one_line(capsys.readouterr().err) == (
-        "lerobot-ros eval: /sim_0: episode of 3 steps not complete for its bag after 30 s (injected)")
+        "lerobot-ros eval: /sim_0: episode of 3 steps not complete for its bag after 30 s (injected)"
+    )
     assert not dataset.exists() and not [p for p in out.rglob("*") if p.suffix in (".mcap", ".db3", ".yaml")]

@@ -20,14 +20,23 @@ VENV = sys.prefix
 COLCON = os.path.join(VENV, "bin", "colcon")
 IGNORE = shutil.ignore_patterns("*.egg-info", "__pycache__", "build", "install", "log", ".pytest_cache")
 
-pytestmark = [pytest.mark.slow, pytest.mark.ros,
-              pytest.mark.skipif(not os.path.exists(COLCON), reason="colcon is not installed in this environment")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.ros,
+    pytest.mark.skipif(not os.path.exists(COLCON), reason="colcon is not installed in this environment"),
+]
 
 
 def in_install(ws: str, command: str, env: dict, timeout: float) -> subprocess.CompletedProcess:
     """Run `command` in bash after sourcing the install space, as a user on a robot would."""
-    return subprocess.run(["bash", "-c", f"source install/setup.bash && {command}"], cwd=ws, env=env,
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        ["bash", "-c", f"source install/setup.bash && {command}"],
+        cwd=ws,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +51,26 @@ def workspace(tmp_path_factory):
     build_env = dict(env, AMENT_PREFIX_PATH=VENV, PATH=os.path.join(VENV, "bin") + os.pathsep + env.get("PATH", ""))
     python = os.path.join(VENV, "bin", "python")
     build = subprocess.run(
-        [COLCON, "build", "--merge-install", "--base-paths", "src", "msgs", "--metas", "colcon.meta",
-         "--event-handlers", "console_cohesion+", "--cmake-args", f"-DPython3_EXECUTABLE={python}"],
-        cwd=ws, env=build_env, capture_output=True, text=True, timeout=900)
+        [
+            COLCON,
+            "build",
+            "--merge-install",
+            "--base-paths",
+            "src",
+            "msgs",
+            "--metas",
+            "colcon.meta",
+            "--event-handlers",
+            "console_cohesion+",
+            "--cmake-args",
+            f"-DPython3_EXECUTABLE={python}",
+        ],
+        cwd=ws,
+        env=build_env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert build.returncode == 0, f"colcon build failed:\n{build.stdout[-4000:]}\n{build.stderr[-4000:]}"
     return ws, env
 
@@ -61,8 +87,13 @@ def test_install_space_layout(workspace):
 
 def test_python_packages_come_from_the_install_space(workspace):
     ws, env = workspace
-    probe = in_install(ws, f"{shlex.quote(sys.executable)} -c 'import lerobot_ros, lerobot_ros_msgs.msg as m; "
-                           "print(lerobot_ros.__file__); print(m.__file__); print(m.EpisodeStatus.__name__)'", env, 120)
+    probe = in_install(
+        ws,
+        f"{shlex.quote(sys.executable)} -c 'import lerobot_ros, lerobot_ros_msgs.msg as m; "
+        "print(lerobot_ros.__file__); print(m.__file__); print(m.EpisodeStatus.__name__)'",
+        env,
+        120,
+    )
     assert probe.returncode == 0, probe.stderr
     pkg, msgs, name = probe.stdout.split()
     install = os.path.join(ws, "install")
@@ -72,16 +103,21 @@ def test_python_packages_come_from_the_install_space(workspace):
 def test_runner_against_the_install_space(workspace):
     ws, env = workspace
     install = os.path.join(ws, "install")
-    printed = in_install(ws, "install/lib/lerobot_ros/lerobot-ros launch lerobot_ros smoke.launch.yaml --print", env, 120)
+    printed = in_install(
+        ws, "install/lib/lerobot_ros/lerobot-ros launch lerobot_ros smoke.launch.yaml --print", env, 120
+    )
     assert printed.returncode == 0, printed.stderr
     sources = [line for line in printed.stdout.splitlines() if line.startswith("# ") and line.endswith(")")]
     commands = [line for line in printed.stdout.splitlines() if line.startswith("/")]
     # find-pkg-share and lib/<pkg>/<exec> resolved through the ament index to the install space
     assert len(sources) == 2
     assert all(os.path.join(install, "share", "lerobot_ros", "launch", "smoke.launch.yaml") in s for s in sources)
-    assert [c.split()[0] for c in commands] == [os.path.join(install, "lib", "lerobot_ros", e) for e in ("talker", "listener")]
-    ran = in_install(ws, "install/lib/lerobot_ros/lerobot-ros launch lerobot_ros smoke.launch.yaml count:=5 width:=16",
-                     env, 120)
+    assert [c.split()[0] for c in commands] == [
+        os.path.join(install, "lib", "lerobot_ros", e) for e in ("talker", "listener")
+    ]
+    ran = in_install(
+        ws, "install/lib/lerobot_ros/lerobot-ros launch lerobot_ros smoke.launch.yaml count:=5 width:=16", env, 120
+    )
     assert ran.returncode == 0, ran.stdout + ran.stderr
     summary = [line for line in ran.stdout.splitlines() if line.startswith("[listener] {")]
     assert summary and '"joint_states": 5' in summary[0] and '"image_shape": [12, 16, 3]' in summary[0]

@@ -43,7 +43,7 @@ def smooth_frame(i: int, h: int = 120, w: int = 160) -> np.ndarray:
     y, x = np.mgrid[0:h, 0:w]
     img = np.stack([x * 255 // w, y * 255 // h, np.full_like(x, (37 * i) % 256)], axis=-1).astype(np.uint8)
     bar = (8 * i) % (w - 12)
-    img[:, bar:bar + 12] = (255, 255 - 20 * (i % 10), 0)
+    img[:, bar : bar + 12] = (255, 255 - 20 * (i % 10), 0)
     return img
 
 
@@ -55,7 +55,9 @@ def mae(a, b) -> float:
 def test_image_to_compressed_keeps_the_header_and_the_encoding():
     rgb = smooth_frame(3)
     for encoding, pixels in (("rgb8", rgb), ("bgr8", rgb[..., ::-1]), ("mono8", rgb[..., 0])):
-        msg = numpy_to_image(np.ascontiguousarray(pixels), encoding, stamp_ns=1_234_567_890_123, frame_id="cam_optical_frame")
+        msg = numpy_to_image(
+            np.ascontiguousarray(pixels), encoding, stamp_ns=1_234_567_890_123, frame_id="cam_optical_frame"
+        )
         out = image_to_compressed(msg, "jpeg", 90)
         assert out.format == f"{encoding}; jpeg compressed {'mono8' if encoding == 'mono8' else 'bgr8'}"
         assert time_to_ns(out.header.stamp) == 1_234_567_890_123 and out.header.frame_id == "cam_optical_frame"
@@ -162,7 +164,9 @@ def test_camera_node_jpeg_only_while_subscribed_and_quality_live(ros, tmp_path):
         writer.write(cv2.cvtColor(smooth_frame(i), cv2.COLOR_RGB2BGR))
     writer.release()
     params = dict(source=str(path), camera_name="jc", fps=30.0, loop=True, qos="reliable", jpeg_quality=95)
-    node = ros.add_node(CameraNode(context=ros.context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()]))
+    node = ros.add_node(
+        CameraNode(context=ros.context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+    )
     try:
         wait_until(lambda: node.published >= 10, 30, what="frames captured")
         assert node.topics.sent == {"raw": 0, "compressed": 0}  # no subscriber: nothing converted or encoded
@@ -198,31 +202,53 @@ def compressed_so101_contract(tmp_path, ns: str, h: int, w: int):
 @pytest.mark.slow
 def test_twin_publishes_jpeg_and_policy_node_acts_on_it(ros, tmp_path):
     from fixtures_policy import cached_policy_folder
-    from lerobot_ros_msgs.srv import ResetEpisode
 
     from lerobot_ros.nodes.policy_node import PolicyNode
     from lerobot_ros.nodes.sim_bridge_node import SimBridgeNode
+    from lerobot_ros_msgs.srv import ResetEpisode
 
     h, w, ns = 48, 64, "/cz"
     policy_dir = cached_policy_folder(tmp_path / "policies", "act", cameras={"front": (h, w)})
     contract = compressed_so101_contract(tmp_path, ns, h, w)
-    bridge_params = dict(env="so101", render_width=w, render_height=h, antialias=False, reset_on_start=False,
-                         jpeg_quality=80)
-    bridge = SimBridgeNode(context=ros.context, namespace=ns, parameter_overrides=[
-        Parameter("cameras", Parameter.Type.STRING_ARRAY, ["front"]),
-        *[Parameter(k, value=v) for k, v in bridge_params.items()]])
+    bridge_params = dict(
+        env="so101", render_width=w, render_height=h, antialias=False, reset_on_start=False, jpeg_quality=80
+    )
+    bridge = SimBridgeNode(
+        context=ros.context,
+        namespace=ns,
+        parameter_overrides=[
+            Parameter("cameras", Parameter.Type.STRING_ARRAY, ["front"]),
+            *[Parameter(k, value=v) for k, v in bridge_params.items()],
+        ],
+    )
     ros.add_node(bridge)
-    policy = ros.add_node(PolicyNode(context=ros.context, parameter_overrides=[
-        Parameter(k, value=v) for k, v in dict(
-            use_sim_time=True, pretrained_path=str(policy_dir), contract=str(contract), device="cpu", seed=0,
-            tick_on="observation.images.front", diagnostics_period_s=0.5).items()]))
+    policy = ros.add_node(
+        PolicyNode(
+            context=ros.context,
+            parameter_overrides=[
+                Parameter(k, value=v)
+                for k, v in dict(
+                    use_sim_time=True,
+                    pretrained_path=str(policy_dir),
+                    contract=str(contract),
+                    device="cpu",
+                    seed=0,
+                    tick_on="observation.images.front",
+                    diagnostics_period_s=0.5,
+                ).items()
+            ],
+        )
+    )
     try:
         probe = ros.create_node("probe")
         commands = MessageCollector(probe, Float64MultiArray, f"{ns}/commands", RELIABLE_QOS)
         diags = MessageCollector(probe, DiagnosticArray, "/diagnostics", RELIABLE_QOS)
         jpeg_pub = bridge.cameras["front"].compressed_pub
-        wait_until(lambda: jpeg_pub.get_subscription_count() >= 1 and policy.action_pub.get_subscription_count() >= 1,
-                   30, what="policy_node and bridge matched")
+        wait_until(
+            lambda: jpeg_pub.get_subscription_count() >= 1 and policy.action_pub.get_subscription_count() >= 1,
+            30,
+            what="policy_node and bridge matched",
+        )
         client = probe.create_client(ResetEpisode, f"{ns}/reset_episode")
         assert client.wait_for_service(timeout_sec=20)
         future = client.call_async(ResetEpisode.Request(seed=0))
@@ -306,9 +332,18 @@ def test_recorded_compressed_topic_converts_to_the_source_frames(ros, ros_env, t
 
     contract = tmp_path / "cam.yaml"
     contract.write_text(RECORD_CONTRACT)
-    camera = ros.add_node(CameraNode(context=ros.context, namespace="/rc", parameter_overrides=[
-        Parameter(k, value=v) for k, v in dict(source=str(video), camera_name="front", fps=15.0, loop=True,
-                                                qos="reliable", jpeg_quality=90).items()]))
+    camera = ros.add_node(
+        CameraNode(
+            context=ros.context,
+            namespace="/rc",
+            parameter_overrides=[
+                Parameter(k, value=v)
+                for k, v in dict(
+                    source=str(video), camera_name="front", fps=15.0, loop=True, qos="reliable", jpeg_quality=90
+                ).items()
+            ],
+        )
+    )
     probe = ros.create_node("probe")
     js = probe.create_publisher(JointState, "/rc/joint_states", RELIABLE_QOS)
     cmd = probe.create_publisher(Float64MultiArray, "/rc/commands", RELIABLE_QOS)
@@ -323,9 +358,25 @@ def test_recorded_compressed_topic_converts_to_the_source_frames(ros, ros_env, t
     out, dataset = tmp_path / "bags", tmp_path / "dataset"
     try:
         rec = subprocess.run(
-            [sys.executable, "-m", "lerobot_ros.cli.main", "record", "--contract", str(contract), "--out", str(out),
-             "--episode-time-s", "3.0", "--num-episodes", "1"],
-            env=ros_env, capture_output=True, text=True, timeout=300)
+            [
+                sys.executable,
+                "-m",
+                "lerobot_ros.cli.main",
+                "record",
+                "--contract",
+                str(contract),
+                "--out",
+                str(out),
+                "--episode-time-s",
+                "3.0",
+                "--num-episodes",
+                "1",
+            ],
+            env=ros_env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert rec.returncode == 0, rec.stdout[-2000:] + rec.stderr[-2000:]
     finally:
         camera.close()
@@ -340,8 +391,24 @@ def test_recorded_compressed_topic_converts_to_the_source_frames(ros, ros_env, t
         assert msg.format == "rgb8; jpeg compressed bgr8"
         assert min(mae(compressed_to_numpy(msg), s) for s in sources) < JPEG_TOL
 
-    conv = subprocess.run([sys.executable, "-m", "lerobot_ros.cli.main", "convert", str(bag), "--contract", str(contract),
-                           "--out", str(dataset), "--no-progress"], env=ros_env, capture_output=True, text=True, timeout=600)
+    conv = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lerobot_ros.cli.main",
+            "convert",
+            str(bag),
+            "--contract",
+            str(contract),
+            "--out",
+            str(dataset),
+            "--no-progress",
+        ],
+        env=ros_env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert conv.returncode == 0, conv.stdout[-2000:] + conv.stderr[-2000:]
     info = json.loads((dataset / "meta" / "info.json").read_text())
     assert info["features"]["observation.images.front"]["shape"] == [120, 160, 3]
@@ -365,19 +432,29 @@ def test_eval_runs_the_policy_on_the_bridges_jpeg(tmp_path):
     `corner2/image_raw/compressed` and the episode runs its steps (pixels differ from raw by the JPEG loss, so
     this is not the bit-for-bit parity of test_eval_parity.py)."""
     import yaml
+    from test_eval_parity import metaworld_act
 
     from lerobot_ros.contract import load_contract
     from lerobot_ros.contract.loader import resolve
     from lerobot_ros.eval.runner import EvalConfig, Evaluation
-    from test_eval_parity import metaworld_act
 
     data = yaml.safe_load(resolve("metaworld").read_text())
     data["features"]["observation.image"]["type"] = "sensor_msgs/msg/CompressedImage"
     contract = tmp_path / "metaworld_jpeg.yaml"
     contract.write_text(yaml.safe_dump(data, sort_keys=False))
     policy = metaworld_act(tmp_path / "act", 32)
-    cfg = EvalConfig(task="push-v3", policy_path=str(policy), contract=str(contract), n_episodes=1, start_seed=1000,
-                     workers=1, max_episode_steps=12, videos=0, output_dir=tmp_path / "ros", quiet=True)
+    cfg = EvalConfig(
+        task="push-v3",
+        policy_path=str(policy),
+        contract=str(contract),
+        n_episodes=1,
+        start_seed=1000,
+        workers=1,
+        max_episode_steps=12,
+        videos=0,
+        output_dir=tmp_path / "ros",
+        quiet=True,
+    )
     info = Evaluation(cfg).run()
     assert [e["n_steps"] for e in info["lerobot_ros"]["episodes"]] == [12]
     used = [load_contract(str(p)) for p in (tmp_path / "ros" / "contracts").glob("*.yaml")]

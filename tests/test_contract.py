@@ -49,8 +49,12 @@ def test_so101_matches_lerobot_record(tmp_path):
     )
     teleop_proc, _robot_proc, obs_proc = make_default_processors()
     expected = combine_feature_dicts(
-        aggregate_pipeline_dataset_features(teleop_proc, create_initial_features(action=robot.action_features), use_videos=True),
-        aggregate_pipeline_dataset_features(obs_proc, create_initial_features(observation=robot.observation_features), use_videos=True),
+        aggregate_pipeline_dataset_features(
+            teleop_proc, create_initial_features(action=robot.action_features), use_videos=True
+        ),
+        aggregate_pipeline_dataset_features(
+            obs_proc, create_initial_features(observation=robot.observation_features), use_videos=True
+        ),
     )
     for name in ("so101", "so101_sim"):
         ours = load_contract(name).lerobot_features()
@@ -122,8 +126,14 @@ def _contract(**feature_overrides):
 
 
 def test_trajectory_feature_chunks():
-    data = _contract(action={"topic": "/jt", "type": "trajectory_msgs/msg/JointTrajectory", "joints": ["j1", "j2"],
-                             "transforms": ["rad2deg"]})
+    data = _contract(
+        action={
+            "topic": "/jt",
+            "type": "trajectory_msgs/msg/JointTrajectory",
+            "joints": ["j1", "j2"],
+            "transforms": ["rad2deg"],
+        }
+    )
     f = parse_contract(data).action_feature
     assert f.names == ["j1.pos", "j2.pos"]
     chunk = np.array([[10.0, 20.0], [30.0, 40.0], [50.0, 60.0]])
@@ -136,8 +146,15 @@ def test_trajectory_feature_chunks():
 
 
 def test_multi_array_indices_and_transform_subset():
-    data = _contract(action={"topic": "/cmd", "type": "std_msgs/msg/Float64MultiArray", "indices": [3, 1],
-                             "names": ["a", "b"], "transforms": [{"scale": 2.0, "only": ["b"]}, {"offset": 1.0}, {"clip": [0, 10]}]})
+    data = _contract(
+        action={
+            "topic": "/cmd",
+            "type": "std_msgs/msg/Float64MultiArray",
+            "indices": [3, 1],
+            "names": ["a", "b"],
+            "transforms": [{"scale": 2.0, "only": ["b"]}, {"offset": 1.0}, {"clip": [0, 10]}],
+        }
+    )
     f = parse_contract(data).action_feature
     msg = numpy_to_float64_multi_array([0.0, 4.0, 0.0, 3.0])
     np.testing.assert_allclose(f.decode(msg), [4.0, 9.0])  # a = 3 + 1, b = 4 * 2 + 1
@@ -148,8 +165,15 @@ def test_multi_array_indices_and_transform_subset():
 
 
 def test_linear_map_inverse_exact():
-    data = _contract(action={"topic": "/cmd", "type": "std_msgs/msg/Float64MultiArray", "slice": [0, 2], "names": ["a", "b"],
-                             "transforms": [{"linear": {"from": [-2, 2], "to": [0, 100]}}]})
+    data = _contract(
+        action={
+            "topic": "/cmd",
+            "type": "std_msgs/msg/Float64MultiArray",
+            "slice": [0, 2],
+            "names": ["a", "b"],
+            "transforms": [{"linear": {"from": [-2, 2], "to": [0, 100]}}],
+        }
+    )
     f = parse_contract(data).action_feature
     np.testing.assert_allclose(f.to_lerobot([-2, 1]), [0, 75])
     np.testing.assert_allclose(f.to_ros([0, 75]), [-2, 1])
@@ -165,8 +189,16 @@ def test_images_rgb_bgr_compressed_and_resize():
     assert out.flags.owndata and out.flags.c_contiguous
     with pytest.raises(ContractError, match="image is 8x12, the contract expects 4x6"):
         cam.decode(numpy_to_image(np.zeros((8, 12, 3), np.uint8), "rgb8"))
-    data = _contract(**{"observation.images.cam": {"topic": "/c", "type": "sensor_msgs/CompressedImage", "shape": [4, 6, 3],
-                                                  "transforms": [{"crop": [0, 0, 8, 10]}, {"resize": [4, 6]}]}})
+    data = _contract(
+        **{
+            "observation.images.cam": {
+                "topic": "/c",
+                "type": "sensor_msgs/CompressedImage",
+                "shape": [4, 6, 3],
+                "transforms": [{"crop": [0, 0, 8, 10]}, {"resize": [4, 6]}],
+            }
+        }
+    )
     cam2 = parse_contract(data).features["observation.images.cam"]
     flat = np.full((8, 12, 3), (200, 100, 50), np.uint8)
     decoded = cam2.decode(numpy_to_compressed(flat, "rgb8", "png"))
@@ -184,21 +216,47 @@ def test_joint_state_missing_joint_is_named():
 
 
 BAD = [
-    (lambda d: d["features"]["observation.state"].update(alignment={"policy": "cubic"}), "features.observation.state.alignment.policy"),
-    (lambda d: d["features"]["observation.images.cam"].update(alignment="interpolate"), "images are never interpolated"),
+    (
+        lambda d: d["features"]["observation.state"].update(alignment={"policy": "cubic"}),
+        "features.observation.state.alignment.policy",
+    ),
+    (
+        lambda d: d["features"]["observation.images.cam"].update(alignment="interpolate"),
+        "images are never interpolated",
+    ),
     (lambda d: d["features"]["observation.state"].update(alignment={"policy": "asof"}), "asof needs tolerance_ms"),
-    (lambda d: d["features"]["observation.state"].pop("topic"), "features.observation.state: missing required key 'topic'"),
-    (lambda d: d["features"]["observation.state"].update(type="foo_msgs/msg/Bar"), "features.observation.state.type: unsupported message type"),
+    (
+        lambda d: d["features"]["observation.state"].pop("topic"),
+        "features.observation.state: missing required key 'topic'",
+    ),
+    (
+        lambda d: d["features"]["observation.state"].update(type="foo_msgs/msg/Bar"),
+        "features.observation.state.type: unsupported message type",
+    ),
     (lambda d: d["features"]["observation.state"].update(topci="/x"), "unknown key(s) ['topci']"),
     (lambda d: d["features"]["action"].update(names=["a"]), "features.action.names: 1 names for 2 selected values"),
     (lambda d: d["features"]["action"].update(timeline="header"), "has no header stamp; use timeline: receive"),
-    (lambda d: d["features"]["action"].update(transforms=[{"linear": {"from": [1, 1], "to": [0, 1]}}]), "features.action.transforms[0].linear"),
-    (lambda d: d["features"]["action"].update(transforms=[{"rad2deg": True, "only": ["zz"]}]), "features.action.transforms[0].only[0]: no value named 'zz'"),
+    (
+        lambda d: d["features"]["action"].update(transforms=[{"linear": {"from": [1, 1], "to": [0, 1]}}]),
+        "features.action.transforms[0].linear",
+    ),
+    (
+        lambda d: d["features"]["action"].update(transforms=[{"rad2deg": True, "only": ["zz"]}]),
+        "features.action.transforms[0].only[0]: no value named 'zz'",
+    ),
     (lambda d: d["features"]["observation.images.cam"].update(shape=[4, 6]), "features.observation.images.cam.shape"),
     (lambda d: d["features"].pop("action"), "a contract needs an 'action' feature"),
     (lambda d: d.update(fps=29.97), "fps: expected a positive integer"),
-    (lambda d: d["features"].update({"timestamp": {"topic": "/t", "type": "std_msgs/Float64MultiArray", "names": ["x"]}}), "invalid feature name 'timestamp'"),
-    (lambda d: d["features"]["observation.state"].update(qos="fast"), "features.observation.state.qos: unknown QoS profile 'fast'"),
+    (
+        lambda d: d["features"].update(
+            {"timestamp": {"topic": "/t", "type": "std_msgs/Float64MultiArray", "names": ["x"]}}
+        ),
+        "invalid feature name 'timestamp'",
+    ),
+    (
+        lambda d: d["features"]["observation.state"].update(qos="fast"),
+        "features.observation.state.qos: unknown QoS profile 'fast'",
+    ),
     (lambda d: d["features"]["observation.state"].update(topic="js"), "expected an absolute topic name"),
 ]
 
@@ -212,10 +270,13 @@ def test_validation_errors_name_the_key(mutate, expected):
     assert expected in str(info.value)
 
 
-@pytest.mark.parametrize("key, section", [
-    ("episode_boundary.type", {"episode_boundary": {"topic": "/ep", "type": 3}}),
-    ("task.type", {"task": {"topic": "/task", "type": None}}),
-])
+@pytest.mark.parametrize(
+    "key, section",
+    [
+        ("episode_boundary.type", {"episode_boundary": {"topic": "/ep", "type": 3}}),
+        ("task.type", {"task": {"topic": "/task", "type": None}}),
+    ],
+)
 def test_a_type_that_is_not_a_string_is_a_contract_error(key, section):
     """`type: 3` / `type: ~` outside the features was an AttributeError from `.strip()` (a traceback in convert)."""
     data = {**_contract(), **section}
@@ -248,7 +309,9 @@ def test_readme_documents_every_key():
 def test_flag_transforms_take_no_value():
     data = _contract()
     data["features"]["action"]["transforms"] = [{"rad2deg": False}]
-    with pytest.raises(ContractError, match=r"features.action.transforms\[0\].rad2deg: rad2deg takes no value \(got False\)"):
+    with pytest.raises(
+        ContractError, match=r"features.action.transforms\[0\].rad2deg: rad2deg takes no value \(got False\)"
+    ):
         parse_contract(data)
     for spelling in ("rad2deg", {"rad2deg": True}, {"rad2deg": None}):
         data["features"]["action"]["transforms"] = [spelling]
@@ -285,7 +348,9 @@ def test_readme_says_which_top_level_keys_are_required():
     assert "required" not in rows["description"] and "required" not in rows["version"]
 
 
-@pytest.mark.parametrize("spelling", ["sensor_msgs/msg/JointState", "sensor_msgs/JointState", "JointState", " JointState "])
+@pytest.mark.parametrize(
+    "spelling", ["sensor_msgs/msg/JointState", "sensor_msgs/JointState", "JointState", " JointState "]
+)
 def test_type_spellings(spelling):
     data = _contract()
     data["features"]["observation.state"]["type"] = spelling
@@ -295,5 +360,7 @@ def test_type_spellings(spelling):
 def test_unknown_bare_type_lists_the_full_names():
     data = _contract()
     data["features"]["observation.state"]["type"] = "JointStates"
-    with pytest.raises(ContractError, match=r"unsupported message type 'JointStates'; use one of \[.*'sensor_msgs/msg/JointState'"):
+    with pytest.raises(
+        ContractError, match=r"unsupported message type 'JointStates'; use one of \[.*'sensor_msgs/msg/JointState'"
+    ):
         parse_contract(data)

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from fixtures_bags import JOINTS, T0, camera_frame, joint_positions, so101_messages, write_so101_bag
 
 from lerobot_ros.bag import BagWriter, write_bag
-from fixtures_bags import JOINTS, T0, camera_frame, joint_positions, so101_messages, write_so101_bag
 from lerobot_ros.cli.main import main
 from lerobot_ros.codecs import numpy_to_image, numpy_to_joint_state
 
@@ -26,19 +26,36 @@ pytestmark = pytest.mark.slow
 H, W = 48, 64
 
 
-def contract_file(tmp_path: Path, camera_type="sensor_msgs/msg/CompressedImage", camera_topic="/front/image_raw/compressed", **extra) -> Path:
+def contract_file(
+    tmp_path: Path, camera_type="sensor_msgs/msg/CompressedImage", camera_topic="/front/image_raw/compressed", **extra
+) -> Path:
     data = {
         "robot_type": "so101_follower",
         "fps": 30,
         "task": {"topic": "/task", "default": None},
         "features": {
-            "action": {"topic": "/follower/commands", "type": "std_msgs/msg/Float64MultiArray", "slice": [0, 6],
-                       "names": [f"{j}.pos" for j in JOINTS], "transforms": ["rad2deg"], "timeline": "receive",
-                       "alignment": {"policy": "hold", "tolerance_ms": 100}},
-            "observation.state": {"topic": "/follower/joint_states", "type": "sensor_msgs/msg/JointState", "joints": JOINTS,
-                                  "transforms": ["rad2deg"], "alignment": {"policy": "interpolate", "tolerance_ms": 100}},
-            "observation.images.front": {"topic": camera_topic, "type": camera_type, "shape": [H, W, 3],
-                                         "alignment": {"policy": "nearest", "tolerance_ms": 50}},
+            "action": {
+                "topic": "/follower/commands",
+                "type": "std_msgs/msg/Float64MultiArray",
+                "slice": [0, 6],
+                "names": [f"{j}.pos" for j in JOINTS],
+                "transforms": ["rad2deg"],
+                "timeline": "receive",
+                "alignment": {"policy": "hold", "tolerance_ms": 100},
+            },
+            "observation.state": {
+                "topic": "/follower/joint_states",
+                "type": "sensor_msgs/msg/JointState",
+                "joints": JOINTS,
+                "transforms": ["rad2deg"],
+                "alignment": {"policy": "interpolate", "tolerance_ms": 100},
+            },
+            "observation.images.front": {
+                "topic": camera_topic,
+                "type": camera_type,
+                "shape": [H, W, 3],
+                "alignment": {"policy": "nearest", "tolerance_ms": 50},
+            },
         },
     }
     data["task"] = {"topic": "/task"}
@@ -61,16 +78,33 @@ def run_cli(*argv) -> int:
 def test_convert_storages_and_image_encodings(tmp_path, capsys):
     bags = tmp_path / "bags"
     write_so101_bag(bags / "mcap_v9", 1.0, cameras={"front": (H, W)}, task="pick the cube")
-    write_so101_bag(bags / "sqlite_v8_zstd", 1.0, storage="sqlite3", version=8, compression="zstd",
-                    custom_data={"task": "from metadata"}, cameras={"front": (H, W)})
+    write_so101_bag(
+        bags / "sqlite_v8_zstd",
+        1.0,
+        storage="sqlite3",
+        version=8,
+        compression="zstd",
+        custom_data={"task": "from metadata"},
+        cameras={"front": (H, W)},
+    )
     raw_bags = tmp_path / "raw"
     write_so101_bag(raw_bags / "rgb8", 1.0, compressed=False, encoding="rgb8", task="raw rgb")
     write_so101_bag(raw_bags / "bgr8", 1.0, storage="sqlite3", compressed=False, encoding="bgr8", task="raw bgr")
     out = tmp_path / "ds"
     assert run_cli(bags / "mcap_v9", bags / "sqlite_v8_zstd", "--contract", contract_file(tmp_path), "--out", out) == 0
     out_raw = tmp_path / "ds_raw"
-    assert run_cli(raw_bags, "--contract", contract_file(tmp_path, "sensor_msgs/msg/Image", "/front/image_raw"),
-                   "--out", out_raw, "--vcodec", "h264") == 0
+    assert (
+        run_cli(
+            raw_bags,
+            "--contract",
+            contract_file(tmp_path, "sensor_msgs/msg/Image", "/front/image_raw"),
+            "--out",
+            out_raw,
+            "--vcodec",
+            "h264",
+        )
+        == 0
+    )
     text = capsys.readouterr().out
     assert "observation.state" in text and "QA report:" in text
     for root, tasks in ((out, ["pick the cube", "from metadata"]), (out_raw, ["raw bgr", "raw rgb"])):
@@ -101,13 +135,17 @@ def _bad_bags(tmp_path: Path) -> dict[str, Path]:
     from std_msgs.msg import String
 
     padding = [("/padding", "std_msgs/msg/String", T0 + i * 100_000_000, String(data="x" * 300_000)) for i in range(30)]
-    full = write_bag(tmp_path / "full", sorted([*so101_messages(3.0, task="t"), *padding], key=lambda m: m[2]))  # ~1 MiB chunks
+    full = write_bag(
+        tmp_path / "full", sorted([*so101_messages(3.0, task="t"), *padding], key=lambda m: m[2])
+    )  # ~1 MiB chunks
     data = (full / "full.mcap").read_bytes()
     (bags / "corrupt.mcap").write_bytes(b"\x89MCAP0\r\n" + bytes(200))
     out["corrupt"] = bags / "corrupt.mcap"
     (bags / "truncated.mcap").write_bytes(data[: len(data) // 2])  # converts: complete chunks only
     out["truncated"] = bags / "truncated.mcap"
-    out["missing_topic"] = write_bag(bags / "missing_topic", [m for m in so101_messages(1.0, task="t") if "front" not in m[0]])
+    out["missing_topic"] = write_bag(
+        bags / "missing_topic", [m for m in so101_messages(1.0, task="t") if "front" not in m[0]]
+    )
     with BagWriter(bags / "unknown_type") as w:
         from rosbags.typesys import get_types_from_msg
 
@@ -144,7 +182,19 @@ def test_bad_inputs_one_line_each_others_convert(tmp_path, capsys):
     contract = contract_file(tmp_path)
     raw_contract = contract_file(tmp_path, "sensor_msgs/msg/Image", "/front/image_raw")
     out = tmp_path / "ds"
-    ordered = [bags[k] for k in ("good", "empty", "corrupt", "truncated", "missing_topic", "unknown_type", "non_monotonic", "zero_length")]
+    ordered = [
+        bags[k]
+        for k in (
+            "good",
+            "empty",
+            "corrupt",
+            "truncated",
+            "missing_topic",
+            "unknown_type",
+            "non_monotonic",
+            "zero_length",
+        )
+    ]
     assert run_cli(*ordered, "--contract", contract, "--out", out) == 1
     text = capsys.readouterr().out
     errors = [line for line in text.splitlines() if line.startswith("error: ")]
@@ -158,7 +208,10 @@ def test_bad_inputs_one_line_each_others_convert(tmp_path, capsys):
     for name, problem in expect.items():
         assert any(str(bags[name]) in line and problem in line for line in errors), (name, errors)
     assert len(errors) == len(expect)
-    assert any("non_monotonic episode 0: observation.state: dropped 1 out-of-order sample" in line for line in text.splitlines())
+    assert any(
+        "non_monotonic episode 0: observation.state: dropped 1 out-of-order sample" in line
+        for line in text.splitlines()
+    )
     assert any("truncated.mcap: truncated bag" in line for line in text.splitlines())
     ds = load(out)
     assert ds.num_episodes == 3  # good, truncated (first half), non_monotonic (a warning only)
@@ -210,13 +263,16 @@ def test_decode_processes_only_beside_the_encoder():
     from lerobot_ros.dataset.parallel import decode_processes
 
     assert decode_processes(2, 4, cores=2) == 0  # the encoder keeps both cores busy: decode here
-    assert decode_processes(4, 4, cores=4) == 2 and decode_processes(4, 3, cores=16) == 2 and decode_processes(1, 9, cores=16) == 1
+    assert (
+        decode_processes(4, 4, cores=4) == 2
+        and decode_processes(4, 3, cores=16) == 2
+        and decode_processes(1, 9, cores=16) == 1
+    )
 
 
 def test_episode_boundary_splits_a_bag_and_workers(tmp_path, monkeypatch):
-    from lerobot_ros_msgs.msg import EpisodeStatus
-
     from lerobot_ros.codecs import ns_to_time
+    from lerobot_ros_msgs.msg import EpisodeStatus
 
     msgs = list(so101_messages(2.0, task=None))
     for t, index, task in ((T0, 0, "first"), (T0 + 1_000_000_000, 1, "second")):
@@ -248,12 +304,16 @@ def test_task_and_boundary_topics_of_the_wrong_type_are_one_line(tmp_path, capsy
     bag = write_bag(tmp_path / "bag", msgs)
     out = tmp_path / "ds"
     assert run_cli(bag, "--contract", contract_file(tmp_path), "--out", out) == 1
-    assert ("the contract's task topic /task is std_msgs/msg/Float64 in the bag, not std_msgs/msg/String or "
-            "lerobot_ros_msgs/msg/EpisodeStatus; point `task: {topic: ...}` at the right topic") in printed(capsys)
+    assert (
+        "the contract's task topic /task is std_msgs/msg/Float64 in the bag, not std_msgs/msg/String or "
+        "lerobot_ros_msgs/msg/EpisodeStatus; point `task: {topic: ...}` at the right topic"
+    ) in printed(capsys)
     contract = contract_file(tmp_path, task={"topic": "/nowhere"}, episode_boundary={"topic": "/episode_status"})
     assert run_cli(bag, "--contract", contract, "--out", out) == 1
-    assert ("the contract's episode_boundary topic /episode_status is std_msgs/msg/String in the bag, not "
-            "lerobot_ros_msgs/msg/EpisodeStatus") in printed(capsys)
+    assert (
+        "the contract's episode_boundary topic /episode_status is std_msgs/msg/String in the bag, not "
+        "lerobot_ros_msgs/msg/EpisodeStatus"
+    ) in printed(capsys)
     assert not out.exists()
 
 
@@ -270,7 +330,10 @@ def test_header_stamps_on_another_clock_than_the_recorder_are_one_line(tmp_path,
     out = tmp_path / "ds"
     assert run_cli(bag, "--contract", contract_file(tmp_path), "--out", out) == 1
     text = printed(capsys)
-    assert f"is stamped -{T0 // 1_000_000_000} s from when the bag logged it, and the contract compares its header stamps with" in text
+    assert (
+        f"is stamped -{T0 // 1_000_000_000} s from when the bag logged it, and the contract compares its header stamps with"
+        in text
+    )
     assert "record with one clock (use_sim_time on both), or set `timeline: receive` on" in text and not out.exists()
 
 
@@ -294,9 +357,21 @@ def test_ctrl_c_leaves_a_dataset_that_loads(tmp_path, ros_env):
     os.mkfifo(fifo)
     out = tmp_path / "ds"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "lerobot_ros.cli.main", "convert", str(bags), "--contract", str(contract_file(tmp_path)),
-         "--out", str(out)],
-        env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [
+            sys.executable,
+            "-m",
+            "lerobot_ros.cli.main",
+            "convert",
+            str(bags),
+            "--contract",
+            str(contract_file(tmp_path)),
+            "--out",
+            str(out),
+        ],
+        env=ros_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
         # Ctrl-C as a terminal delivers it, even when this suite runs as a background job (which ignores SIGINT,
         # and an ignored signal stays ignored across exec: Python would then not turn it into KeyboardInterrupt)
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
@@ -326,7 +401,10 @@ def test_ctrl_c_leaves_a_dataset_that_loads(tmp_path, ros_env):
     output = "".join(seen)
     assert proc.returncode == 130, output
     ds = load(out)
-    assert ds.num_episodes == 2 and [ds[int(e["dataset_from_index"])]["task"] for e in ds.meta.episodes] == ["task 0", "task 1"]
+    assert ds.num_episodes == 2 and [ds[int(e["dataset_from_index"])]["task"] for e in ds.meta.episodes] == [
+        "task 0",
+        "task 1",
+    ]
     assert not (tmp_path / ".ds.partial").exists()
     assert "interrupted" in output
 
@@ -340,14 +418,16 @@ def test_bags_that_rosbags_alone_misread_convert_whole(tmp_path, capsys):
     meta = edited / "metadata.yaml"
     doc = yaml.safe_load(meta.read_text())
     for entry in doc["rosbag2_bagfile_information"]["topics_with_message_count"]:
-        entry["topic_metadata"]["offered_qos_profiles"] = "- history: 1\n  depth: 99\n  reliability: 2\n  durability: 2\n"
+        entry["topic_metadata"]["offered_qos_profiles"] = (
+            "- history: 1\n  depth: 99\n  reliability: 2\n  durability: 2\n"
+        )
     meta.write_text(yaml.safe_dump(doc))
     msgs = list(so101_messages(2.0, task="split"))
     split = tmp_path / "split"
     split.mkdir()
     bounds = np.linspace(0, len(msgs), 13).astype(int)
     for k in range(12):
-        part = write_bag(tmp_path / f"part{k}", msgs[bounds[k]:bounds[k + 1]])
+        part = write_bag(tmp_path / f"part{k}", msgs[bounds[k] : bounds[k + 1]])
         shutil.move(part / f"part{k}.mcap", split / f"split_{k}.mcap")
     out = tmp_path / "ds"
     assert run_cli(edited, split, "--contract", contract_file(tmp_path), "--out", out) == 0
@@ -359,7 +439,7 @@ def test_bags_that_rosbags_alone_misread_convert_whole(tmp_path, capsys):
     columns = ds.hf_dataset.with_format("numpy")
     expected = np.rad2deg(joint_positions(np.arange(61) / 30))
     for e in range(2):
-        state = np.stack(columns["observation.state"][e * 61:(e + 1) * 61])
+        state = np.stack(columns["observation.state"][e * 61 : (e + 1) * 61])
         np.testing.assert_allclose(state, expected, atol=0.05)
 
 
@@ -377,7 +457,10 @@ def test_resize_covers_a_mid_bag_size_change(tmp_path):
     plain = load_contract(contract_file(tmp_path, "sensor_msgs/msg/Image", "/front/image_raw"))
     with BagReader(bag) as reader, pytest.raises(BagError) as info:
         plan_bag(reader, plain)
-    assert f"change size mid-bag (64x48 -> 32x24); add `{{resize: [{H}, {W}]}}` to observation.images.front's transforms" in str(info.value)
+    assert (
+        f"change size mid-bag (64x48 -> 32x24); add `{{resize: [{H}, {W}]}}` to observation.images.front's transforms"
+        in str(info.value)
+    )
     path = contract_file(tmp_path, "sensor_msgs/msg/Image", "/front/image_raw")
     data = yaml.safe_load(path.read_text())
     data["features"]["observation.images.front"]["transforms"] = [{"resize": [H, W]}]
@@ -413,7 +496,10 @@ def test_workers_decode_and_one_writer_gives_the_same_dataset(tmp_path, capsys, 
 
     monkeypatch.setattr(parallel, "usable_cores", lambda: 2)
     assert run_cli(*order, "--contract", contract, "--out", tmp_path / "ds_2cores", "--workers", 2) == 1
-    assert "--workers 2: 0 decode process(es) on 2 core(s); the video encoder keeps every core busy" in capsys.readouterr().err
+    assert (
+        "--workers 2: 0 decode process(es) on 2 core(s); the video encoder keeps every core busy"
+        in capsys.readouterr().err
+    )
     started = many_cores(monkeypatch)
     for workers in (1, 2):
         out = tmp_path / f"ds_w{workers}"
@@ -425,7 +511,9 @@ def test_workers_decode_and_one_writer_gives_the_same_dataset(tmp_path, capsys, 
         results[workers] = (errors, [ds[int(e["dataset_from_index"])]["task"] for e in ds.meta.episodes], state)
         report = json.loads((out / "meta" / "lerobot_ros_qa.json").read_text())
         assert [b["status"] for b in report["bags"]] == ["ok", "failed", "failed", "ok", "ok"]
-        assert report["bags"][1]["error"].endswith("change size mid-bag (64x48 -> 32x24); add `{resize: [48, 64]}` to observation.images.front's transforms to write them all at 64x48")
+        assert report["bags"][1]["error"].endswith(
+            "change size mid-bag (64x48 -> 32x24); add `{resize: [48, 64]}` to observation.images.front's transforms to write them all at 64x48"
+        )
     assert started == [2]  # --workers 1 starts none
     assert results[1][0] == results[2][0] == sorted([str(late_fail), str(bags / "corrupt.mcap")])
     assert results[1][1] == results[2][1] == ["task 0", "task 1", "task 2"]

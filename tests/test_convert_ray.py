@@ -8,11 +8,10 @@ import json
 
 import numpy as np
 import pytest
-
 from fixtures_bags import T0, write_so101_bag
-from lerobot_ros.cli.main import main
-
 from test_convert import contract_file, load
+
+from lerobot_ros.cli.main import main
 
 pytestmark = pytest.mark.slow
 
@@ -36,13 +35,46 @@ def test_ray_usage_errors_are_one_line(tmp_path, capsys):
     assert not ray.is_initialized(), "run this test before the ones using local_ray (file order)"
     bag = write_so101_bag(tmp_path / "b", 0.3, task="t")
     contract = contract_file(tmp_path)
-    assert main(["convert", str(bag), "--contract", str(contract), "--out", str(tmp_path / "x"),
-                 "--ray-address", "auto", "--no-progress"]) == 2
+    assert (
+        main(
+            [
+                "convert",
+                str(bag),
+                "--contract",
+                str(contract),
+                "--out",
+                str(tmp_path / "x"),
+                "--ray-address",
+                "auto",
+                "--no-progress",
+            ]
+        )
+        == 2
+    )
     assert "--ray-address needs --executor ray" in capsys.readouterr().err
-    assert main(["convert", str(bag), "--contract", str(contract), "--out", str(tmp_path / "x"), "--executor", "ray",
-                 "--ray-address", "127.0.0.1:1", "--no-progress"]) == 2
+    assert (
+        main(
+            [
+                "convert",
+                str(bag),
+                "--contract",
+                str(contract),
+                "--out",
+                str(tmp_path / "x"),
+                "--executor",
+                "ray",
+                "--ray-address",
+                "127.0.0.1:1",
+                "--no-progress",
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
-    assert err.startswith("lerobot-ros convert: cannot reach the Ray cluster at 127.0.0.1:1") and len(err.splitlines()) == 1
+    assert (
+        err.startswith("lerobot-ros convert: cannot reach the Ray cluster at 127.0.0.1:1")
+        and len(err.splitlines()) == 1
+    )
     assert not (tmp_path / "x").exists() and not list(tmp_path.glob(".*shards"))
 
 
@@ -53,21 +85,57 @@ def test_ray_shards_merge_into_the_dataset_one_run_writes(tmp_path, capsys, loca
     (bags / "z_broken.mcap").write_bytes(b"not a bag")  # sorted last: bag 3, in shard 1
     contract = contract_file(tmp_path)
     out = tmp_path / "ds"
-    assert main(["convert", str(bags), "--contract", str(contract), "--out", str(out), "--executor", "ray",
-                 "--workers", "2", "--no-progress", "--report", str(tmp_path / "qa" / "report.json")]) == 1  # the broken bag fails, as in one run
+    assert (
+        main(
+            [
+                "convert",
+                str(bags),
+                "--contract",
+                str(contract),
+                "--out",
+                str(out),
+                "--executor",
+                "ray",
+                "--workers",
+                "2",
+                "--no-progress",
+                "--report",
+                str(tmp_path / "qa" / "report.json"),
+            ]
+        )
+        == 1
+    )  # the broken bag fails, as in one run
     assert "3 episodes from 2 parts" in capsys.readouterr().out
     assert local_ray.is_initialized()  # a cluster it did not start is left running
     ds = load(out)
     assert [ds[int(e["dataset_from_index"])]["task"] for e in ds.meta.episodes] == ["task 0", "task 2", "task 1"]
     report = json.loads((out / "meta" / "lerobot_ros_qa.json").read_text())
     assert json.loads((tmp_path / "qa" / "report.json").read_text()) == report  # --report honoured, as in one run
-    assert report["summary"]["episodes_written"] == 3 and report["summary"]["bags"] == 4 and report["summary"]["bags_failed"] == 1
+    assert (
+        report["summary"]["episodes_written"] == 3
+        and report["summary"]["bags"] == 4
+        and report["summary"]["bags_failed"] == 1
+    )
     assert [p["shard"] for p in report["parts"]] == [{"index": i, "count": 2, "bags_total": 4} for i in range(2)]
     assert [[e.get("dataset_episode") for e in b["episodes"]] for b in report["bags"]] == [[0], [1], [2], []]
     assert (out / "meta" / "lerobot_ros_contract.yaml").is_file()
     whole = tmp_path / "whole"
-    assert main(["convert", str(bags / "run_0"), str(bags / "run_2"), str(bags / "run_1"), "--contract", str(contract),
-                 "--out", str(whole), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "convert",
+                str(bags / "run_0"),
+                str(bags / "run_2"),
+                str(bags / "run_1"),
+                "--contract",
+                str(contract),
+                "--out",
+                str(whole),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     cols = [np.stack(load(root).hf_dataset.with_format("numpy")["observation.state"]) for root in (out, whole)]
     np.testing.assert_array_equal(cols[0], cols[1])
     assert not list(tmp_path.glob(".*shards")) and not list(tmp_path.glob(".*partial"))

@@ -43,10 +43,26 @@ def test_output_folder_of_an_earlier_demo_is_replaced_anything_else_refused(tmp_
 
 
 def test_bad_policy_path_is_one_line(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "lerobot_ros.cli.main", "demo", "--policy-path", str(tmp_path), "--out", str(tmp_path / "o")],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lerobot_ros.cli.main",
+            "demo",
+            "--policy-path",
+            str(tmp_path),
+            "--out",
+            str(tmp_path / "o"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert proc.stderr.strip() == f"lerobot-ros demo: {tmp_path} has no config.json; pass a LeRobot pretrained_model folder"
+    assert (
+        proc.stderr.strip()
+        == f"lerobot-ros demo: {tmp_path} has no config.json; pass a LeRobot pretrained_model folder"
+    )
     assert not (tmp_path / "o").exists()
 
 
@@ -65,8 +81,20 @@ def test_demo_records_converts_and_evaluates(tmp_path, ros_env):
     from lerobot_ros.bag import BagReader
 
     out = tmp_path / "demo"
-    cmd = [sys.executable, "-m", "lerobot_ros.cli.main", "demo", "--episodes", "1", "--render", "48x48",
-           "--eval-episodes", "1", "--out", str(out)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "lerobot_ros.cli.main",
+        "demo",
+        "--episodes",
+        "1",
+        "--render",
+        "48x48",
+        "--eval-episodes",
+        "1",
+        "--out",
+        str(out),
+    ]
     proc = subprocess.run(cmd, env=ros_env, capture_output=True, text=True, timeout=900)
     log = (out / "logs" / "launch.log").read_text() if (out / "logs" / "launch.log").exists() else ""
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:] + log[-3000:]
@@ -93,13 +121,19 @@ def test_demo_records_converts_and_evaluates(tmp_path, ros_env):
     # eval (when it is installed) ran attached to the demo's bridge and scored the expert
     if eval_available():
         info = json.loads(Path(summary["eval_info"]).read_text())
-        assert info["overall"]["n_episodes"] == 1 and summary["eval_pc_success"] == info["overall"]["pc_success"] == 100.0
+        assert (
+            info["overall"]["n_episodes"] == 1 and summary["eval_pc_success"] == info["overall"]["pc_success"] == 100.0
+        )
     else:
         assert "pending" in summary["eval_note"]
 
     # the printed summary says where things are, and the launch left no process behind
-    for needle in ("recorded         1 episodes, 1 successful", str(out / "dataset"), "lerobot-ros demo --episodes 20 --train 2000",
-                   "lerobot-ros launch so101_real"):
+    for needle in (
+        "recorded         1 episodes, 1 successful",
+        str(out / "dataset"),
+        "lerobot-ros demo --episodes 20 --train 2000",
+        "lerobot-ros launch so101_real",
+    ):
         assert needle in proc.stdout
     pids = [int(p) for p in re.findall(r"\[launch\] \S+ started \(pid (\d+)\)", log)]
     assert len(pids) == 3 and not [p for p in pids if _alive(p)]

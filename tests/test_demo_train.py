@@ -23,15 +23,23 @@ from lerobot_ros.demo.train import lerobot_train_command, parse_losses, train_ac
 def test_train_command_is_offline_and_uploads_nothing(tmp_path):
     argv = lerobot_train_command(tmp_path / "ds", "local/x", tmp_path / "run", 20)
     assert argv[0] == "lerobot-train"
-    for flag in ("--policy.pretrained_backbone_weights=null", "--policy.push_to_hub=false", "--wandb.enable=false",
-                 "--steps=20", f"--dataset.root={tmp_path / 'ds'}", f"--output_dir={tmp_path / 'run'}"):
+    for flag in (
+        "--policy.pretrained_backbone_weights=null",
+        "--policy.push_to_hub=false",
+        "--wandb.enable=false",
+        "--steps=20",
+        f"--dataset.root={tmp_path / 'ds'}",
+        f"--output_dir={tmp_path / 'run'}",
+    ):
         assert flag in argv
 
 
 def test_losses_are_read_from_lerobot_train_log_lines():
-    log = ("INFO 2026-12-01 10:00:00 ot_train.py:489 step:1 smpl:8 ep:0 epch:0.01 loss:12.500 grdn:3.1 lr:1.0e-05\n"
-           "noise loss:9 without a step\n"
-           "INFO ... step:2K smpl:16K ep:40 epch:3.00 loss:0.750 grdn:1.0 lr:1.0e-05 updt_s:0.2\n")
+    log = (
+        "INFO 2026-12-01 10:00:00 ot_train.py:489 step:1 smpl:8 ep:0 epch:0.01 loss:12.500 grdn:3.1 lr:1.0e-05\n"
+        "noise loss:9 without a step\n"
+        "INFO ... step:2K smpl:16K ep:40 epch:3.00 loss:0.750 grdn:1.0 lr:1.0e-05 updt_s:0.2\n"
+    )
     assert parse_losses(log) == [(1, 12.5), (2000, 0.75)]
 
 
@@ -52,7 +60,9 @@ def test_next_steps_print_real_commands_and_the_checkpoint_once_trained(tmp_path
 def test_failed_training_leaves_no_checkpoint_folder(tmp_path):
     (tmp_path / "empty_dataset").mkdir()
     with pytest.raises(DemoError, match=r"lerobot-train failed \(status \d+, log: "):
-        train_act(tmp_path / "empty_dataset", "local/none", tmp_path / "train", 2, tmp_path / "train.log", timeout_s=600)
+        train_act(
+            tmp_path / "empty_dataset", "local/none", tmp_path / "train", 2, tmp_path / "train.log", timeout_s=600
+        )
     assert not (tmp_path / "train").exists() and not (tmp_path / "train.partial").exists()
 
 
@@ -69,11 +79,18 @@ def _user_env() -> dict:
 def test_interrupted_training_leaves_no_checkpoint(tmp_path, ros_env, demo_out):
     """Ctrl-C during lerobot-train (the demo's train step): neither the checkpoint folder nor its partial."""
     demo_dataset = demo_out[0] / "dataset"
-    script = ("import sys; from pathlib import Path; from lerobot_ros.demo.train import train_act; "
-              f"train_act(Path({str(demo_dataset)!r}), 'local/lerobot_ros_demo', Path({str(tmp_path / 'train')!r}), 5000, "
-              f"Path({str(tmp_path / 'train.log')!r}))")
-    proc = subprocess.Popen([sys.executable, "-c", script], env=ros_env, start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    script = (
+        "import sys; from pathlib import Path; from lerobot_ros.demo.train import train_act; "
+        f"train_act(Path({str(demo_dataset)!r}), 'local/lerobot_ros_demo', Path({str(tmp_path / 'train')!r}), 5000, "
+        f"Path({str(tmp_path / 'train.log')!r}))"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", script],
+        env=ros_env,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     log = tmp_path / "train.log"
     deadline = time.monotonic() + 300
     started = "Start offline training"  # lerobot-train's line before its first step
@@ -100,7 +117,14 @@ def _tiny(step_argv: tuple[str, ...], out: Path) -> list[str]:
             argv += ["--train", "2", "--render", "48x48"]
     elif argv[0] == "lerobot-train":
         argv = [a for a in argv if not a.startswith("--output_dir=")]
-        argv += ["--steps=2", "--batch_size=2", "--num_workers=0", "--log_freq=1", "--save_freq=2", f"--output_dir={out}"]
+        argv += [
+            "--steps=2",
+            "--batch_size=2",
+            "--num_workers=0",
+            "--log_freq=1",
+            "--save_freq=2",
+            f"--output_dir={out}",
+        ]
     return argv
 
 
@@ -110,9 +134,28 @@ def demo_out(tmp_path_factory):
     env = _user_env()
     out = tmp_path_factory.mktemp("demo_train") / "demo"
     t0 = time.monotonic()
-    proc = subprocess.run(["lerobot-ros", "demo", "--episodes", "1", "--eval-episodes", "1", "--render", "48x48",
-                           "--train", "2", "--train-batch-size", "2", "--out", str(out)],
-                          env=env, capture_output=True, text=True, timeout=1500)
+    proc = subprocess.run(
+        [
+            "lerobot-ros",
+            "demo",
+            "--episodes",
+            "1",
+            "--eval-episodes",
+            "1",
+            "--render",
+            "48x48",
+            "--train",
+            "2",
+            "--train-batch-size",
+            "2",
+            "--out",
+            str(out),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-3000:]
     print(f"demo --train 2 (record 1, eval 1, convert, train, eval 1): {time.monotonic() - t0:.0f} s")
     return out, proc.stdout, env
@@ -131,18 +174,23 @@ def test_demo_trains_evaluates_and_every_next_step_works_as_printed(tmp_path, de
     assert not (out / "train.partial").exists()
     info = json.loads(Path(summary["trained_eval_info"]).read_text())
     assert info["overall"]["n_episodes"] == 1 and summary["trained_eval_pc_success"] == info["overall"]["pc_success"]
-    for needle in ("random weights (--policy.pretrained_backbone_weights=null)", "trained ACT      2 steps",
-                   "trained success", str(ckpt)):
+    for needle in (
+        "random weights (--policy.pretrained_backbone_weights=null)",
+        "trained ACT      2 steps",
+        "trained success",
+        str(ckpt),
+    ):
         assert needle in stdout
 
     # every printed next step: run with tiny settings (hardware ones are parsed by the launch runner)
-    printed = stdout[stdout.index("next steps:"):]
+    printed = stdout[stdout.index("next steps:") :]
     steps = next_step_list(out, ckpt)
     assert [s.command for s in steps] == [line.strip() for line in printed.splitlines()[2::2] if line.strip()]
     for i, step in enumerate(steps):
         if step.hardware:
-            show = subprocess.run([*step.argv[:3], *step.argv[3:], "--show-args"], env=env, capture_output=True,
-                                  text=True, timeout=120)
+            show = subprocess.run(
+                [*step.argv[:3], *step.argv[3:], "--show-args"], env=env, capture_output=True, text=True, timeout=120
+            )
             assert show.returncode == 0 and "port" in show.stdout, show.stdout + show.stderr
             continue
         if step.argv[:3] == ("lerobot-ros", "launch", "so101_virtual"):
@@ -166,7 +214,9 @@ def _launch_comes_up(argv: list[str], env: dict, log: Path) -> None:
         proc = subprocess.Popen(argv, env=env, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         with RosRuntime() as ros:
-            states = MessageCollector(ros.create_node("next_step_probe"), JointState, "/follower/joint_states", SENSOR_QOS)
+            states = MessageCollector(
+                ros.create_node("next_step_probe"), JointState, "/follower/joint_states", SENSOR_QOS
+            )
             deadline = time.monotonic() + 180
             while time.monotonic() < deadline and len(states.messages) < 30:
                 assert proc.poll() is None, log.read_text()[-3000:]
@@ -189,8 +239,17 @@ def test_demo_with_a_policy_renders_at_the_policys_image_size(tmp_path, monkeypa
 
     ckpt = tmp_path / "ckpt"
     ckpt.mkdir()
-    (ckpt / "config.json").write_text(_json.dumps({"type": "act", "input_features": {
-        "observation.image": {"type": "VISUAL", "shape": [3, 48, 64]}, "observation.state": {"type": "STATE", "shape": [4]}}}))
+    (ckpt / "config.json").write_text(
+        _json.dumps(
+            {
+                "type": "act",
+                "input_features": {
+                    "observation.image": {"type": "VISUAL", "shape": [3, 48, 64]},
+                    "observation.state": {"type": "STATE", "shape": [4]},
+                },
+            }
+        )
+    )
     seen = []
 
     def fake_run_demo(cfg, printer=print):

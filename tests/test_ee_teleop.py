@@ -146,10 +146,16 @@ def test_keys_are_never_silent_their_commands_expire(jog):
 def _twin(ros, namespace):
     from lerobot_ros.nodes.sim_bridge_node import SimBridgeNode
 
-    overrides = [Parameter("env", value="so101"), Parameter("mode", value="realtime"), Parameter("fps", value=30.0),
-                 Parameter("cameras", Parameter.Type.STRING_ARRAY, []), Parameter("publish_clock", value=False),
-                 Parameter("render_width", value=32), Parameter("render_height", value=24),
-                 Parameter("max_episode_steps", value=100000)]  # no time-out while a slow process starts
+    overrides = [
+        Parameter("env", value="so101"),
+        Parameter("mode", value="realtime"),
+        Parameter("fps", value=30.0),
+        Parameter("cameras", Parameter.Type.STRING_ARRAY, []),
+        Parameter("publish_clock", value=False),
+        Parameter("render_width", value=32),
+        Parameter("render_height", value=24),
+        Parameter("max_episode_steps", value=100000),
+    ]  # no time-out while a slow process starts
     node = SimBridgeNode(context=ros.context, namespace=namespace, parameter_overrides=overrides)
     ros.add_node(node)
     return node
@@ -166,15 +172,24 @@ def test_joy_drives_the_twin_tip_and_holds_when_the_pad_stops(ros, jog):
     from lerobot_ros.nodes.ee_teleop_node import EeTeleop
 
     bridge = _twin(ros, "/twin")
-    teleop = EeTeleop(context=ros.context, namespace="/twin", parameter_overrides=[
-        Parameter("joy_topic", value="/twin_joy"), Parameter("speed", value=0.06), Parameter("input_timeout_s", value=0.3)])
+    teleop = EeTeleop(
+        context=ros.context,
+        namespace="/twin",
+        parameter_overrides=[
+            Parameter("joy_topic", value="/twin_joy"),
+            Parameter("speed", value=0.06),
+            Parameter("input_timeout_s", value=0.3),
+        ],
+    )
     ros.add_node(teleop)
     probe = ros.create_node("probe")
     states = MessageCollector(probe, JointState, "/twin/joint_states", SENSOR_QOS)
     commands = MessageCollector(probe, Float64MultiArray, "/twin/commands", RELIABLE_QOS)
     joy = probe.create_publisher(Joy, "/twin_joy", SENSOR_QOS)
     try:
-        wait_until(lambda: len(commands.messages) > 10 and len(states.messages) > 10, 60, what="teleop holding the twin")
+        wait_until(
+            lambda: len(commands.messages) > 10 and len(states.messages) > 10, 60, what="teleop holding the twin"
+        )
         time.sleep(1.0)  # let the arm settle on its held pose
         start = _tip(jog, states.messages)
         t_end = time.monotonic() + 2.0
@@ -188,7 +203,7 @@ def test_joy_drives_the_twin_tip_and_holds_when_the_pad_stops(ros, jog):
         moved = _tip(jog, states.messages) - start
         assert moved[0] < -0.05, moved  # ~0.12 m commanded; the position servos follow with a lag
         assert np.linalg.norm(moved[1:]) < 0.35 * abs(moved[0]), moved  # along the commanded line
-        late = [m.data.tolist() for m in commands.messages[held_from - 1:]]
+        late = [m.data.tolist() for m in commands.messages[held_from - 1 :]]
         assert len(late) > 10 and all(c == late[0] for c in late)  # held from then on: one target every period
     finally:
         teleop.destroy_node()
@@ -202,9 +217,22 @@ def test_terminal_keys_drive_the_twin_tip(ros, ros_env, jog):
     states = MessageCollector(probe, JointState, "/keys/joint_states", SENSOR_QOS)
     commands = MessageCollector(probe, Float64MultiArray, "/keys/commands", RELIABLE_QOS)
     leader, follower = pty.openpty()
-    proc = subprocess.Popen([os.path.join(VENV_BIN, "ee_teleop_node"), "--ros-args", "-r", "__ns:=/keys",
-                             "-p", "input:=keyboard", "-p", "speed:=0.06"], stdin=follower, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, env=ros_env)
+    proc = subprocess.Popen(
+        [
+            os.path.join(VENV_BIN, "ee_teleop_node"),
+            "--ros-args",
+            "-r",
+            "__ns:=/keys",
+            "-p",
+            "input:=keyboard",
+            "-p",
+            "speed:=0.06",
+        ],
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=ros_env,
+    )
     os.close(follower)
     try:
         wait_until(lambda: len(commands.messages) > 10 and len(states.messages) > 10, 120, what="keyboard teleop up")

@@ -28,7 +28,10 @@ def lerobot_batch_reductions(episodes: list[list[float]]):
         done[i, len(e) - 1 :] = True
     done_indices = torch.argmax(done.to(int), dim=1)
     mask = (torch.arange(n) <= einops.repeat(done_indices + 1, "b -> b s", s=n)).int()
-    return (einops.reduce(reward * mask, "b n -> b", "sum").tolist(), einops.reduce(reward * mask, "b n -> b", "max").tolist())
+    return (
+        einops.reduce(reward * mask, "b n -> b", "sum").tolist(),
+        einops.reduce(reward * mask, "b n -> b", "max").tolist(),
+    )
 
 
 def test_rewards_reduce_bit_for_bit_like_lerobot_eval():
@@ -46,8 +49,14 @@ def test_rewards_reduce_bit_for_bit_like_lerobot_eval():
 def test_eval_info_has_lerobot_eval_schema_and_values(tmp_path):
     eps = [
         EpisodeResult(index=1, seed=1001, rewards=[0.5, 2.0], successes=[False, True], worker="/sim_1"),
-        EpisodeResult(index=0, seed=1000, rewards=[1.0, 1.0, 1.0], successes=[False, False, False], worker="/sim_0",
-                      video_path="v/eval_episode_0.mp4"),
+        EpisodeResult(
+            index=0,
+            seed=1000,
+            rewards=[1.0, 1.0, 1.0],
+            successes=[False, False, False],
+            worker="/sim_0",
+            video_path="v/eval_episode_0.mp4",
+        ),
     ]
     info = build_eval_info(eps, "push-v3", 0, eval_s=4.0)
     assert set(info) == {"per_episode", "per_task", "per_group", "overall", "lerobot_ros"}
@@ -57,14 +66,39 @@ def test_eval_info_has_lerobot_eval_schema_and_values(tmp_path):
     ]
     task = info["per_task"][0]
     assert (task["task_group"], task["task_id"]) == ("push-v3", 0)
-    assert task["metrics"] == {"sum_rewards": [3.0, 2.5], "max_rewards": [1.0, 2.0], "successes": [False, True],
-                               "video_paths": ["v/eval_episode_0.mp4"], "predicted_video_paths": []}
+    assert task["metrics"] == {
+        "sum_rewards": [3.0, 2.5],
+        "max_rewards": [1.0, 2.0],
+        "successes": [False, True],
+        "video_paths": ["v/eval_episode_0.mp4"],
+        "predicted_video_paths": [],
+    }
     group = info["per_group"]["push-v3"]
-    assert list(group) == ["avg_sum_reward", "avg_max_reward", "pc_success", "n_episodes", "video_paths", "predicted_video_paths"]
-    assert (group["avg_sum_reward"], group["avg_max_reward"], group["pc_success"], group["n_episodes"]) == (2.75, 1.5, 50.0, 2)
+    assert list(group) == [
+        "avg_sum_reward",
+        "avg_max_reward",
+        "pc_success",
+        "n_episodes",
+        "video_paths",
+        "predicted_video_paths",
+    ]
+    assert (group["avg_sum_reward"], group["avg_max_reward"], group["pc_success"], group["n_episodes"]) == (
+        2.75,
+        1.5,
+        50.0,
+        2,
+    )
     overall = info["overall"]
-    assert list(overall) == ["avg_sum_reward", "avg_max_reward", "pc_success", "n_episodes", "eval_s", "eval_ep_s",
-                             "video_paths", "predicted_video_paths"]
+    assert list(overall) == [
+        "avg_sum_reward",
+        "avg_max_reward",
+        "pc_success",
+        "n_episodes",
+        "eval_s",
+        "eval_ep_s",
+        "video_paths",
+        "predicted_video_paths",
+    ]
     assert (overall["eval_s"], overall["eval_ep_s"]) == (4.0, 2.0)
     assert [e["n_steps"] for e in info["lerobot_ros"]["episodes"]] == [3, 2]
     path = write_json_atomic(tmp_path / "out" / "eval_info.json", info)
@@ -78,7 +112,11 @@ def test_eval_info_of_a_run_that_lost_episodes_is_strict_json_with_their_indices
     failed_episodes, the videos and the bags name them."""
     eps = [EpisodeResult(index=i, seed=1000 + i, rewards=[1.0], successes=[False], worker="/sim_0") for i in (0, 2)]
     info = build_eval_info(eps, "push-v3", 0, eval_s=1.0)
-    assert [e["episode_ix"] for e in info["per_episode"]] == [0, 2] == [e["episode_ix"] for e in info["lerobot_ros"]["episodes"]]
+    assert (
+        [e["episode_ix"] for e in info["per_episode"]]
+        == [0, 2]
+        == [e["episode_ix"] for e in info["lerobot_ros"]["episodes"]]
+    )
     assert [e["seed"] for e in info["per_episode"]] == [1000, 1002]
     empty = build_eval_info([], "push-v3", 0, eval_s=1.0)
     empty["extra"] = {"numpy": np.float32("nan"), "nested": [(float("nan"), 1.5)]}
@@ -109,10 +147,19 @@ def test_contract_moves_to_the_namespace_reliable_and_render_sized(tmp_path):
 
 
 def test_node_command_line():
-    spec = NodeSpec("lerobot_ros.nodes.sim_bridge_node", "/sim_0", "sim_bridge",
-                    params={"task": "push-v3", "shadows": False, "render_width": 64, "cameras": ["front", "wrist"],
-                            "contract": "/tmp/a b.yaml"},
-                    remaps={"/clock": "/sim_0/clock"})
+    spec = NodeSpec(
+        "lerobot_ros.nodes.sim_bridge_node",
+        "/sim_0",
+        "sim_bridge",
+        params={
+            "task": "push-v3",
+            "shadows": False,
+            "render_width": 64,
+            "cameras": ["front", "wrist"],
+            "contract": "/tmp/a b.yaml",
+        },
+        remaps={"/clock": "/sim_0/clock"},
+    )
     argv = spec.argv()
     assert argv[1:3] == ["-m", "lerobot_ros.nodes.sim_bridge_node"]
     assert argv[3:8] == ["--ros-args", "-r", "__node:=sim_bridge", "-r", "__ns:=/sim_0"]
@@ -132,7 +179,10 @@ def test_node_command_line():
         (["--expert", "--task", "nothing-v3"], "valid: the tasks assembly-v3, basketball-v3"),
         (["--expert", "--env", "so101", "--task", "pick,bench"], "SO-101 scene 'bench' not found"),
         (["--expert", "--workers", "-1"], "--workers must be 0 (auto) or more, got -1"),
-        (["--expert", "--contract", "so10l", "--record", "{tmp}/bags"], "--contract: no contract named 'so10l'; shipped"),
+        (
+            ["--expert", "--contract", "so10l", "--record", "{tmp}/bags"],
+            "--contract: no contract named 'so10l'; shipped",
+        ),
     ],
 )
 def test_bad_options_fail_with_one_line(argv, message, tmp_path, capsys):
@@ -157,8 +207,11 @@ def test_attached_bridge_sets_env_task_and_render(tmp_path):
     from lerobot_ros.eval.attach import AttachedBridge
     from lerobot_ros.eval.runner import EvalConfig, EvalSetupError, Evaluation
 
-    bridge = AttachedBridge("/sim", "/sim/sim_bridge", {"env": "so101", "task": "", "render_width": 64,
-                                                         "render_height": 48, "cameras": ["front"], "mode": "lockstep"})
+    bridge = AttachedBridge(
+        "/sim",
+        "/sim/sim_bridge",
+        {"env": "so101", "task": "", "render_width": 64, "render_height": 48, "cameras": ["front"], "mode": "lockstep"},
+    )
     ev = Evaluation(EvalConfig(attach=["/sim"], output_dir=tmp_path, quiet=True))
     plan = ev._adopt([bridge])
     assert (plan.env, plan.tasks[0].task, plan.render, plan.cameras) == ("so101", "pick", (48, 64), ("front",))
@@ -172,12 +225,20 @@ def test_attached_bridge_sets_env_task_and_render(tmp_path):
 
 
 def test_nothing_to_attach_to_says_what_was_looked_for(tmp_path, capsys):
-    assert cli_main(["eval", "--attach", "ghost", "--expert", "--startup-timeout", "0.5", "-o", str(tmp_path / "o")]) == 1
+    assert (
+        cli_main(["eval", "--attach", "ghost", "--expert", "--startup-timeout", "0.5", "-o", str(tmp_path / "o")]) == 1
+    )
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err
     assert "no sim bridge in namespace /ghost after 0.5 s" in err
-    for part in ("/ghost/reset_episode (lerobot_ros_msgs/srv/ResetEpisode)", "/ghost/episode_status", "ROS_DOMAIN_ID=",
-                 "lerobot-ros launch sim_metaworld namespace:=ghost", "-r __ns:=/ghost", "same ROS_DOMAIN_ID"):
+    for part in (
+        "/ghost/reset_episode (lerobot_ros_msgs/srv/ResetEpisode)",
+        "/ghost/episode_status",
+        "ROS_DOMAIN_ID=",
+        "lerobot-ros launch sim_metaworld namespace:=ghost",
+        "-r __ns:=/ghost",
+        "same ROS_DOMAIN_ID",
+    ):
         assert part in err
     assert not (tmp_path / "o" / "eval_info.json").exists()
 
@@ -206,7 +267,9 @@ def test_plan_expands_tasks_like_lerobot_eval_and_is_frozen(tmp_path):
     cfg = EvalConfig(expert=True, task="reach-v3,hard", n_episodes=2, workers=5, output_dir=tmp_path)
     plan = plan_eval(cfg)
     assert plan.tasks[0] == ("reach-v3", 0, "reach-v3")
-    assert [(t.group, t.task_id, t.task) for t in plan.tasks[1:]] == [("hard", i, t) for i, t in enumerate(DIFFICULTY_TO_TASKS["hard"])]
+    assert [(t.group, t.task_id, t.task) for t in plan.tasks[1:]] == [
+        ("hard", i, t) for i, t in enumerate(DIFFICULTY_TO_TASKS["hard"])
+    ]
     assert plan.workers == 2 and plan.render == (480, 480) and plan.task_descriptions[0] == "Reach a goal position"
     assert cfg.workers == 5 and cfg.render is None  # the config is not changed
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -221,10 +284,17 @@ def test_eval_info_of_several_tasks_groups_like_eval_policy_all():
     ]
     info = build_eval_info(eps, eval_s=3.0, tasks=[("easy", 0), ("easy", 1), ("push-v3", 0)])
     assert [(t["task_group"], t["task_id"], t["metrics"]["sum_rewards"]) for t in info["per_task"]] == [
-        ("easy", 0, [2.0]), ("easy", 1, [1.0]), ("push-v3", 0, [4.0])]
+        ("easy", 0, [2.0]),
+        ("easy", 1, [1.0]),
+        ("push-v3", 0, [4.0]),
+    ]
     assert info["per_group"]["easy"]["n_episodes"] == 2 and info["per_group"]["easy"]["pc_success"] == 50.0
     assert info["per_group"]["push-v3"]["avg_sum_reward"] == 4.0
-    assert (info["overall"]["n_episodes"], info["overall"]["avg_sum_reward"], info["overall"]["eval_ep_s"]) == (3, 7 / 3, 1.0)
+    assert (info["overall"]["n_episodes"], info["overall"]["avg_sum_reward"], info["overall"]["eval_ep_s"]) == (
+        3,
+        7 / 3,
+        1.0,
+    )
     assert [(e["task_group"], e["task_id"]) for e in info["per_episode"]] == [("easy", 0), ("easy", 1), ("push-v3", 0)]
 
 
@@ -239,19 +309,29 @@ def test_the_evaluator_waits_for_exactly_the_topics_the_policy_node_subscribes(t
     source = yaml.safe_load(resolve("libero").read_text())
     jpeg = source["features"]["observation.images.image2"]
     jpeg.update(type="sensor_msgs/msg/CompressedImage", topic="/sim/eye_in_hand/image_raw/compressed")
-    source["features"]["observation.images.unused"] = {**source["features"]["observation.images.image"],
-                                                      "topic": "/sim/third/image_raw"}
+    source["features"]["observation.images.unused"] = {
+        **source["features"]["observation.images.image"],
+        "topic": "/sim/third/image_raw",
+    }
     contract = tmp_path / "mixed.yaml"
     contract.write_text(yaml.safe_dump(source, sort_keys=False))
     policy = tmp_path / "policy"
     policy.mkdir()
     visual = {"type": "VISUAL", "shape": [3, 64, 64]}
-    inputs = {"observation.state": {"type": "STATE", "shape": [8]}, "observation.images.image": visual,
-              "observation.images.image2": visual}
+    inputs = {
+        "observation.state": {"type": "STATE", "shape": [8]},
+        "observation.images.image": visual,
+        "observation.images.image2": visual,
+    }
     (policy / "config.json").write_text(json.dumps({"input_features": inputs}))
-    plan = SimpleNamespace(contract=str(contract), render=(64, 64), cameras=["agentview", "eye_in_hand"],
-                           tasks=[SimpleNamespace(group="libero_spatial", task_id=0)], output_dir=tmp_path / "out",
-                           policy_path=str(policy))
+    plan = SimpleNamespace(
+        contract=str(contract),
+        render=(64, 64),
+        cameras=["agentview", "eye_in_hand"],
+        tasks=[SimpleNamespace(group="libero_spatial", task_id=0)],
+        output_dir=tmp_path / "out",
+        policy_path=str(policy),
+    )
     written = EvalProcesses(plan, plan.tasks[0]).contract_for("/sim_2")
     topics = policy_node_inputs(written, str(policy))
     assert topics == ("/sim_2/joint_states", "/sim_2/agentview/image_raw", "/sim_2/eye_in_hand/image_raw/compressed")
@@ -263,7 +343,9 @@ def test_a_video_that_fails_to_encode_is_reported_and_not_listed(tmp_path):
     from lerobot_ros.eval.videos import VideoWriter
 
     writer = VideoWriter(fps=10)
-    bad = writer.write(tmp_path / "eval_episode_0.mp4", [np.zeros((16, 16, 3), np.uint8), np.zeros((8, 8, 3), np.uint8)])
+    bad = writer.write(
+        tmp_path / "eval_episode_0.mp4", [np.zeros((16, 16, 3), np.uint8), np.zeros((8, 8, 3), np.uint8)]
+    )
     good = writer.write(tmp_path / "eval_episode_1.mp4", [np.full((16, 16, 3), 100, np.uint8)] * 3)
     writer.join()
     assert writer.failed == {bad} and len(writer.errors) == 1 and writer.errors[0].startswith("eval_episode_0.mp4: ")

@@ -86,8 +86,15 @@ def one_line_error(argv: list[str], capsys) -> str:
 def test_eval_attaches_to_a_running_bridge(tmp_path, ros, ros_env, capsys):
     env = dict(ros_env, MUJOCO_GL=os.environ.get("MUJOCO_GL", "egl"))
     bridge = node_process(
-        "sim_bridge_node", tmp_path / "bridge.log", env, "env:=so101", "render_width:=48", "render_height:=48",
-        "reset_on_start:=true", "seed:=0", f"max_episode_steps:={MAX_STEPS}",
+        "sim_bridge_node",
+        tmp_path / "bridge.log",
+        env,
+        "env:=so101",
+        "render_width:=48",
+        "render_height:=48",
+        "reset_on_start:=true",
+        "seed:=0",
+        f"max_episode_steps:={MAX_STEPS}",
     )
     expert = node_process("scripted_expert_node", tmp_path / "expert.log", env, "expert:=so101_pick")
     try:
@@ -96,8 +103,26 @@ def test_eval_attaches_to_a_running_bridge(tmp_path, ros, ros_env, capsys):
 
         # 1. the running expert is used; the bridge's own first episode (seed 0) may still be in flight
         out1 = tmp_path / "eval_running_source"
-        assert cli_main(["eval", "--attach", NS.lstrip("/"), "--n-episodes", "2", "--seed", "1000", "--videos", "1",
-                         "--startup-timeout", "120", "-o", str(out1)]) == 0
+        assert (
+            cli_main(
+                [
+                    "eval",
+                    "--attach",
+                    NS.lstrip("/"),
+                    "--n-episodes",
+                    "2",
+                    "--seed",
+                    "1000",
+                    "--videos",
+                    "1",
+                    "--startup-timeout",
+                    "120",
+                    "-o",
+                    str(out1),
+                ]
+            )
+            == 0
+        )
         info = json.loads((out1 / "eval_info.json").read_text())
         assert [e["seed"] for e in info["per_episode"]] == [1000, 1001]
         assert ours(info) == [reference[1000], reference[1001]]
@@ -110,8 +135,25 @@ def test_eval_attaches_to_a_running_bridge(tmp_path, ros, ros_env, capsys):
 
         # --expert while a scripted source already acts there: that one is used, not doubled
         out1b = tmp_path / "eval_expert_running"
-        assert cli_main(["eval", "--attach", NS, "--expert", "--n-episodes", "1", "--seed", "1000", "--videos", "0",
-                         "-o", str(out1b)]) == 0
+        assert (
+            cli_main(
+                [
+                    "eval",
+                    "--attach",
+                    NS,
+                    "--expert",
+                    "--n-episodes",
+                    "1",
+                    "--seed",
+                    "1000",
+                    "--videos",
+                    "0",
+                    "-o",
+                    str(out1b),
+                ]
+            )
+            == 0
+        )
         assert ours(json.loads((out1b / "eval_info.json").read_text())) == [reference[1000]]
         assert not (out1b / "logs").exists()  # eval started no node
 
@@ -125,18 +167,40 @@ def test_eval_attaches_to_a_running_bridge(tmp_path, ros, ros_env, capsys):
         assert f"nothing publishes {NS}/commands" in err and "pass --expert or --policy.path" in err
         # ... and with --expert it starts one beside the bridge
         out2 = tmp_path / "eval_own_expert"
-        assert cli_main(["eval", "--attach", NS, "--expert", "--n-episodes", "1", "--seed", "1001", "--videos", "0",
-                         "--startup-timeout", "120", "-o", str(out2)]) == 0
+        assert (
+            cli_main(
+                [
+                    "eval",
+                    "--attach",
+                    NS,
+                    "--expert",
+                    "--n-episodes",
+                    "1",
+                    "--seed",
+                    "1001",
+                    "--videos",
+                    "0",
+                    "--startup-timeout",
+                    "120",
+                    "-o",
+                    str(out2),
+                ]
+            )
+            == 0
+        )
         info2 = json.loads((out2 / "eval_info.json").read_text())
         assert ours(info2) == [reference[1001]]
         assert info2["lerobot_ros"]["policy_source"] == "scripted_expert"
         assert (out2 / "logs" / "attach_twin_expert.log").is_file()
 
         # 3. a task the bridge does not run; a namespace with no bridge (the error names what was looked for)
-        err = one_line_error(["eval", "--attach", NS, "--expert", "--task", "kitchen", "-o", str(tmp_path / "y")], capsys)
+        err = one_line_error(
+            ["eval", "--attach", NS, "--expert", "--task", "kitchen", "-o", str(tmp_path / "y")], capsys
+        )
         assert f"--task kitchen but {NS}/sim_bridge runs task 'pick'" in err
         err = one_line_error(  # long enough for a fresh participant to discover the bridge on a busy machine
-            ["eval", "--attach", "/nobody", "--expert", "--startup-timeout", "15", "-o", str(tmp_path / "z")], capsys)
+            ["eval", "--attach", "/nobody", "--expert", "--startup-timeout", "15", "-o", str(tmp_path / "z")], capsys
+        )
         assert "no sim bridge in namespace /nobody" in err and "/nobody/reset_episode" in err
         assert f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']}" in err and f"bridges seen: {NS}" in err
         for d in ("x", "y", "z"):

@@ -35,9 +35,19 @@ def metaworld_act(out: Path, size: int) -> Path:
         "observation.image": PolicyFeature(type=FeatureType.VISUAL, shape=(3, size, size)),
     }
     cfg = make_policy_config(
-        "act", chunk_size=10, n_action_steps=5, dim_model=32, n_heads=2, dim_feedforward=64, n_encoder_layers=1,
-        n_decoder_layers=1, use_vae=False, latent_dim=8, input_features=inputs,
-        output_features={"action": PolicyFeature(type=FeatureType.ACTION, shape=(4,))}, device="cpu",
+        "act",
+        chunk_size=10,
+        n_action_steps=5,
+        dim_model=32,
+        n_heads=2,
+        dim_feedforward=64,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        use_vae=False,
+        latent_dim=8,
+        input_features=inputs,
+        output_features={"action": PolicyFeature(type=FeatureType.ACTION, shape=(4,))},
+        device="cpu",
         pretrained_backbone_weights=None,
     )
     torch.manual_seed(0)
@@ -82,8 +92,19 @@ def frames_in(path: str) -> int:
 def test_scripted_expert_parity_over_two_bridges(tmp_path):
     """The Meta-World expert node on two bridges in parallel (/sim_i) vs the expert inside LeRobot's loop."""
     render = RenderSettings(48, 48, shadows=False, antialias=False)
-    cfg = EvalConfig(task=TASK, expert=True, n_episodes=2, start_seed=1000, workers=2, render=(48, 48),
-                     antialias=False, max_episode_steps=120, videos=1, output_dir=tmp_path / "ros", quiet=True)
+    cfg = EvalConfig(
+        task=TASK,
+        expert=True,
+        n_episodes=2,
+        start_seed=1000,
+        workers=2,
+        render=(48, 48),
+        antialias=False,
+        max_episode_steps=120,
+        videos=1,
+        output_dir=tmp_path / "ros",
+        quiet=True,
+    )
     ros_info = Evaluation(cfg).run()
     ref_info = run_lerobot_eval(TASK, 2, 1000, render, max_episode_steps=120)
     assert_same_episodes(ros_info, ref_info, 2)
@@ -98,12 +119,22 @@ def test_scripted_expert_parity_over_two_bridges(tmp_path):
 def test_random_act_policy_parity(tmp_path):
     """A random ACT in the policy node (ticking on each lockstep observation) vs lerobot-eval's loop."""
     policy = metaworld_act(tmp_path / "act", 32)
-    cfg = EvalConfig(task=TASK, policy_path=str(policy), n_episodes=2, start_seed=1000, workers=1,
-                     max_episode_steps=15, videos=0, output_dir=tmp_path / "ros", quiet=True)
+    cfg = EvalConfig(
+        task=TASK,
+        policy_path=str(policy),
+        n_episodes=2,
+        start_seed=1000,
+        workers=1,
+        max_episode_steps=15,
+        videos=0,
+        output_dir=tmp_path / "ros",
+        quiet=True,
+    )
     ros_info = Evaluation(cfg).run()
     assert ros_info["lerobot_ros"]["render"] == [32, 32]  # taken from the policy's image feature
-    ref_info = run_lerobot_eval(TASK, 2, 1000, RenderSettings(32, 32, shadows=False), policy_path=str(policy),
-                                max_episode_steps=15)
+    ref_info = run_lerobot_eval(
+        TASK, 2, 1000, RenderSettings(32, 32, shadows=False), policy_path=str(policy), max_episode_steps=15
+    )
     assert_same_episodes(ros_info, ref_info, 2)
     assert [e["n_steps"] for e in ros_info["lerobot_ros"]["episodes"]] == [15, 15]
     assert len(set(ros_info["per_task"][0]["metrics"]["sum_rewards"])) == 2  # the seeds gave different episodes
@@ -114,8 +145,19 @@ def test_two_tasks_scripted_expert_parity(tmp_path):
     bridges alive at a time), eval_info.json per_task / per_group / overall equal to eval_policy_all's."""
     tasks = "push-v3,reach-v3"
     render = RenderSettings(48, 48, shadows=False, antialias=False)
-    cfg = EvalConfig(task=tasks, expert=True, n_episodes=2, start_seed=1000, workers=2, render=(48, 48),
-                     antialias=False, max_episode_steps=120, videos=0, output_dir=tmp_path / "ros", quiet=True)
+    cfg = EvalConfig(
+        task=tasks,
+        expert=True,
+        n_episodes=2,
+        start_seed=1000,
+        workers=2,
+        render=(48, 48),
+        antialias=False,
+        max_episode_steps=120,
+        videos=0,
+        output_dir=tmp_path / "ros",
+        quiet=True,
+    )
     ros = Evaluation(cfg).run()
     ref = run_lerobot_eval(tasks, 2, 1000, render, max_episode_steps=120)
     assert [(t["task_group"], t["task_id"]) for t in ros["per_task"]] == [("push-v3", 0), ("reach-v3", 0)]
@@ -129,7 +171,11 @@ def test_two_tasks_scripted_expert_parity(tmp_path):
     assert list(ros["overall"]) == list(ref["overall"])
     assert ros["overall"]["n_episodes"] == 4
     assert [(e["task_group"], e["episode_ix"], e["seed"]) for e in ros["per_episode"]] == [
-        ("push-v3", 0, 1000), ("push-v3", 1, 1001), ("reach-v3", 0, 1000), ("reach-v3", 1, 1001)]
+        ("push-v3", 0, 1000),
+        ("push-v3", 1, 1001),
+        ("reach-v3", 0, 1000),
+        ("reach-v3", 1, 1001),
+    ]
     assert ros["lerobot_ros"]["task_description"] == ["Push the puck to a goal", "Reach a goal position"]
     logs = sorted(p.name for p in (tmp_path / "ros" / "logs").iterdir())
     assert "push-v3_0_sim_0_bridge.log" in logs and "reach-v3_0_sim_1_expert.log" in logs
@@ -148,8 +194,17 @@ def test_a_bridge_that_dies_loses_only_its_episode(tmp_path):
             if str(args[0]).startswith("ready in"):
                 holder["ev"].processes.procs[f"/sim_{workers - 1}"][0].proc.kill()  # that namespace's bridge
 
-        cfg = EvalConfig(task=TASK, expert=True, n_episodes=3, workers=workers, render=(48, 48), antialias=False,
-                         max_episode_steps=60, videos=0, output_dir=out)
+        cfg = EvalConfig(
+            task=TASK,
+            expert=True,
+            n_episodes=3,
+            workers=workers,
+            render=(48, 48),
+            antialias=False,
+            max_episode_steps=60,
+            videos=0,
+            output_dir=out,
+        )
         holder["ev"] = Evaluation(cfg, printer=printer)
         return holder["ev"].run()
 
@@ -158,7 +213,9 @@ def test_a_bridge_that_dies_loses_only_its_episode(tmp_path):
     assert [e["seed"] for e in eps] == [1000, 1001, 1002] and {e["worker"] for e in eps} == {"/sim_0"}
     ref = run_lerobot_eval(TASK, 3, 1000, RenderSettings(48, 48, shadows=False, antialias=False), max_episode_steps=60)
     assert info["per_task"][0]["metrics"]["sum_rewards"] == ref["per_task"][0]["metrics"]["sum_rewards"]
-    with pytest.raises(EvalSetupError, match=r"3 episode\(s\) not run: every bridge stopped \(/sim_0/sim_bridge exited"):
+    with pytest.raises(
+        EvalSetupError, match=r"3 episode\(s\) not run: every bridge stopped \(/sim_0/sim_bridge exited"
+    ):
         run(1, tmp_path / "one")
     written = json.loads((tmp_path / "one" / "eval_info.json").read_text())
     assert written["overall"]["n_episodes"] == 0

@@ -35,7 +35,6 @@ def _stamp(msg, ns: int):
 
 
 def test_tape_writes_the_applied_steps_and_the_converter_plans_one_frame_each(ros, tmp_path):
-    from lerobot_ros_msgs.msg import EpisodeStatus
     from rclpy.serialization import serialize_message
     from sensor_msgs.msg import Image, JointState
     from std_msgs.msg import Float64MultiArray
@@ -44,6 +43,7 @@ def test_tape_writes_the_applied_steps_and_the_converter_plans_one_frame_each(ro
     from lerobot_ros.bag.episodes import plan_bag
     from lerobot_ros.contract import load_contract
     from lerobot_ros.eval.rollouts import CONTRACT_NAME, Tape
+    from lerobot_ros_msgs.msg import EpisodeStatus
 
     contract = _contract()
     node = ros.create_node("tape_test")
@@ -70,7 +70,12 @@ def test_tape_writes_the_applied_steps_and_the_converter_plans_one_frame_each(ro
     with BagReader(str(bag)) as reader:
         counts = {t: i.count for t, i in reader.topics.items()}
         plan = plan_bag(reader, load_contract(str(tmp_path / CONTRACT_NAME)))
-    assert counts == {"/sim/joint_states": n, "/sim/corner2/image_raw": n, "/sim/commands": n, "/sim/episode_status": n + 1}
+    assert counts == {
+        "/sim/joint_states": n,
+        "/sim/corner2/image_raw": n,
+        "/sim/commands": n,
+        "/sim/episode_status": n + 1,
+    }
     (ep,) = plan.episodes
     assert ep.frames == n and ep.warnings == []
     assert ep.numeric["action"][:, 0].tolist() == [float(k) for k in range(n)]  # action k with observation k
@@ -90,10 +95,13 @@ def test_tape_gives_up_with_a_line_when_the_episode_is_incomplete(ros, tmp_path)
     assert not list(tmp_path.iterdir())
 
 
-@pytest.mark.parametrize("make, flag, message", [
-    (lambda p: p.mkdir(), "--save-dataset", "exists already"),
-    (lambda p: (p.mkdir(), (p / "x").write_text("")), "--record", "is not empty"),
-])
+@pytest.mark.parametrize(
+    "make, flag, message",
+    [
+        (lambda p: p.mkdir(), "--save-dataset", "exists already"),
+        (lambda p: (p.mkdir(), (p / "x").write_text("")), "--record", "is not empty"),
+    ],
+)
 def test_output_folders_that_cannot_be_used_fail_with_one_line(make, flag, message, tmp_path, capsys):
     target = tmp_path / "out"
     make(target)
@@ -113,7 +121,9 @@ def test_attached_bridges_cannot_be_recorded(tmp_path):
 def test_a_failed_conversion_leaves_no_dataset(tmp_path):
     from lerobot_ros.eval.rollouts import RolloutError, Rollouts
 
-    r = Rollouts(None, tmp_path / "ds", tmp_path / "eval", yaml.safe_load(resolve("metaworld").read_text()), (64, 64), 1)
+    r = Rollouts(
+        None, tmp_path / "ds", tmp_path / "eval", yaml.safe_load(resolve("metaworld").read_text()), (64, 64), 1
+    )
     r.start()  # scratch bags, none written: the converter finds no bag
     with pytest.raises(RolloutError, match="no dataset written"):
         r.write_dataset(tmp_path / "convert.log", printer=lambda *a: None)
@@ -147,10 +157,23 @@ def test_expert_episodes_saved_as_a_dataset_and_bags_that_convert_to_it(ros, tmp
             sent[ns].append(list(msg.data))
 
     for ns in sent:
-        listener.create_subscription(Float64MultiArray, f"{ns}/commands", lambda m, ns=ns: on_action(m, ns), RECORDING_QOS)
+        listener.create_subscription(
+            Float64MultiArray, f"{ns}/commands", lambda m, ns=ns: on_action(m, ns), RECORDING_QOS
+        )
     bags, ds_dir = tmp_path / "bags", tmp_path / "dataset"
-    cfg = EvalConfig(env="metaworld", task="push-v3", expert=True, n_episodes=2, workers=1, render=(64, 64), videos=0,
-                     output_dir=tmp_path / "eval", record_dir=bags, dataset_dir=ds_dir, quiet=True)
+    cfg = EvalConfig(
+        env="metaworld",
+        task="push-v3",
+        expert=True,
+        n_episodes=2,
+        workers=1,
+        render=(64, 64),
+        videos=0,
+        output_dir=tmp_path / "eval",
+        record_dir=bags,
+        dataset_dir=ds_dir,
+        quiet=True,
+    )
     info = Evaluation(cfg).run()
     steps = [e["n_steps"] for e in info["lerobot_ros"]["episodes"]]
     assert info["lerobot_ros"]["workers"] == 1 and len(steps) == 2 and all(s > 0 for s in steps)
@@ -174,7 +197,12 @@ def test_expert_episodes_saved_as_a_dataset_and_bags_that_convert_to_it(ros, tmp
 
     # the kept bags through `lerobot-ros convert` are the same dataset
     again = tmp_path / "again"
-    assert cli_main(["convert", str(bags), "--contract", str(bags / "eval_contract.yaml"), "--out", str(again), "--no-progress"]) == 0
+    assert (
+        cli_main(
+            ["convert", str(bags), "--contract", str(bags / "eval_contract.yaml"), "--out", str(again), "--no-progress"]
+        )
+        == 0
+    )
     _, lengths2, actions2, states2 = _columns(again, "local/again")
     assert lengths2 == lengths
     np.testing.assert_array_equal(actions2, actions)

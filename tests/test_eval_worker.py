@@ -12,8 +12,6 @@ import json
 import threading
 
 import pytest
-from lerobot_ros_msgs.msg import EpisodeStatus
-from lerobot_ros_msgs.srv import ResetEpisode
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
@@ -21,6 +19,8 @@ from lerobot_ros.codecs.time import ns_to_time, time_to_ns
 from lerobot_ros.eval.worker import BridgeWorker, EvalError
 from lerobot_ros.ros.qos import EPISODE_STATUS_QOS, RECORDING_QOS, RELIABLE_QOS
 from lerobot_ros.ros.runtime import wait_until
+from lerobot_ros_msgs.msg import EpisodeStatus
+from lerobot_ros_msgs.srv import ResetEpisode
 
 NS, STEPS, PERIOD_NS = "/wt", 2, 50_000_000
 
@@ -84,17 +84,29 @@ class ScriptedPolicy:
 def sides(ros):
     bridge = ScriptedBridge(ros.create_node("scripted_bridge"))
     policy = ScriptedPolicy(ros.create_node("scripted_policy"), step_delay_s=1.0, final_delay_s=3.0)
-    worker = BridgeWorker(ros.create_node("eval_worker"), NS, policy_reset=f"{NS}/policy_node/reset",
-                          stall_timeout_s=20.0, answers_final=True)
+    worker = BridgeWorker(
+        ros.create_node("eval_worker"),
+        NS,
+        policy_reset=f"{NS}/policy_node/reset",
+        stall_timeout_s=20.0,
+        answers_final=True,
+    )
     yield bridge, policy, worker
     worker.close()
 
 
 def wait_matched(worker) -> None:
     node = worker.node
-    wait_until(lambda: node.count_publishers(f"{NS}/episode_status") >= 1 and node.count_subscribers(f"{NS}/commands") >= 1
-               and worker.reset_client.service_is_ready() and worker.policy_client.service_is_ready(),
-               20, what="the scripted sides discovered")
+    wait_until(
+        lambda: (
+            node.count_publishers(f"{NS}/episode_status") >= 1
+            and node.count_subscribers(f"{NS}/commands") >= 1
+            and worker.reset_client.service_is_ready()
+            and worker.policy_client.service_is_ready()
+        ),
+        20,
+        what="the scripted sides discovered",
+    )
 
 
 def test_a_slow_answer_to_the_final_observation_never_steps_the_next_episode(sides):
@@ -114,8 +126,11 @@ def test_a_policy_node_that_never_answers_the_final_observation_is_one_clear_err
     policy.step_delay_s, policy.final_delay_s = 0.0, 1e6  # the final answer never comes, within the test
     worker.stall_timeout_s = 1.0
     wait_matched(worker)
-    with pytest.raises(EvalError, match=r"^/wt: the policy node did not answer the final observation of episode 0 "
-                                        r"within 1 s \(its answer would step the next episode; see its log\)$"):
+    with pytest.raises(
+        EvalError,
+        match=r"^/wt: the policy node did not answer the final observation of episode 0 "
+        r"within 1 s \(its answer would step the next episode; see its log\)$",
+    ):
         worker.run_episode(0, seed=0, record_video=False)
 
 
@@ -129,8 +144,9 @@ def test_readiness_does_not_count_the_evaluators_own_subscriptions(ros):
     ScriptedBridge(ros.create_node("scripted_bridge"))
     ScriptedPolicy(ros.create_node("scripted_policy"), 0.0, 0.0)
     node = ros.create_node("eval_worker")
-    worker = BridgeWorker(node, NS, policy_reset=f"{NS}/policy_node/reset", answers_final=True,
-                          source_inputs=(f"{NS}/joint_states",))
+    worker = BridgeWorker(
+        node, NS, policy_reset=f"{NS}/policy_node/reset", answers_final=True, source_inputs=(f"{NS}/joint_states",)
+    )
     node.create_subscription(JointState, f"{NS}/joint_states", lambda msg: None, RECORDING_QOS)  # a tape's
     node.create_subscription(Float64MultiArray, f"{NS}/commands", lambda msg: None, RECORDING_QOS)
     wait_matched(worker)
@@ -138,6 +154,8 @@ def test_readiness_does_not_count_the_evaluators_own_subscriptions(ros):
     assert not worker.ready()
     with pytest.raises(EvalError, match=f"nothing subscribes {NS}/joint_states"):
         worker.wait_ready(0.5)
-    ros.create_node("policy_inputs").create_subscription(JointState, f"{NS}/joint_states", lambda msg: None, RECORDING_QOS)
+    ros.create_node("policy_inputs").create_subscription(
+        JointState, f"{NS}/joint_states", lambda msg: None, RECORDING_QOS
+    )
     worker.wait_ready(10.0)
     worker.close()

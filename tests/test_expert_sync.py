@@ -51,8 +51,14 @@ def test_never_mixes_steps():
 
 def test_done_pauses_and_a_new_episode_resets_the_expert():
     sync, expert = sync3()
-    step = lambda status: [sync.offer(STATUS, status), sync.offer(ENV_STATE, np.zeros(1)),  # noqa: E731
-                           sync.offer(JOINTS, np.zeros(2))][-1]
+
+    def step(status):
+        return [
+            sync.offer(STATUS, status),
+            sync.offer(ENV_STATE, np.zeros(1)),  # noqa: E731
+            sync.offer(JOINTS, np.zeros(2)),
+        ][-1]
+
     assert step(StepStatus(0, False)) is not None
     assert step(StepStatus(0, True)) is None and sync.done  # the final observation is not answered
     assert expert.resets == 1

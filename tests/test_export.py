@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from fixtures_bags import JOINTS, T0, so101_messages
 
 from lerobot_ros.bag import write_bag
-from fixtures_bags import JOINTS, T0, so101_messages
 from lerobot_ros.cli.main import main
 
 pytestmark = pytest.mark.slow
@@ -22,12 +22,25 @@ def _contract(path: Path, boundary: bool) -> Path:
         "fps": 30,
         "task": {"topic": "/task"},
         "features": {
-            "action": {"topic": "/follower/commands", "type": "std_msgs/msg/Float64MultiArray", "slice": [0, 6],
-                       "names": [f"{j}.pos" for j in JOINTS], "transforms": ["rad2deg"], "timeline": "receive"},
-            "observation.state": {"topic": "/follower/joint_states", "type": "sensor_msgs/msg/JointState", "joints": JOINTS,
-                                  "transforms": ["rad2deg", {"linear": {"from": [-1, 1], "to": [0, 100]}, "only": ["gripper"]}]},
-            "observation.images.front": {"topic": "/front/image_raw/compressed", "type": "sensor_msgs/msg/CompressedImage",
-                                         "shape": [48, 64, 3]},
+            "action": {
+                "topic": "/follower/commands",
+                "type": "std_msgs/msg/Float64MultiArray",
+                "slice": [0, 6],
+                "names": [f"{j}.pos" for j in JOINTS],
+                "transforms": ["rad2deg"],
+                "timeline": "receive",
+            },
+            "observation.state": {
+                "topic": "/follower/joint_states",
+                "type": "sensor_msgs/msg/JointState",
+                "joints": JOINTS,
+                "transforms": ["rad2deg", {"linear": {"from": [-1, 1], "to": [0, 100]}, "only": ["gripper"]}],
+            },
+            "observation.images.front": {
+                "topic": "/front/image_raw/compressed",
+                "type": "sensor_msgs/msg/CompressedImage",
+                "shape": [48, 64, 3],
+            },
         },
     }
     if boundary:
@@ -47,9 +60,8 @@ def _columns(root: Path):
 @pytest.fixture(scope="module")
 def source(tmp_path_factory):
     """A two-episode dataset converted from one bag with EpisodeStatus boundaries."""
-    from lerobot_ros_msgs.msg import EpisodeStatus
-
     from lerobot_ros.codecs import ns_to_time
+    from lerobot_ros_msgs.msg import EpisodeStatus
 
     tmp = tmp_path_factory.mktemp("export")
     msgs = list(so101_messages(1.2, task="pick"))
@@ -135,4 +147,3 @@ def test_export_to_an_unwritable_folder_is_one_line(source, capsys):
     assert len(lines) == 1 and lines[0].startswith("lerobot-ros export: "), lines
     assert "not a directory; a part of the path is a file, not a folder" in lines[0]
     assert [p.name for p in tmp.iterdir() if p.name.startswith(".")] == []
-

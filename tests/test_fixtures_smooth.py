@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 import os
 
+import fixtures_smooth as fs
 import numpy as np
 import pytest
-
-import fixtures_smooth as fs
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -76,17 +75,30 @@ def test_the_cache_trains_once_reuses_and_replaces_a_half_written_folder(tmp_pat
 @pytest.mark.slow
 def test_the_fitted_policy_gives_smooth_chunks_where_random_weights_give_noise(tmp_path):
     from fixtures_policy import make_policy_folder
+
     from lerobot_ros.policy.inference import PolicyRunner
     from lerobot_ros.policy.loading import load_policy
 
     fitted = PolicyRunner(load_policy(str(fs.cached_smooth_smolvla()), "cpu"), seed=0)
-    random = PolicyRunner(load_policy(str(make_policy_folder(tmp_path / "random", "smolvla", cameras={"front": (64, 64)},
-                                                             chunk_size=50, n_action_steps=50)), "cpu"), seed=0)
+    random = PolicyRunner(
+        load_policy(
+            str(
+                make_policy_folder(
+                    tmp_path / "random", "smolvla", cameras={"front": (64, 64)}, chunk_size=50, n_action_steps=50
+                )
+            ),
+            "cpu",
+        ),
+        seed=0,
+    )
     state, demos, images = fs.smooth_demonstrations(6, 50, seed=11)
     steps = {"fitted": [], "random": []}
     starts = []
     for k in range(len(state)):
-        frame = {"observation.state": state[k], "observation.images.front": (images[k].transpose(1, 2, 0) * 255).astype(np.uint8)}
+        frame = {
+            "observation.state": state[k],
+            "observation.images.front": (images[k].transpose(1, 2, 0) * 255).astype(np.uint8),
+        }
         for name, runner in (("fitted", fitted), ("random", random)):
             chunk = runner.predict_chunk(frame, fs.TASK)
             assert chunk.shape == (50, 6) and np.isfinite(chunk).all()

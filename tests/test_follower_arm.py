@@ -34,9 +34,15 @@ class Calls:
         options = dict(rate_hz=50.0, watchdog_s=5.0, diagnostics_period_s=0.2)
         options.update(settings)
         factory = lambda: MotorBusDevice("feetech", port, NAMES, [1, 2], ["sts3215", "sts3215"])  # noqa: E731
-        return FollowerArm(factory, now_ns=lambda: self.now, on_state=lambda p, t: self.states.append((p.copy(), t)),
-                           on_diagnostics=self.diagnostics.set, on_rejected=self.rejected.append,
-                           on_error=self.errors.append, **options)
+        return FollowerArm(
+            factory,
+            now_ns=lambda: self.now,
+            on_state=lambda p, t: self.states.append((p.copy(), t)),
+            on_diagnostics=self.diagnostics.set,
+            on_rejected=self.rejected.append,
+            on_error=self.errors.append,
+            **options,
+        )
 
 
 @pytest.fixture
@@ -122,8 +128,15 @@ def test_torque_and_live_settings(bus, calls):
     assert arm.set_torque(False) == (True, "torque disabled")
     assert arm.buffer.state(calls.now) == IDLE and servos[0].register("Torque_Enable") == 0  # goals dropped
     assert arm.set_torque(True) == (True, "torque enabled")
-    arm.apply({"rate_hz": 20.0, "watchdog_s": 0.4, "diagnostics_period_s": 2.0, "torque_off_on_shutdown": True,
-               "max_relative_target": 3.0})  # a MotorBusDevice has no LeRobot config: nothing to cap there
+    arm.apply(
+        {
+            "rate_hz": 20.0,
+            "watchdog_s": 0.4,
+            "diagnostics_period_s": 2.0,
+            "torque_off_on_shutdown": True,
+            "max_relative_target": 3.0,
+        }
+    )  # a MotorBusDevice has no LeRobot config: nothing to cap there
     assert arm.loop.period_s == pytest.approx(0.05) and arm.buffer.watchdog_ns == 400_000_000
     assert arm.diagnostics_period_s == 2.0 and arm.driver.torque_off_on_close
     with pytest.raises(ValueError, match=r"not changeable while running: \['port'\]"):

@@ -35,7 +35,9 @@ def arm(tmp_path):
 
 
 def test_max_relative_target_caps_each_step(arm):
-    driver = ArmDriver(lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal, max_relative_target=5.0))
+    driver = ArmDriver(
+        lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal, max_relative_target=5.0)
+    )
     assert retried(driver.connect)
     try:
         sent = retried(lambda: driver.write(np.array([1.0, 0, 0, 0, 0, 0])))  # 57 degrees away: LeRobot sends 5 degrees
@@ -45,7 +47,9 @@ def test_max_relative_target_caps_each_step(arm):
 
 
 def test_exchange_reads_then_sends_the_goal_and_sends_nothing_after_a_failed_read(arm):
-    driver = ArmDriver(lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal), max_consecutive_errors=10)
+    driver = ArmDriver(
+        lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal), max_consecutive_errors=10
+    )
     assert retried(driver.connect)
     try:
         elbow = arm.servo("elbow_flex")
@@ -115,8 +119,10 @@ def test_reconnects_with_backoff_after_unplug(arm):
 def test_a_reconnect_keeps_the_torque_the_user_switched_off(arm):
     """set_torque(false), then a USB hiccup: LeRobot's connect() ends with torque on again (its configure), which
     drove a hand-moved arm back to its old goal; the driver switches it off again at once."""
-    driver = ArmDriver(lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal),
-                       backoff=Backoff(initial_s=0.05, max_s=0.2))
+    driver = ArmDriver(
+        lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal),
+        backoff=Backoff(initial_s=0.05, max_s=0.2),
+    )
     assert retried(driver.connect)
     driver.set_torque(False)
     arm.bus.unplug()
@@ -137,8 +143,11 @@ def test_a_write_that_fails_every_tick_reconnects_like_a_failing_read(arm):
     """Reads fine, writes failing (LeRobot's max_relative_target pre-read timing out on a flaky bus): the read's
     success reset the error count each tick, so the arm never moved and the driver never reconnected. The failing
     write is injected into LeRobot's send_action (the emulator has no write-only fault)."""
-    driver = ArmDriver(lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal),
-                       backoff=Backoff(initial_s=60), max_consecutive_errors=3)
+    driver = ArmDriver(
+        lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal),
+        backoff=Backoff(initial_s=60),
+        max_consecutive_errors=3,
+    )
     assert retried(driver.connect)
 
     def fails(action):
@@ -152,7 +161,9 @@ def test_a_write_that_fails_every_tick_reconnects_like_a_failing_read(arm):
 
 
 def test_device_errors_say_what_to_do(tmp_path):
-    with pytest.raises(DeviceConfigError, match=r"no calibration file at .*absent\.json: calibrate the arm with `lerobot-calibrate"):
+    with pytest.raises(
+        DeviceConfigError, match=r"no calibration file at .*absent\.json: calibrate the arm with `lerobot-calibrate"
+    ):
         make_follower("so101_follower", "/dev/ttyACM0", calibration_file=str(tmp_path / "absent.json"))
     with pytest.raises(DeviceConfigError, match="parameter 'port' is empty"):
         make_follower("koch_follower", "")
@@ -161,7 +172,9 @@ def test_device_errors_say_what_to_do(tmp_path):
 
 
 def test_torque_goes_off_on_close_even_after_the_port_was_dropped(arm):
-    driver = ArmDriver(lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal), backoff=Backoff(initial_s=60))
+    driver = ArmDriver(
+        lambda: make_follower("so101_follower", arm.port, calibration_file=arm.cal), backoff=Backoff(initial_s=60)
+    )
     assert retried(driver.connect)
     assert all(s.register("Torque_Enable") == 1 for s in arm.bus.servos.values())
     arm.bus.faults.no_reply.add(1)

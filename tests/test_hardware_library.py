@@ -9,9 +9,9 @@ import pytest
 from diagnostic_msgs.msg import DiagnosticStatus
 
 from lerobot_ros.hardware.commands import IDLE, TIMEOUT, TRACKING, TRAJECTORY, CommandBuffer
-from lerobot_ros.ros.diagnostics import health_status
 from lerobot_ros.hardware.health import Backoff, Health
 from lerobot_ros.hardware.units import DEGREES, RANGE_0_100, RANGE_M100_100, JointSpec, JointUnits
+from lerobot_ros.ros.diagnostics import health_status
 
 S = 1_000_000_000
 
@@ -98,7 +98,9 @@ def test_a_calibration_file_that_cannot_be_read_is_one_line(tmp_path):
 
     broken = tmp_path / "follower.json"
     broken.write_text('{"shoulder_pan": {"id": 1, "drive_mode": 0, ')  # cut off mid-file
-    with pytest.raises(DeviceConfigError, match=rf"^calibration file {broken} cannot be read \(.*\); fix it, or calibrate again"):
+    with pytest.raises(
+        DeviceConfigError, match=rf"^calibration file {broken} cannot be read \(.*\); fix it, or calibrate again"
+    ):
         make_follower("so101_follower", "/dev/ttyACM9", calibration_file=str(broken))
 
 
@@ -123,7 +125,11 @@ def test_health_levels_in_diagnostics():
     status = health_status("arm", "/dev/x", h, {"torque_enabled": "true"})
     assert status.level == DiagnosticStatus.WARN and "no status packet" in status.message
     values = {kv.key: kv.value for kv in status.values}
-    assert values["errors"] == "1" and values["last_error"].startswith("ConnectionError") and values["torque_enabled"] == "true"
+    assert (
+        values["errors"] == "1"
+        and values["last_error"].startswith("ConnectionError")
+        and values["torque_enabled"] == "true"
+    )
     assert values["loops"] == "10"  # cumulative, unlike the windowed rate
     h.ok()
     assert health_status("arm", "/dev/x", h).level == DiagnosticStatus.OK
@@ -136,7 +142,10 @@ def test_watchdog_hold_is_a_warning_with_the_reason():
     from lerobot_ros.ros.diagnostics import watchdog_warning
 
     for state in (IDLE, TRACKING):
-        assert watchdog_warning(DiagnosticStatus(level=DiagnosticStatus.OK, message="ok"), state, 0.5).level == DiagnosticStatus.OK
+        assert (
+            watchdog_warning(DiagnosticStatus(level=DiagnosticStatus.OK, message="ok"), state, 0.5).level
+            == DiagnosticStatus.OK
+        )
     held = watchdog_warning(DiagnosticStatus(level=DiagnosticStatus.OK, message="ok"), TIMEOUT, 0.5)
     assert held.level == DiagnosticStatus.WARN and "no command for over 0.5 s" in held.message
     worse = watchdog_warning(DiagnosticStatus(level=DiagnosticStatus.ERROR, message="disconnected"), TIMEOUT, 0.5)

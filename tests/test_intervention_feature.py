@@ -18,11 +18,22 @@ def _contract(tmp_path: Path, **flag) -> Path:
     from fixtures_bags import JOINTS
 
     data = {
-        "robot_type": "so101_follower", "fps": 30,
+        "robot_type": "so101_follower",
+        "fps": 30,
         "features": {
-            "action": {"topic": "/follower/commands", "type": "std_msgs/msg/Float64MultiArray", "slice": [0, 6],
-                       "names": [f"{j}.pos" for j in JOINTS], "transforms": ["rad2deg"], "timeline": "receive"},
-            "observation.state": {"topic": "/follower/joint_states", "type": "sensor_msgs/msg/JointState", "joints": JOINTS},
+            "action": {
+                "topic": "/follower/commands",
+                "type": "std_msgs/msg/Float64MultiArray",
+                "slice": [0, 6],
+                "names": [f"{j}.pos" for j in JOINTS],
+                "transforms": ["rad2deg"],
+                "timeline": "receive",
+            },
+            "observation.state": {
+                "topic": "/follower/joint_states",
+                "type": "sensor_msgs/msg/JointState",
+                "joints": JOINTS,
+            },
             "intervention": {**FLAG, **flag},
         },
     }
@@ -43,11 +54,14 @@ def test_bool_feature_is_lerobots_intervention_column(tmp_path):
     assert f.encode([1.0]).data is True
 
 
-@pytest.mark.parametrize("extra, message", [
-    ({"names": ["x"]}, "'names' does not apply to a std_msgs/Bool feature"),
-    ({"transforms": ["rad2deg"]}, "'transforms' does not apply to a std_msgs/Bool feature"),
-    ({"alignment": {"policy": "interpolate"}}, "a bool cannot be interpolated; use hold, asof or nearest"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ({"names": ["x"]}, "'names' does not apply to a std_msgs/Bool feature"),
+        ({"transforms": ["rad2deg"]}, "'transforms' does not apply to a std_msgs/Bool feature"),
+        ({"alignment": {"policy": "interpolate"}}, "a bool cannot be interpolated; use hold, asof or nearest"),
+    ],
+)
 def test_bool_feature_refuses_what_makes_no_sense(tmp_path, extra, message):
     with pytest.raises(ContractError, match=message):
         load_contract(str(_contract(tmp_path, **extra)))
@@ -55,11 +69,11 @@ def test_bool_feature_refuses_what_makes_no_sense(tmp_path, extra, message):
 
 @pytest.mark.slow
 def test_recorded_intervention_converts_to_a_bool_column_frame_by_frame(tmp_path):
+    from fixtures_bags import T0, so101_messages
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
     from std_msgs.msg import Bool
 
     from lerobot_ros.bag import BagWriter
-    from fixtures_bags import T0, so101_messages
     from lerobot_ros.cli.main import main
 
     bag = tmp_path / "bags" / "ep"
@@ -72,8 +86,24 @@ def test_recorded_intervention_converts_to_a_bool_column_frame_by_frame(tmp_path
             writer.add_topic(topic, typ, "reliable" if topic != "/follower/joint_states" else "sensor")
             writer.write(topic, t, msg)
     out = tmp_path / "ds"
-    assert main(["convert", str(bag), "--contract", str(_contract(tmp_path)), "--out", str(out), "--no-progress",
-                 "--repo-id", "local/dagger", "--task", "pick the cube"]) == 0
+    assert (
+        main(
+            [
+                "convert",
+                str(bag),
+                "--contract",
+                str(_contract(tmp_path)),
+                "--out",
+                str(out),
+                "--no-progress",
+                "--repo-id",
+                "local/dagger",
+                "--task",
+                "pick the cube",
+            ]
+        )
+        == 0
+    )
     ds = LeRobotDataset("local/dagger", root=out)
     assert ds.meta.features["intervention"]["dtype"] == "bool"
     column = np.stack(ds.hf_dataset.with_format("numpy")["intervention"]).reshape(-1)

@@ -43,16 +43,19 @@ def test_every_shipped_file_passes_check_with_its_defaults(name):
 
 def test_check_cli_exit_status_and_one_line_per_finding(tmp_path):
     bad = tmp_path / "bad.launch.yaml"
-    bad.write_text(textwrap.dedent("""\
+    bad.write_text(
+        textwrap.dedent("""\
         launch:
         - arg: {name: p, default: ''}
         - node: {pkg: lerobot_ros, exec: talker, name: t, output: log, if: "$(not-equals '$(var p)' '')"}
         - executable: {cmd: /no/such/program --flag, name: gone}
-        """))
+        """)
+    )
     cli = [sys.executable, "-m", "lerobot_ros.cli.main", "launch"]
     ok = subprocess.run(cli + ["smoke", "--check"], capture_output=True, text=True, timeout=120)
-    assert ok.returncode == 0 and ok.stdout.strip().endswith("0 finding(s): runs the same under ros2 launch and "
-                                                             "lerobot-ros launch"), ok.stdout + ok.stderr
+    assert ok.returncode == 0 and ok.stdout.strip().endswith(
+        "0 finding(s): runs the same under ros2 launch and lerobot-ros launch"
+    ), ok.stdout + ok.stderr
     assert "package lerobot_ros: installed" in ok.stdout and "would start: talker, listener" in ok.stdout
     out = subprocess.run(cli + [str(bad), "--check"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 1
@@ -101,7 +104,9 @@ def test_defect1_old_condition_starts_a_policy_node_that_exits_at_once(tmp_path)
     assert kinds(report) == ["empty-quoted-equals", "required-parameter"], format_report(report)
     assert "policy would exit at once: parameter pretrained_path is empty" in str(report.findings[1])
     # the shipped condition: no policy without a path, a policy with one
-    robot.write_text(OLD_ROBOT_FILE.replace("$(not-equals '$(var policy_path)' '')", "$(not-equals 'x$(var policy_path)' x)"))
+    robot.write_text(
+        OLD_ROBOT_FILE.replace("$(not-equals '$(var policy_path)' '')", "$(not-equals 'x$(var policy_path)' x)")
+    )
     assert evaluate_file(str(robot)).processes == []
     assert check_file(str(robot)).findings == []
     assert [p.label for p in evaluate_file(str(robot), {"policy_path": str(tmp_path)}).processes] == ["policy"]
@@ -200,17 +205,23 @@ def test_defect3_setup_links_files_not_folders():
 # ---- the other constructs ---------------------------------------------------------------------------------
 def test_other_constructs_are_reported_with_file_and_line(tmp_path):
     f = tmp_path / "c.launch.yaml"
-    f.write_text(textwrap.dedent("""\
+    f.write_text(
+        textwrap.dedent("""\
         launch:
         - let: {name: a, value: "$(equals '$(equals \\"x\\" x)' false)"}
         - node: {pkg: lerobot_ros, exec: talker, name: t, emulate_tty: true}
         - node: {pkg: lerobot_ros, exec: no_such_node, name: n}
         - include: {file: $(dirname)/other.launch.py, if: 'false'}
-        """))
+        """)
+    )
     report = check_file(str(f))
     got = sorted((x.kind, x.where) for x in report.findings)
-    assert got == [("emulate_tty", "c.launch.yaml:3"), ("include-non-yaml", "c.launch.yaml:5"),
-                   ("missing-executable", "c.launch.yaml:4"), ("nested-quote", "c.launch.yaml:2")], format_report(report)
+    assert got == [
+        ("emulate_tty", "c.launch.yaml:3"),
+        ("include-non-yaml", "c.launch.yaml:5"),
+        ("missing-executable", "c.launch.yaml:4"),
+        ("nested-quote", "c.launch.yaml:2"),
+    ], format_report(report)
     assert set(CONSTRUCTS) >= {x.kind for x in report.findings}
     f.write_text("launch:\n- let: {name: a, value: $(optenv X)}\n")
     (finding,) = check_file(str(f)).findings

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from process_groups import groups_gone
 
 from lerobot_ros.launch_runner import evaluate_file
-from process_groups import groups_gone
 
 REPO = Path(__file__).resolve().parents[1]
 LAUNCH = REPO / "launch"
@@ -34,7 +34,9 @@ def _params_in_tmp(tmp_path, monkeypatch):
 
 
 def plan(name: str, **args):
-    return evaluate_file(str(LAUNCH / f"{name}.launch.yaml"), {k: str(v) for k, v in args.items()}, environ=dict(os.environ))
+    return evaluate_file(
+        str(LAUNCH / f"{name}.launch.yaml"), {k: str(v) for k, v in args.items()}, environ=dict(os.environ)
+    )
 
 
 def labels(p) -> list[str]:
@@ -59,14 +61,17 @@ def test_every_file_exists_and_evaluates_with_its_defaults():
         assert p.processes or name == "policy", name  # policy.launch.yaml without policy_path: no node
 
 
-@pytest.mark.parametrize("name,expected", [
-    ("sim_metaworld", ["sim_bridge"]),
-    ("sim_libero", ["sim_bridge"]),
-    ("sim_so101", ["sim_bridge"]),
-    ("so101_real", ["robot", "front_camera"]),
-    ("koch_real", ["robot", "front_camera"]),
-    ("so101_virtual", ["virtual_arm", "robot", "teleop"]),
-])
+@pytest.mark.parametrize(
+    "name,expected",
+    [
+        ("sim_metaworld", ["sim_bridge"]),
+        ("sim_libero", ["sim_bridge"]),
+        ("sim_so101", ["sim_bridge"]),
+        ("so101_real", ["robot", "front_camera"]),
+        ("koch_real", ["robot", "front_camera"]),
+        ("so101_virtual", ["virtual_arm", "robot", "teleop"]),
+    ],
+)
 def test_defaults_start_the_driver_nodes_only(name, expected):
     """No viewer and no policy by default: ros2 launch ends everything on a missing package (issue 17)."""
     assert labels(plan(name)) == expected
@@ -100,14 +105,29 @@ def test_sim_bridge_parameters_follow_the_arguments():
     p = plan("sim_metaworld", task="reach-v3", render_width=64, render_height=48, expert="true", namespace="mw")
     bridge, expert = by_label(p, "sim_bridge"), by_label(p, "scripted_expert")
     assert bridge.namespace == "/mw" and expert.namespace == "/mw"
-    expected = {"env": "metaworld", "task": "reach-v3", "render_width": 64, "render_height": 48, "mode": "lockstep",
-                "shadows": False}
+    expected = {
+        "env": "metaworld",
+        "task": "reach-v3",
+        "render_width": 64,
+        "render_height": 48,
+        "mode": "lockstep",
+        "shadows": False,
+    }
     assert {k: params(bridge)[k] for k in expected} == expected
     assert params(expert) == {"expert": "metaworld", "task": "reach-v3", "use_sim_time": True}
     twin = params(by_label(plan("sim_so101", mode="lockstep"), "sim_bridge"))
-    assert twin["env"] == "so101" and twin["task"] == "pick" and twin["cameras"] == ["front"] and twin["mode"] == "lockstep"
+    assert (
+        twin["env"] == "so101"
+        and twin["task"] == "pick"
+        and twin["cameras"] == ["front"]
+        and twin["mode"] == "lockstep"
+    )
     # lockstep: the policy must tick on the camera (the bridge's time waits for an action); realtime: the timer
-    lock = params(by_label(plan("sim_so101", mode="lockstep", policy_path="/m", policy_tick_on="observation.images.front"), "policy"))
+    lock = params(
+        by_label(
+            plan("sim_so101", mode="lockstep", policy_path="/m", policy_tick_on="observation.images.front"), "policy"
+        )
+    )
     assert lock["tick_on"] == "observation.images.front"
     assert params(by_label(plan("sim_so101", policy_path="/m"), "policy"))["tick_on"] == "timer"
     assert params(by_label(plan("sim_so101", policy_path="/m"), "policy"))["device"] == "auto"  # as policy_node's own
@@ -152,7 +172,10 @@ def test_recorder_has_its_own_namespace_and_optional_pieces_follow_their_switche
     assert params(teleop)["commands_topic"] == "/arm/commands" and by_label(real, "robot").namespace == "/arm"
     assert "wrist_camera" in labels(plan("so101_real", use_wrist="true"))
     koch = params(by_label(plan("koch_real", teleop="true"), "robot"))
-    assert koch["robot_type"] == "koch_follower" and params(by_label(plan("koch_real", teleop="true"), "teleop"))["teleop_type"] == "koch_leader"
+    assert (
+        koch["robot_type"] == "koch_follower"
+        and params(by_label(plan("koch_real", teleop="true"), "teleop"))["teleop_type"] == "koch_leader"
+    )
 
 
 def test_jpeg_quality_reaches_every_camera_node_from_the_robot_file():
@@ -180,14 +203,19 @@ def test_rviz_robot_description_is_the_so101_urdf_with_resolvable_meshes():
     meshes = re.findall(r'filename="file://([^"]+)"', text)
     assert len(meshes) > 5 and all(Path(m).is_file() for m in meshes)
     assert {"shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"} <= set(
-        re.findall(r'<joint name="([^"]+)" type="revolute"', text))
-    assert absolute_mesh_urdf('<mesh filename="package://x/a.stl"/>', Path("/b")) == '<mesh filename="package://x/a.stl"/>'
+        re.findall(r'<joint name="([^"]+)" type="revolute"', text)
+    )
+    assert (
+        absolute_mesh_urdf('<mesh filename="package://x/a.stl"/>', Path("/b")) == '<mesh filename="package://x/a.stl"/>'
+    )
     for name in ("so101.rviz", "so101_sim.rviz", "camera.rviz"):
         cfg = yaml.safe_load((REPO / "config" / "rviz" / name).read_text())
         classes = [d["Class"] for d in cfg["Visualization Manager"]["Displays"]]
         assert "rviz_default_plugins/Image" in classes
         assert ("rviz_default_plugins/RobotModel" in classes) == name.startswith("so101")
-        topics = [d["Topic"]["Value"] for d in cfg["Visualization Manager"]["Displays"] if d["Class"].endswith("/MarkerArray")]
+        topics = [
+            d["Topic"]["Value"] for d in cfg["Visualization Manager"]["Displays"] if d["Class"].endswith("/MarkerArray")
+        ]
         assert topics == (["/chunk_markers/markers"] if name.startswith("so101") else []), name
 
 
@@ -229,8 +257,13 @@ class Launch:
     """`lerobot-ros launch FILE args...` in a child process, its output collected line by line."""
 
     def __init__(self, name: str, args: list[str], env: dict):
-        self.proc = subprocess.Popen([sys.executable, "-m", "lerobot_ros.cli.main", "launch", name, *args], env=env,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "lerobot_ros.cli.main", "launch", name, *args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         self.lines: list[str] = []
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -239,8 +272,11 @@ class Launch:
             self.lines.append(line.rstrip("\n"))
 
     def pids(self) -> dict[str, int]:
-        return {m.group(1): int(m.group(2)) for line in list(self.lines)
-                if (m := re.match(r"\[launch\] (\S+) started \(pid (\d+)\)", line))}
+        return {
+            m.group(1): int(m.group(2))
+            for line in list(self.lines)
+            if (m := re.match(r"\[launch\] (\S+) started \(pid (\d+)\)", line))
+        }
 
     def interrupt(self, timeout: float = 60.0) -> int:
         self.proc.send_signal(signal.SIGINT)
@@ -294,11 +330,23 @@ def test_so101_virtual_launch_teleoperates_the_emulated_follower(ros, ros_env, t
     commands = MessageCollector(node, Float64MultiArray, "/follower/commands", SENSOR_QOS)
     launch = Launch("so101_virtual", [f"virtual_dir:={tmp_path / 'v'}"], ros_env)
     try:
-        wait_for(lambda: len(follower.messages) > 60 and len(commands.messages) > 10, 150, "follower joint states and teleop commands", launch)
+        wait_for(
+            lambda: len(follower.messages) > 60 and len(commands.messages) > 10,
+            150,
+            "follower joint states and teleop commands",
+            launch,
+        )
         names = {ns.rstrip("/") + "/" + n for n, ns in node.get_node_names_and_namespaces()}
         assert {"/follower/robot", "/leader/teleop"} <= names
         msgs = follower.messages[-60:]
-        assert list(msgs[-1].name) == ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
+        assert list(msgs[-1].name) == [
+            "shoulder_pan",
+            "shoulder_lift",
+            "elbow_flex",
+            "wrist_flex",
+            "wrist_roll",
+            "gripper",
+        ]
         period = np.median(np.diff(stamps_s(msgs)))
         assert 0.5 / 30 < period < 2.0 / 30, f"joint_states period {period:.4f} s, expected ~1/30 s"
 
@@ -357,7 +405,9 @@ def test_lockstep_metaworld_policy_ticks_once_per_step_and_timer_elsewhere():
     lerobot-eval); the shared include defaults to the contract-fps timer (real robots, realtime sims)."""
     sim = params(by_label(plan("sim_metaworld", policy_path="/models/act"), "policy"))
     assert sim["tick_on"] == "observation.image"
-    realtime = params(by_label(plan("sim_metaworld", policy_path="/models/act", mode="realtime", policy_tick_on="timer"), "policy"))
+    realtime = params(
+        by_label(plan("sim_metaworld", policy_path="/models/act", mode="realtime", policy_tick_on="timer"), "policy")
+    )
     assert realtime["tick_on"] == "timer"
     assert params(by_label(plan("so101_real", policy_path="/models/act"), "policy"))["tick_on"] == "timer"
 
@@ -369,8 +419,9 @@ def test_remote_true_gives_every_node_the_network_dds_settings(name):
     extra = {"policy_path": str(REPO)} if name == "policy" else {}
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     env.pop("ROS_STATIC_PEERS", None)
-    p = evaluate_file(str(LAUNCH / f"{name}.launch.yaml"), {"remote": "true", "peers": "10.0.0.2;robot.local", **extra},
-                      environ=env)
+    p = evaluate_file(
+        str(LAUNCH / f"{name}.launch.yaml"), {"remote": "true", "peers": "10.0.0.2;robot.local", **extra}, environ=env
+    )
     nodes = [proc for proc in p.processes if proc.label != "virtual_arm"]
     assert nodes
     for proc in nodes:
@@ -401,8 +452,17 @@ def test_policy_backend_and_server_reach_the_policy_node():
     """backend:=lerobot_server server:=HOST:PORT given to a top-level file reach policy_node; the default is the
     policy in process, and the server's default address is loopback (that server unpickles what it receives)."""
     default = params(by_label(plan("so101_real", policy_path="/models/act"), "policy"))
-    assert (default["backend"], default["server"], default["server_policy_path"]) == ("local", "127.0.0.1:8080", "/models/act")
-    remote = plan("sim_so101", policy_path="/models/act", backend="lerobot_server", server="10.0.0.5:8080",
-                  server_policy_path="/srv/act")
+    assert (default["backend"], default["server"], default["server_policy_path"]) == (
+        "local",
+        "127.0.0.1:8080",
+        "/models/act",
+    )
+    remote = plan(
+        "sim_so101",
+        policy_path="/models/act",
+        backend="lerobot_server",
+        server="10.0.0.5:8080",
+        server_policy_path="/srv/act",
+    )
     got = params(by_label(remote, "policy"))
     assert (got["backend"], got["server"], got["server_policy_path"]) == ("lerobot_server", "10.0.0.5:8080", "/srv/act")

@@ -27,11 +27,14 @@ def write(tmp_path):
         path = tmp_path / name
         path.write_text(textwrap.dedent(text))
         return str(path)
+
     return _write
 
 
 def plan_of(path, env=None, **args):
-    return evaluate_file(path, {k: str(v) for k, v in args.items()}, environ=env if env is not None else dict(os.environ))
+    return evaluate_file(
+        path, {k: str(v) for k, v in args.items()}, environ=env if env is not None else dict(os.environ)
+    )
 
 
 def node(plan, label):
@@ -41,7 +44,7 @@ def node(plan, label):
 def ros_args(proc) -> list[str]:
     """The arguments after the last --ros-args (the ones the runner adds)."""
     idx = len(proc.cmd) - 1 - proc.cmd[::-1].index("--ros-args")
-    return proc.cmd[idx + 1:]
+    return proc.cmd[idx + 1 :]
 
 
 def params_of(proc) -> list[dict]:
@@ -84,7 +87,9 @@ def test_arg_default_required_choices_and_override(write):
     assert plan.configs["out"] == "so101-sim-/dev/ttyACM0"
     assert plan_of(path, port="p", robot="koch").configs["out"] == "koch-sim-p"
     assert [(d.name, d.default, d.description) for d in plan.declared][:2] == [
-        ("robot", "so101", "which arm"), ("mode", "sim", None)]
+        ("robot", "so101", "which arm"),
+        ("mode", "sim", None),
+    ]
     with pytest.raises(LaunchError, match=r"t.launch.yaml:4: <arg> required argument 'port' was not given"):
         plan_of(path)
     with pytest.raises(LaunchError, match=r":3: <arg> argument 'mode' is 'fake', valid choices are: sim, real"):
@@ -145,10 +150,26 @@ def test_node_command_line(write):
     exe = proc.cmd[0]
     assert exe.endswith(os.path.join("lib", "lerobot_ros", "talker")) and os.access(exe, os.X_OK)
     folder = os.path.dirname(path)
-    assert proc.cmd[1:9] == ["--flag", "two words", f"{folder}/x.yaml", "--ros-args", "--log-level", "debug",
-                             "--ros-args", "-r"]
-    assert ros_args(proc) == ["-r", "__node:=cam", "-r", "__ns:=/robot", "-r", "joint_states:=/follower/joint_states",
-                              "-r", "image:=front/image_raw"]
+    assert proc.cmd[1:9] == [
+        "--flag",
+        "two words",
+        f"{folder}/x.yaml",
+        "--ros-args",
+        "--log-level",
+        "debug",
+        "--ros-args",
+        "-r",
+    ]
+    assert ros_args(proc) == [
+        "-r",
+        "__node:=cam",
+        "-r",
+        "__ns:=/robot",
+        "-r",
+        "joint_states:=/follower/joint_states",
+        "-r",
+        "image:=front/image_raw",
+    ]
     assert (proc.label, proc.node_name, proc.namespace, proc.output) == ("camera", "cam", "/robot", "both")
     assert proc.respawn is True and proc.respawn_delay == 1.5 and proc.source.endswith("t.launch.yaml:2")
 
@@ -188,10 +209,23 @@ def test_params_file_types_nested_and_from(write, tmp_path):
         """)
     plan = plan_of(path)
     first, second, third, fourth = params_of(plan.processes[0])
-    assert first == {"/sim/talker": {"ros__parameters": {
-        "i": 3, "f": 2.5, "b": True, "s": "hello", "from_subst": "/dev/ttyACM0", "num_subst": 42,
-        "bool_subst": False, "forced_str": "42", "lst": [1, 2, 3], "names": ["a", "/dev/ttyACM0"],
-        "gains": {"p": 1.0, "d": 0.1}}}}
+    assert first == {
+        "/sim/talker": {
+            "ros__parameters": {
+                "i": 3,
+                "f": 2.5,
+                "b": True,
+                "s": "hello",
+                "from_subst": "/dev/ttyACM0",
+                "num_subst": 42,
+                "bool_subst": False,
+                "forced_str": "42",
+                "lst": [1, 2, 3],
+                "names": ["a", "/dev/ttyACM0"],
+                "gains": {"p": 1.0, "d": 0.1},
+            }
+        }
+    }
     assert second == {"/**": {"ros__parameters": {"fps": 30}}}
     assert third == {"/**": {"ros__parameters": {"port": "/dev/ttyACM0"}}}
     assert fourth == {"/sim/talker": {"ros__parameters": {"after": 1}}}
@@ -253,7 +287,8 @@ def test_group_unscoped_and_forwarding_false_with_keep(write):
 
 
 def test_include_with_args_dirname_and_conditions(write):
-    write("""\
+    write(
+        """\
         launch:
         - arg: {name: robot_ns}
         - arg: {name: rate, default: "10.0"}
@@ -263,7 +298,9 @@ def test_include_with_args_dirname_and_conditions(write):
             name: talker
             namespace: $(var robot_ns)
             param: [{name: rate_hz, value: $(var rate)}, {name: frame_id, value: $(dirname)}]
-        """, name="child.launch.yaml")
+        """,
+        name="child.launch.yaml",
+    )
     path = write("""\
         launch:
         - include:
@@ -298,53 +335,102 @@ def test_executable_and_log(write):
     assert [p.label for p in plan.processes] == ["echo1", "sh"]
 
 
-@pytest.mark.parametrize("body, where, message", [
-    ("- nodes: {pkg: a, exec: b}", ":2: <nodes> ", "unsupported tag 'nodes'"),
-    ("- timer: {period: 1.0}", ":2: <timer> ", "unsupported tag 'timer'"),
-    ("- node: {pkg: lerobot_ros, exec: talker, parameters: []}", ":2: <node> ", "unknown attribute 'parameters'"),
-    ("- arg:\n    name: a\n    default: 30", ":4: <arg> ", "attribute 'default' must be a string, got int 30 \\(quote it: '30'\\)"),
-    ("- let: {name: a, value: x, if: true}", ":2: <let> ", "attribute 'if' must be a string, got bool True \\(quote it: 'true'\\)"),
-    ("- let: {name: a}", ":2: <let> ", "missing required attribute 'value'"),
-    ("- let: {name: a, value: '$(bogus x)'}", ":2: <let> ", "unknown substitution '\\$\\(bogus"),
-    ("- let: {name: a, value: '$(var a b c)'}", ":2: <let> ", "takes 1 or 2 argument"),
-    ("- node: {pkg: lerobot_ros, exec: talker, respawn_delay: 2}", ":2: <node> ", "must be a float, got 2 \\(write it with a decimal point"),
-    ("- node: {pkg: lerobot_ros, exec: talker, on_exit: restart}", ":2: <node> ", "supports only 'shutdown'"),
-    ("- node:\n    pkg: lerobot_ros\n    exec: talker\n    param:\n    - {name: a, value: 1, from: x.yaml}", ":6: <param> ", "'from' cannot be combined"),
-    ("- node:\n    pkg: lerobot_ros\n    exec: talker\n    param:\n    - {name: a}", ":6: <param> ", "needs either 'value' or nested 'param'"),
-    ("- node:\n    pkg: lerobot_ros\n    exec: talker\n    param:\n    - {name: a, value: [1, x]}", ":6: <param> ", "one type"),
-    ("- node:\n    pkg: lerobot_ros\n    exec: talker\n    remap: [{from: a}]", ":5: <remap> ", "missing required attribute 'to'"),
-    ("- group: {scoped: false}", ":2: <group> ", "missing required attribute 'children'"),
-    ("- {let: {name: a, value: b}, arg: {name: c}}", ":2: ", "exactly one key"),
-    ("- let: [a, b]", ":2: <let> ", "must be a mapping"),
-])
+@pytest.mark.parametrize(
+    "body, where, message",
+    [
+        ("- nodes: {pkg: a, exec: b}", ":2: <nodes> ", "unsupported tag 'nodes'"),
+        ("- timer: {period: 1.0}", ":2: <timer> ", "unsupported tag 'timer'"),
+        ("- node: {pkg: lerobot_ros, exec: talker, parameters: []}", ":2: <node> ", "unknown attribute 'parameters'"),
+        (
+            "- arg:\n    name: a\n    default: 30",
+            ":4: <arg> ",
+            "attribute 'default' must be a string, got int 30 \\(quote it: '30'\\)",
+        ),
+        (
+            "- let: {name: a, value: x, if: true}",
+            ":2: <let> ",
+            "attribute 'if' must be a string, got bool True \\(quote it: 'true'\\)",
+        ),
+        ("- let: {name: a}", ":2: <let> ", "missing required attribute 'value'"),
+        ("- let: {name: a, value: '$(bogus x)'}", ":2: <let> ", "unknown substitution '\\$\\(bogus"),
+        ("- let: {name: a, value: '$(var a b c)'}", ":2: <let> ", "takes 1 or 2 argument"),
+        (
+            "- node: {pkg: lerobot_ros, exec: talker, respawn_delay: 2}",
+            ":2: <node> ",
+            "must be a float, got 2 \\(write it with a decimal point",
+        ),
+        ("- node: {pkg: lerobot_ros, exec: talker, on_exit: restart}", ":2: <node> ", "supports only 'shutdown'"),
+        (
+            "- node:\n    pkg: lerobot_ros\n    exec: talker\n    param:\n    - {name: a, value: 1, from: x.yaml}",
+            ":6: <param> ",
+            "'from' cannot be combined",
+        ),
+        (
+            "- node:\n    pkg: lerobot_ros\n    exec: talker\n    param:\n    - {name: a}",
+            ":6: <param> ",
+            "needs either 'value' or nested 'param'",
+        ),
+        (
+            "- node:\n    pkg: lerobot_ros\n    exec: talker\n    param:\n    - {name: a, value: [1, x]}",
+            ":6: <param> ",
+            "one type",
+        ),
+        (
+            "- node:\n    pkg: lerobot_ros\n    exec: talker\n    remap: [{from: a}]",
+            ":5: <remap> ",
+            "missing required attribute 'to'",
+        ),
+        ("- group: {scoped: false}", ":2: <group> ", "missing required attribute 'children'"),
+        ("- {let: {name: a, value: b}, arg: {name: c}}", ":2: ", "exactly one key"),
+        ("- let: [a, b]", ":2: <let> ", "must be a mapping"),
+    ],
+)
 def test_unsupported_constructs_name_file_line_and_tag(write, body, where, message):
     path = write("launch:\n" + body + "\n")
     with pytest.raises(LaunchError, match=f"t.launch.yaml{where}.*{message}"):
         plan_of(path)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("launch:\n- let: {name: a, value: b\n", "t.launch.yaml:3: invalid YAML"),
-    ("nodes:\n- let: {name: a, value: b}\n", "t.launch.yaml:1: the root of a YAML launch file must be a single key 'launch:'"),
-    ("launch: {let: {name: a, value: b}}\n", "t.launch.yaml:1: 'launch' must be a list of entities"),
-    ("launch:\n- let: {name: a, name: b, value: c}\n", "t.launch.yaml:2: duplicate key 'name'"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("launch:\n- let: {name: a, value: b\n", "t.launch.yaml:3: invalid YAML"),
+        (
+            "nodes:\n- let: {name: a, value: b}\n",
+            "t.launch.yaml:1: the root of a YAML launch file must be a single key 'launch:'",
+        ),
+        ("launch: {let: {name: a, value: b}}\n", "t.launch.yaml:1: 'launch' must be a list of entities"),
+        ("launch:\n- let: {name: a, name: b, value: c}\n", "t.launch.yaml:2: duplicate key 'name'"),
+    ],
+)
 def test_malformed_files(write, text, message):
     with pytest.raises(LaunchError, match=message):
         plan_of(write(text))
 
 
-@pytest.mark.parametrize("body, message", [
-    ("- node: {pkg: lerobot_ros, exec: nosuch}", ":2: <node> executable 'nosuch' not found in .*lib/lerobot_ros \\(available: .*talker"),
-    ("- node: {pkg: no_such_pkg, exec: x}", ":2: <node> package 'no_such_pkg' not found in the ament index"),
-    ("- node: {pkg: lerobot_ros, exec: talker, name: 9bad}", ":2: <node> invalid node name '9bad'"),
-    ("- node: {pkg: lerobot_ros, exec: talker, namespace: 'a b'}", ":2: <node> invalid namespace '/a b'"),
-    ("- node: {pkg: lerobot_ros, exec: talker, output: loud}", ":2: <node> output must be one of"),
-    ("- node: {pkg: lerobot_ros, exec: talker, respawn: 'sometimes'}", ":2: <node> respawn must be true, false, 1 or 0"),
-    ("- node:\n    pkg: lerobot_ros\n    exec: talker\n    param: [{from: /no/such.yaml}]", ":5: <node> parameter file not found: /no/such.yaml"),
-    ("- include: {file: nosuch.launch.yaml}", ":2: <include> included launch file not found"),
-    ("- include: {file: /etc/hostname}", ":2: <include> only YAML launch files can be included"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            "- node: {pkg: lerobot_ros, exec: nosuch}",
+            ":2: <node> executable 'nosuch' not found in .*lib/lerobot_ros \\(available: .*talker",
+        ),
+        ("- node: {pkg: no_such_pkg, exec: x}", ":2: <node> package 'no_such_pkg' not found in the ament index"),
+        ("- node: {pkg: lerobot_ros, exec: talker, name: 9bad}", ":2: <node> invalid node name '9bad'"),
+        ("- node: {pkg: lerobot_ros, exec: talker, namespace: 'a b'}", ":2: <node> invalid namespace '/a b'"),
+        ("- node: {pkg: lerobot_ros, exec: talker, output: loud}", ":2: <node> output must be one of"),
+        (
+            "- node: {pkg: lerobot_ros, exec: talker, respawn: 'sometimes'}",
+            ":2: <node> respawn must be true, false, 1 or 0",
+        ),
+        (
+            "- node:\n    pkg: lerobot_ros\n    exec: talker\n    param: [{from: /no/such.yaml}]",
+            ":5: <node> parameter file not found: /no/such.yaml",
+        ),
+        ("- include: {file: nosuch.launch.yaml}", ":2: <include> included launch file not found"),
+        ("- include: {file: /etc/hostname}", ":2: <include> only YAML launch files can be included"),
+    ],
+)
 def test_evaluation_errors_name_file_line_and_tag(write, body, message):
     path = write("launch:\n" + body + "\n")
     with pytest.raises(LaunchError, match=f"t.launch.yaml{message}"):
@@ -411,8 +497,11 @@ def test_a_missing_package_ends_the_launch_as_in_ros2_launch_and_duplicates_are_
 def test_show_args_lists_arguments_of_the_file_groups_and_static_includes(write, capsys):
     from lerobot_ros.cli.launch import show_args
 
-    write("launch:\n- arg: {name: b, description: child arg, choice: [{value: x}, {value: y}]}\n"
-          "- arg: {name: a, default: z}\n", name="child.launch.yaml")
+    write(
+        "launch:\n- arg: {name: b, description: child arg, choice: [{value: x}, {value: y}]}\n"
+        "- arg: {name: a, default: z}\n",
+        name="child.launch.yaml",
+    )
     path = write("""\
         launch:
         - arg: {name: a, default: "$(env HOME)/x", description: top arg}
@@ -422,6 +511,11 @@ def test_show_args_lists_arguments_of_the_file_groups_and_static_includes(write,
         """)
     assert show_args(path) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[1:] == ["  'a': top arg", "      default: '$(env HOME)/x'",
-                       "  'g': no description given", "      default: '1'",
-                       "  'b': child arg [from child.launch.yaml]", "      (required); choices: x, y"]
+    assert out[1:] == [
+        "  'a': top arg",
+        "      default: '$(env HOME)/x'",
+        "  'g': no description given",
+        "      default: '1'",
+        "  'b': child arg [from child.launch.yaml]",
+        "      (required); choices: x, y",
+    ]

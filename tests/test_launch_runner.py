@@ -11,11 +11,11 @@ import textwrap
 import threading
 
 import pytest
+from process_groups import groups_gone
 from sensor_msgs.msg import Image, JointState
 
 from lerobot_ros.ros.qos import SENSOR_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
-from process_groups import groups_gone
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SMOKE = os.path.join(REPO, "launch", "smoke.launch.yaml")
@@ -25,8 +25,13 @@ class Launch:
     """`lerobot-ros launch ...` in a child process, its output collected line by line."""
 
     def __init__(self, args: list[str], env: dict):
-        self.proc = subprocess.Popen([sys.executable, "-m", "lerobot_ros.cli.main", "launch", *args], env=env,
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "lerobot_ros.cli.main", "launch", *args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
         self.lines: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -40,12 +45,18 @@ class Launch:
         return "\n".join(self.lines)
 
     def wait_line(self, pattern: str, timeout: float = 30.0) -> None:
-        wait_until(lambda: any(re.search(pattern, line) for line in self.lines), timeout,
-                   what=f"a line matching {pattern!r}; output so far:\n{self.text}")
+        wait_until(
+            lambda: any(re.search(pattern, line) for line in self.lines),
+            timeout,
+            what=f"a line matching {pattern!r}; output so far:\n{self.text}",
+        )
 
     def pids(self) -> dict[str, int]:
-        return {m.group(1): int(m.group(2)) for line in self.lines
-                if (m := re.match(r"\[launch\] (\S+) started \(pid (\d+)\)", line))}
+        return {
+            m.group(1): int(m.group(2))
+            for line in self.lines
+            if (m := re.match(r"\[launch\] (\S+) started \(pid (\d+)\)", line))
+        }
 
     def finish(self, timeout: float = 60.0) -> int:
         try:
@@ -64,6 +75,7 @@ def launch_file(tmp_path):
         path = tmp_path / "t.launch.yaml"
         path.write_text(textwrap.dedent(text))
         return str(path)
+
     return _write
 
 
@@ -136,18 +148,42 @@ def test_sigterm_stops_everything_and_on_exit_shutdown_reports_failure(launch_fi
 
 
 def test_print_and_show_args(ros_env):
-    shown = subprocess.run([sys.executable, "-m", "lerobot_ros.cli.main", "launch", SMOKE, "--show-args"],
-                           env=ros_env, capture_output=True, text=True, timeout=60)
+    shown = subprocess.run(
+        [sys.executable, "-m", "lerobot_ros.cli.main", "launch", SMOKE, "--show-args"],
+        env=ros_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert shown.returncode == 0
     assert "'namespace': ROS namespace of both nodes" in shown.stdout and "default: 'smoke'" in shown.stdout
-    printed = subprocess.run([sys.executable, "-m", "lerobot_ros.cli.main", "launch", "smoke", "namespace:=x",
-                              "use_listener:=false", "--print"], env=ros_env, capture_output=True, text=True, timeout=60)
+    printed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lerobot_ros.cli.main",
+            "launch",
+            "smoke",
+            "namespace:=x",
+            "use_listener:=false",
+            "--print",
+        ],
+        env=ros_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert printed.returncode == 0, printed.stderr
     commands = [line for line in printed.stdout.splitlines() if not line.startswith(("#", "["))]
     assert len(commands) == 1 and "lib/lerobot_ros/talker --ros-args -r __node:=talker -r __ns:=/x" in commands[0]
     assert "listener disabled: the talker publishes on /x/follower/joint_states" in printed.stdout
-    bad = subprocess.run([sys.executable, "-m", "lerobot_ros.cli.main", "launch", "no_such_file"], env=ros_env,
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, "-m", "lerobot_ros.cli.main", "launch", "no_such_file"],
+        env=ros_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 1 and bad.stderr.startswith("error: launch file 'no_such_file' not found")
     assert "Traceback" not in bad.stderr
 
@@ -162,8 +198,11 @@ def test_smoke_launch_nodes_namespaces_remaps_params_and_sigint(ros, ros_env):
     try:
         joints.wait_for(3, timeout=60)
         image = images.wait_for(1, timeout=60)[0]
-        wait_until(lambda: {("talker", "/probe_ns"), ("listener", "/probe_ns")}
-                   <= set(probe.get_node_names_and_namespaces()), 30, what="both nodes in the ROS graph")
+        wait_until(
+            lambda: {("talker", "/probe_ns"), ("listener", "/probe_ns")} <= set(probe.get_node_names_and_namespaces()),
+            30,
+            what="both nodes in the ROS graph",
+        )
     finally:
         pids = run.pids()
         run.proc.send_signal(signal.SIGINT)

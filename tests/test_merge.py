@@ -7,11 +7,10 @@ import json
 
 import numpy as np
 import pytest
-
 from fixtures_bags import T0, write_so101_bag
-from lerobot_ros.cli.main import main
-
 from test_convert import contract_file, load
+
+from lerobot_ros.cli.main import main
 
 pytestmark = pytest.mark.slow
 
@@ -22,8 +21,24 @@ def test_shards_merge_into_the_dataset_one_run_writes(tmp_path, capsys):
         write_so101_bag(bags / f"run_{k}", 0.5, task=f"task {k}", t0=T0 + k * 10**12)
     (bags / "z_broken.mcap").write_bytes(b"not a bag")  # sorted last: bag 3, in shard 1
     contract = contract_file(tmp_path)
-    codes = [main(["convert", str(bags), "--contract", str(contract), "--out", str(tmp_path / f"shard{i}"),
-                   "--num-shards", "2", "--shard-index", str(i), "--no-progress"]) for i in range(2)]
+    codes = [
+        main(
+            [
+                "convert",
+                str(bags),
+                "--contract",
+                str(contract),
+                "--out",
+                str(tmp_path / f"shard{i}"),
+                "--num-shards",
+                "2",
+                "--shard-index",
+                str(i),
+                "--no-progress",
+            ]
+        )
+        for i in range(2)
+    ]
     assert codes == [0, 1]  # shard 1 holds the broken bag
     shard1 = json.loads((tmp_path / "shard1" / "meta" / "lerobot_ros_qa.json").read_text())
     assert shard1["shard"] == {"index": 1, "count": 2, "bags_total": 4}
@@ -37,13 +52,31 @@ def test_shards_merge_into_the_dataset_one_run_writes(tmp_path, capsys):
     assert [int(e["length"]) for e in ds.meta.episodes] == [16, 16, 16]
     assert (out / "meta" / "lerobot_ros_contract.yaml").is_file()
     report = json.loads((out / "meta" / "lerobot_ros_qa.json").read_text())
-    assert report["summary"]["episodes_written"] == 3 and report["summary"]["bags"] == 4 and report["summary"]["bags_failed"] == 1
+    assert (
+        report["summary"]["episodes_written"] == 3
+        and report["summary"]["bags"] == 4
+        and report["summary"]["bags_failed"] == 1
+    )
     assert [[e.get("dataset_episode") for e in b["episodes"]] for b in report["bags"]] == [[0], [1], [2], []]
     assert [p["shard"]["index"] for p in report["parts"]] == [0, 1]
     # the same values as converting all bags in one run (in the merged order)
     whole = tmp_path / "whole"
-    assert main(["convert", str(bags / "run_0"), str(bags / "run_2"), str(bags / "run_1"), "--contract", str(contract),
-                 "--out", str(whole), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "convert",
+                str(bags / "run_0"),
+                str(bags / "run_2"),
+                str(bags / "run_1"),
+                "--contract",
+                str(contract),
+                "--out",
+                str(whole),
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     cols = [np.stack(load(root).hf_dataset.with_format("numpy")["observation.state"]) for root in (out, whole)]
     np.testing.assert_array_equal(cols[0], cols[1])
     assert not list(tmp_path.glob(".*partial*"))
@@ -52,11 +85,43 @@ def test_shards_merge_into_the_dataset_one_run_writes(tmp_path, capsys):
 def test_shard_and_merge_errors_are_one_line(tmp_path, capsys):
     bag = write_so101_bag(tmp_path / "b", 0.3, task="t")
     contract = contract_file(tmp_path)
-    assert main(["convert", str(bag), "--contract", str(contract), "--out", str(tmp_path / "x"),
-                 "--num-shards", "2", "--shard-index", "2", "--no-progress"]) == 2
+    assert (
+        main(
+            [
+                "convert",
+                str(bag),
+                "--contract",
+                str(contract),
+                "--out",
+                str(tmp_path / "x"),
+                "--num-shards",
+                "2",
+                "--shard-index",
+                "2",
+                "--no-progress",
+            ]
+        )
+        == 2
+    )
     assert "--shard-index must be in 0..1" in capsys.readouterr().err
-    assert main(["convert", str(bag), "--contract", str(contract), "--out", str(tmp_path / "x"),
-                 "--num-shards", "2", "--shard-index", "1", "--no-progress"]) == 2
+    assert (
+        main(
+            [
+                "convert",
+                str(bag),
+                "--contract",
+                str(contract),
+                "--out",
+                str(tmp_path / "x"),
+                "--num-shards",
+                "2",
+                "--shard-index",
+                "1",
+                "--no-progress",
+            ]
+        )
+        == 2
+    )
     assert "shard 1 of 2 holds no bag (1 bag(s) found)" in capsys.readouterr().err
     assert main(["merge", str(tmp_path / "nothing"), "--out", str(tmp_path / "m")]) == 2
     assert "is not a LeRobotDataset folder" in capsys.readouterr().err

@@ -35,8 +35,15 @@ def test_custom_bus_reads_commands_and_limits(ros, tmp_path):
     bus = VirtualBus(servos, port=tmp_path / "bus").start()
     n = None
     try:
-        n = node(ros, bus_type="dynamixel", port=bus.port, motor_names=["pan", "tilt"], motor_ids=[11, 12],
-                 motor_models=["xl330-m288", "xl430-w250"], rate_hz=50.0)
+        n = node(
+            ros,
+            bus_type="dynamixel",
+            port=bus.port,
+            motor_names=["pan", "tilt"],
+            motor_ids=[11, 12],
+            motor_models=["xl330-m288", "xl430-w250"],
+            rate_hz=50.0,
+        )
         probe = ros.create_node("probe")
         states = MessageCollector(probe, JointState, "/custom/joint_states", SENSOR_QOS)
         msg = states.wait_for(1, timeout=30)[0]
@@ -44,10 +51,15 @@ def test_custom_bus_reads_commands_and_limits(ros, tmp_path):
         assert msg.position[0] == pytest.approx(0.0, abs=0.002)  # mid of the motor's own limits
         pub = probe.create_publisher(Float64MultiArray, "/custom/commands", RELIABLE_QOS)
         wait_until(lambda: pub.get_subscription_count() > 0, 10, what="subscriber")
+
         # pan beyond its upper limit (1000 ticks above mid): stops at the limit.
         def reached():
             pub.publish(numpy_to_float64_multi_array([5.0, -0.5]))
-            return abs(servos[0].present_position() - 3000) <= 1 and abs(servos[1].present_position() - (2047.5 - 0.5 * TICKS_PER_RAD)) <= 2
+            return (
+                abs(servos[0].present_position() - 3000) <= 1
+                and abs(servos[1].present_position() - (2047.5 - 0.5 * TICKS_PER_RAD)) <= 2
+            )
+
         wait_until(reached, 15, interval=0.05, what="goals reached")
         assert servos[0].register("Goal_Position") <= 3000
     finally:
@@ -59,22 +71,37 @@ def test_custom_bus_reads_commands_and_limits(ros, tmp_path):
 
 def test_bad_motor_lists_are_startup_errors(ros):
     with pytest.raises(NodeStartupError, match="must be non-empty lists of equal length"):
-        node(ros, bus_type="dynamixel", port="/dev/null", motor_names=["a", "b"], motor_ids=[1], motor_models=["xl330-m288"])
+        node(
+            ros,
+            bus_type="dynamixel",
+            port="/dev/null",
+            motor_names=["a", "b"],
+            motor_ids=[1],
+            motor_models=["xl330-m288"],
+        )
     with pytest.raises(NodeStartupError, match=r"unknown feetech motor model\(s\) \['xl330-m288'\]"):
         node(ros, bus_type="feetech", port="/dev/null", motor_names=["a"], motor_ids=[1], motor_models=["xl330-m288"])
 
 
 def test_parameters_described_and_the_watchdog_applied_live(ros, tmp_path):
+    from param_probe import ParamProbe, assert_all_described
+
     from lerobot_ros.nodes.motor_bus_node import MotorBusParams
     from lerobot_ros.ros.parameters import names
     from lerobot_ros.ros.runtime import RosRuntime
-    from param_probe import ParamProbe, assert_all_described
 
     bus = VirtualBus([VirtualServo(11, "xl330-m288")], port=tmp_path / "bus").start()
     n = None
     try:
-        n = node(ros, bus_type="dynamixel", port=bus.port, motor_names=["pan"], motor_ids=[11],
-                 motor_models=["xl330-m288"], rate_hz=50)  # an integer rate: accepted for the double
+        n = node(
+            ros,
+            bus_type="dynamixel",
+            port=bus.port,
+            motor_names=["pan"],
+            motor_ids=[11],
+            motor_models=["xl330-m288"],
+            rate_hz=50,
+        )  # an integer rate: accepted for the double
         with RosRuntime() as other:
             probe = ParamProbe(other, "/custom/motor_bus_node")
             described = assert_all_described(probe)

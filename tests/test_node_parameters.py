@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-
-from lerobot_ros.launch_runner import evaluate_file
 from rclpy.parameter import Parameter
 
+from lerobot_ros.launch_runner import evaluate_file
 from lerobot_ros.ros.parameters import BUILTIN_DESCRIPTIONS, names, spec_of
 
 REPO = Path(__file__).resolve().parents[1]
@@ -53,8 +52,20 @@ def params_class(executable: str):
     return None
 
 
-LIGHT = ["sim_bridge_node", "scripted_expert_node", "camera_node", "image_republish_node", "robot_node", "motor_bus_node",
-         "teleop_node", "episode_keyboard", "chunk_markers_node", "urdf_joint_states_node", "talker", "listener"]
+LIGHT = [
+    "sim_bridge_node",
+    "scripted_expert_node",
+    "camera_node",
+    "image_republish_node",
+    "robot_node",
+    "motor_bus_node",
+    "teleop_node",
+    "episode_keyboard",
+    "chunk_markers_node",
+    "urdf_joint_states_node",
+    "talker",
+    "listener",
+]
 
 
 def allowed(executable: str) -> set[str] | None:
@@ -114,10 +125,18 @@ def test_launch_files_pass_only_declared_parameters(name):
             if exe is None or (known := allowed(exe)) is None:
                 continue
             unknown = passed_params(proc.cmd) - known
-            assert not unknown, f"{name}.launch.yaml {args or '(defaults)'}: {proc.label} ({exe}) is passed undeclared {sorted(unknown)}"
+            assert not unknown, (
+                f"{name}.launch.yaml {args or '(defaults)'}: {proc.label} ({exe}) is passed undeclared {sorted(unknown)}"
+            )
             checked.add(exe)
-    expected = {"sim_metaworld": "sim_bridge_node", "sim_so101": "sim_bridge_node", "so101_real": "robot_node",
-                "so101_virtual": "teleop_node", "cameras": "camera_node", "smoke": "talker"}
+    expected = {
+        "sim_metaworld": "sim_bridge_node",
+        "sim_so101": "sim_bridge_node",
+        "so101_real": "robot_node",
+        "so101_virtual": "teleop_node",
+        "cameras": "camera_node",
+        "smoke": "talker",
+    }
     assert expected.get(name, next(iter(checked), None)) in checked | {None}, (name, checked)
 
 
@@ -132,8 +151,11 @@ def test_shipped_parameter_files_hold_declared_parameters(config, executable):
 
 
 def test_every_shipped_parameter_file_is_checked():
-    shipped = {str(p.relative_to(REPO / "config")) for p in (REPO / "config").glob("*/*.yaml")
-               if p.parent.name in ("hardware", "sim")}
+    shipped = {
+        str(p.relative_to(REPO / "config"))
+        for p in (REPO / "config").glob("*/*.yaml")
+        if p.parent.name in ("hardware", "sim")
+    }
     assert shipped == set(CONFIGS)
 
 
@@ -143,8 +165,10 @@ def test_the_shipped_parameter_tables_are_generated_from_the_declarations():
     modules = {executables()[exe].rsplit(".", 1)[-1] for exe in LIGHT}
     assert modules <= set(node_params())
     shipped = (REPO / "config" / "NODE_PARAMETERS.md").read_text()
-    assert shipped == markdown(), ("config/NODE_PARAMETERS.md is stale: regenerate it with "
-                                   "`python -m lerobot_ros.nodes.parameter_tables > config/NODE_PARAMETERS.md`")
+    assert shipped == markdown(), (
+        "config/NODE_PARAMETERS.md is stale: regenerate it with "
+        "`python -m lerobot_ros.nodes.parameter_tables > config/NODE_PARAMETERS.md`"
+    )
 
 
 # ----- over DDS: each node that starts without hardware, seen from another rclpy context --------------
@@ -188,19 +212,28 @@ def _expert(ctx, so101_text):
 CASES = {
     "talker": (_talker, "/talker", ("width", 64), ("rate_hz", 10, lambda n: n.timer.timer_period_ns == 100_000_000)),
     "listener": (_listener, "/listener", None, ("count", 3, lambda n: n.count == 3)),
-    "chunk_markers": (_chunk_markers, "/chunk_markers", ("tip_link", "base_link"),
-                      ("line_width", 0.02, lambda n: n.style.line_width == 0.02)),
+    "chunk_markers": (
+        _chunk_markers,
+        "/chunk_markers",
+        ("tip_link", "base_link"),
+        ("line_width", 0.02, lambda n: n.style.line_width == 0.02),
+    ),
     "urdf_joint_states": (_urdf_joint_states, "/urdf_joint_states", ("joint_zero", "mid_range"), None),
-    "image_republish": (_republish, "/image_republish", ("lazy", False),
-                        ("jpeg_quality", 50, lambda n: n.params.values.jpeg_quality == 50)),
+    "image_republish": (
+        _republish,
+        "/image_republish",
+        ("lazy", False),
+        ("jpeg_quality", 50, lambda n: n.params.values.jpeg_quality == 50),
+    ),
     "scripted_expert": (_expert, "/scripted_expert", ("expert", "metaworld"), None),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_node_parameters_over_dds(ros, so101_text, case):
-    from lerobot_ros.ros.runtime import RosRuntime
     from param_probe import ParamProbe, assert_all_described
+
+    from lerobot_ros.ros.runtime import RosRuntime
 
     factory, fq_name, read_only, live = CASES[case]
     node = ros.add_node(factory(ros.context, so101_text))
@@ -230,9 +263,14 @@ def test_episode_keyboard_process_parameters(ros_env, ros):
 
     from param_probe import ParamProbe, assert_all_described
 
-    proc = subprocess.Popen([sys.executable, "-m", "lerobot_ros.nodes.episode_keyboard_node", "--ros-args",
-                             "-p", "match_timeout_s:=2"], env=ros_env, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lerobot_ros.nodes.episode_keyboard_node", "--ros-args", "-p", "match_timeout_s:=2"],
+        env=ros_env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         probe = ParamProbe(ros, "/episode_keyboard", timeout=60)
         assert_all_described(probe)

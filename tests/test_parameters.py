@@ -8,6 +8,7 @@ import array
 from dataclasses import dataclass
 
 import pytest
+from param_probe import ParamProbe, assert_all_described
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -25,7 +26,6 @@ from lerobot_ros.ros.parameters import (
     specs,
 )
 from lerobot_ros.ros.runtime import wait_until
-from param_probe import ParamProbe, assert_all_described
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,11 @@ class DemoParams:
 def test_specs_take_type_default_and_constraints_from_the_dataclass():
     by_name = {s.name: s for s in specs(DemoParams)}
     assert names(DemoParams)[:3] == ["fps", "source", "quality"]
-    assert (by_name["fps"].kind, by_name["fps"].is_list, by_name["fps"].ros_type) == (float, False, Parameter.Type.DOUBLE)
+    assert (by_name["fps"].kind, by_name["fps"].is_list, by_name["fps"].ros_type) == (
+        float,
+        False,
+        Parameter.Type.DOUBLE,
+    )
     assert by_name["lower"].ros_type == Parameter.Type.DOUBLE_ARRAY and by_name["lower"].default == []
     assert by_name["cameras"].ros_type == Parameter.Type.STRING_ARRAY
     assert "unit: Hz" in by_name["fps"].constraints() and "> 0" in by_name["fps"].constraints()
@@ -148,12 +152,18 @@ class DemoNode(Node):
         self.changes.append(changed)
 
 
-
 def test_declared_values_overrides_and_builtins(ros):
-    node = ros.add_node(DemoNode(context=ros.context, parameter_overrides=[
-        Parameter("fps", value=20), Parameter("source", value=2), Parameter("lower", value=[1, 2]),
-        Parameter("cameras", Parameter.Type.STRING_ARRAY, []),
-    ]))
+    node = ros.add_node(
+        DemoNode(
+            context=ros.context,
+            parameter_overrides=[
+                Parameter("fps", value=20),
+                Parameter("source", value=2),
+                Parameter("lower", value=[1, 2]),
+                Parameter("cameras", Parameter.Type.STRING_ARRAY, []),
+            ],
+        )
+    )
     values = node.params.values
     assert values.fps == 20.0 and values.source == "2" and values.lower == [1.0, 2.0] and values.cameras == []
     assert node.get_parameter("fps").type_ == Parameter.Type.DOUBLE and node.get_parameter("fps").value == 20.0
@@ -183,14 +193,20 @@ def test_from_another_context_describe_refuse_and_apply(ros, probe_runtime):
     assert node.params.values.fps == 10.0 and probe.get("fps") == 10.0
     assert node.timer.timer_period_ns == 100_000_000 and node.changes[-1] == {"fps": 10.0}
 
-    for name, value, reason in (("quality", 13, "quality 13 is unlucky"), ("quality", 500, "out of range"),
-                                ("fps", "fast", "Wrong parameter type"), ("low", 5.0, "must not exceed")):
+    for name, value, reason in (
+        ("quality", 13, "quality 13 is unlucky"),
+        ("quality", 500, "out of range"),
+        ("fps", "fast", "Wrong parameter type"),
+        ("low", 5.0, "must not exceed"),
+    ):
         result = probe.set(name, value)
         assert not result.successful and reason in result.reason, (name, value, result.reason)
     assert node.params.values.quality == 90 and node.params.values.low == 0.0
 
     # several at once are validated together: raising both bounds is fine in one call
-    both = probe._wait(probe.client.set_parameters_atomically([Parameter("low", value=5.0), Parameter("high", value=9.0)]))
+    both = probe._wait(
+        probe.client.set_parameters_atomically([Parameter("low", value=5.0), Parameter("high", value=9.0)])
+    )
     assert both.result.successful, both.result.reason
     wait_until(lambda: node.params.values.low == 5.0, 5.0, what="the new bounds")
     assert node.params.values.high == 9.0

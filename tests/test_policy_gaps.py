@@ -6,8 +6,8 @@ comes from a chunk predicted on a frame from after it. Real small random ACT (te
 from __future__ import annotations
 
 import numpy as np
-
 from test_policy_tick_loop import FRONT, PERIOD, STATE, T0, Emitted, make_loop, observe, setup  # noqa: F401
+
 from lerobot_ros.policy.tick_loop import OK, WARN
 
 

@@ -33,12 +33,15 @@ def test_folder_without_config_fails(tmp_path):
         load_policy(str(tmp_path), "cpu")
 
 
-@pytest.mark.parametrize("config_text, message", [
-    (None, "has no config.json; pass a LeRobot pretrained_model folder"),
-    ("{not json", "is not valid JSON (Expecting property name enclosed in double quotes at line 1 column 2)"),
-    ('{"chunk_size": 3}', 'is not a LeRobot policy config (no "type" key)'),
-    ('{"type": "no_such_policy"}', "cannot read the policy config at"),
-])
+@pytest.mark.parametrize(
+    "config_text, message",
+    [
+        (None, "has no config.json; pass a LeRobot pretrained_model folder"),
+        ("{not json", "is not valid JSON (Expecting property name enclosed in double quotes at line 1 column 2)"),
+        ('{"chunk_size": 3}', 'is not a LeRobot policy config (no "type" key)'),
+        ('{"type": "no_such_policy"}', "cannot read the policy config at"),
+    ],
+)
 def test_a_local_policy_and_a_remote_ones_config_fail_alike(tmp_path, config_text, message):
     """policy_node loading weights here and a client of a policy server reading only the config: one line each,
     the same line, for each way a pretrained folder can be broken."""
@@ -219,7 +222,9 @@ def test_async_tick_never_waits_for_inference():
         release.wait(10)
         return np.arange(6.0)[:, None] + 100 * frame["k"]
 
-    worker = AsyncInference(predict, chunk_length=6, config=AsyncInferenceConfig(threshold=0.5, aggregate="latest_only"))
+    worker = AsyncInference(
+        predict, chunk_length=6, config=AsyncInferenceConfig(threshold=0.5, aggregate="latest_only")
+    )
     try:
         first = worker.tick(0, {"k": 0}, "task")
         assert first.submitted and first.action is None
@@ -252,7 +257,9 @@ def test_async_chunk_that_arrives_after_all_its_ticks_is_counted_and_explained()
             release.wait(10)
         return np.arange(4.0)[:, None] + 10 * frame["k"]
 
-    worker = AsyncInference(predict, chunk_length=4, config=AsyncInferenceConfig(threshold=0.5, aggregate="latest_only"))
+    worker = AsyncInference(
+        predict, chunk_length=4, config=AsyncInferenceConfig(threshold=0.5, aggregate="latest_only")
+    )
     try:
         assert worker.tick(0, {"k": 0}, "task").submitted
         for k in range(1, 6):  # ticks 0..5 run while the chunk for ticks 0..3 is computed
@@ -330,8 +337,10 @@ def test_policy_node_main_limits_openmp_spin_before_torch_loads():
     import subprocess
     import sys
 
-    code = ("import os, sys; import lerobot_ros.nodes.policy_node; from lerobot_ros.policy.openmp import limit_openmp_spin; "
-            "print(limit_openmp_spin(), os.environ['GOMP_SPINCOUNT'], 'torch' in sys.modules)")
+    code = (
+        "import os, sys; import lerobot_ros.nodes.policy_node; from lerobot_ros.policy.openmp import limit_openmp_spin; "
+        "print(limit_openmp_spin(), os.environ['GOMP_SPINCOUNT'], 'torch' in sys.modules)"
+    )
     env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert out.stdout.split() == ["True", "10000", "False"], out.stderr[-2000:]

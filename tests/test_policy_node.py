@@ -17,6 +17,8 @@ import numpy as np
 import pytest
 import torch
 from diagnostic_msgs.msg import DiagnosticArray
+from fixtures_policy import SO101_JOINTS, cached_policy_folder
+from param_probe import ParamProbe, assert_all_described
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import Image, JointState
@@ -24,7 +26,6 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
-from fixtures_policy import SO101_JOINTS, cached_policy_folder
 from lerobot_ros.codecs import (
     float64_multi_array_to_numpy,
     joint_trajectory_to_chunk,
@@ -38,7 +39,6 @@ from lerobot_ros.ros.entry import NodeStartupError
 from lerobot_ros.ros.parameters import names
 from lerobot_ros.ros.qos import RELIABLE_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
-from param_probe import ParamProbe, assert_all_described
 
 FPS = 10
 PERIOD = 1_000_000_000 // FPS
@@ -82,7 +82,6 @@ def policies(tmp_path_factory):
     return {"act": cached_policy_folder(base, "act"), "diffusion": cached_policy_folder(base, "diffusion")}
 
 
-
 def write_contract(tmp_path, h=48, w=64):
     prefix = f"pn{next(_ns)}"
     path = tmp_path / f"{prefix}.yaml"
@@ -120,22 +119,41 @@ class Harness:
         msg_type = {"trajectory": JointTrajectory, "joint_state": JointState}.get(self.node.mode, Float64MultiArray)
         self.actions = MessageCollector(self.probe, msg_type, topic, RELIABLE_QOS)
         self.info = MessageCollector(self.probe, String, f"/{self.node.get_name()}/tick_info", RELIABLE_QOS)
-        self.plans = MessageCollector(self.probe, JointTrajectory, f"/{self.node.get_name()}/predicted_chunk", RELIABLE_QOS)
-        wait_until(lambda: self.state.get_subscription_count() and self.image.get_subscription_count()
-                   and self.actions.subscription.get_publisher_count(), 10, what="discovery")
+        self.plans = MessageCollector(
+            self.probe, JointTrajectory, f"/{self.node.get_name()}/predicted_chunk", RELIABLE_QOS
+        )
+        wait_until(
+            lambda: (
+                self.state.get_subscription_count()
+                and self.image.get_subscription_count()
+                and self.actions.subscription.get_publisher_count()
+            ),
+            10,
+            what="discovery",
+        )
 
     def publish(self, t_ns, joints=None, image=None):
         if joints is not None:
             self.state.publish(numpy_to_joint_state(SO101_JOINTS, position=joints, stamp_ns=t_ns))
         if image is not None:
             self.image.publish(numpy_to_image(image, "rgb8", t_ns))
-        streams = (["observation.state"] if joints is not None else []) + (["observation.images.front"] if image is not None else [])
-        wait_until(lambda: all(self.node.resampler.latest_time(s) == t_ns for s in streams), 10, what="observations at the node")
+        streams = (["observation.state"] if joints is not None else []) + (
+            ["observation.images.front"] if image is not None else []
+        )
+        wait_until(
+            lambda: all(self.node.resampler.latest_time(s) == t_ns for s in streams),
+            10,
+            what="observations at the node",
+        )
 
     def tick(self, t_ns) -> dict:
         before = len(self.info.items)
         self.clock.publish(Clock(clock=ns_to_time(t_ns)))
-        wait_until(lambda: self.node.loop.last_tick_ns is not None and self.node.loop.last_tick_ns >= t_ns, 10, what=f"tick at {t_ns}")
+        wait_until(
+            lambda: self.node.loop.last_tick_ns is not None and self.node.loop.last_tick_ns >= t_ns,
+            10,
+            what=f"tick at {t_ns}",
+        )
         self.info.wait_for(before + 1, timeout=120)  # reported after inference (a VLA's on a busy CPU)
         return json.loads(self.info.messages[-1].data)
 
@@ -158,12 +176,19 @@ def direct_actions(contract_path, policy_dir, joints, images, seed=0):
     stamps = T0 + np.arange(len(joints), dtype=np.int64) * PERIOD
     state_f = contract.features["observation.state"]
     image_f = contract.features["observation.images.front"]
-    state = np.stack([state_f.decode(numpy_to_joint_state(SO101_JOINTS, position=j, stamp_ns=int(t))) for j, t in zip(joints, stamps)])
+    state = np.stack(
+        [
+            state_f.decode(numpy_to_joint_state(SO101_JOINTS, position=j, stamp_ns=int(t)))
+            for j, t in zip(joints, stamps)
+        ]
+    )
     pixels = [image_f.decode(numpy_to_image(im, "rgb8", int(t))) for im, t in zip(images, stamps)]
     res = resample(
         {
             "observation.state": Stream(stamps, state, True, state_f.alignment.policy, state_f.alignment.tolerance_ns),
-            "observation.images.front": Stream(stamps, pixels, False, image_f.alignment.policy, image_f.alignment.tolerance_ns),
+            "observation.images.front": Stream(
+                stamps, pixels, False, image_f.alignment.policy, image_f.alignment.tolerance_ns
+            ),
         },
         contract.fps,
         start_ns=int(stamps[0]),
@@ -175,8 +200,20 @@ def direct_actions(contract_path, policy_dir, joints, images, seed=0):
     torch.manual_seed(seed)
     out = []
     for i in range(len(stamps)):
-        frame = {"observation.state": res.numeric("observation.state")[i], "observation.images.front": res.sample("observation.images.front", i)}
-        action = predict_action(frame, lp.policy, torch.device("cpu"), lp.preprocessor, lp.postprocessor, False, "pick the cube", "so101_follower")
+        frame = {
+            "observation.state": res.numeric("observation.state")[i],
+            "observation.images.front": res.sample("observation.images.front", i),
+        }
+        action = predict_action(
+            frame,
+            lp.policy,
+            torch.device("cpu"),
+            lp.preprocessor,
+            lp.postprocessor,
+            False,
+            "pick the cube",
+            "so101_follower",
+        )
         out.append(action.numpy().reshape(-1))
     return contract.action_feature.to_ros(np.stack(out))
 
@@ -196,19 +233,34 @@ def test_mismatched_features_listed_at_startup(ros, tmp_path, policies):
     from lerobot_ros.nodes.policy_node import PolicyNode
 
     path, _ = write_contract(tmp_path, h=96, w=128)
-    params = [Parameter("pretrained_path", value=str(policies["act"])), Parameter("contract", value=str(path)),
-              Parameter("device", value="cpu")]
+    params = [
+        Parameter("pretrained_path", value=str(policies["act"])),
+        Parameter("contract", value=str(path)),
+        Parameter("device", value="cpu"),
+    ]
     with pytest.raises(NodeStartupError) as err:
         PolicyNode(context=ros.context, parameter_overrides=params)
-    assert "observation.images.front: policy expects shape [3, 48, 64], the contract gives [3, 96, 128]" in str(err.value)
+    assert "observation.images.front: policy expects shape [3, 48, 64], the contract gives [3, 96, 128]" in str(
+        err.value
+    )
 
 
 @pytest.mark.slow
 def test_executable_prints_one_line_error(tmp_path, ros_env):
     path, _ = write_contract(tmp_path)
     proc = subprocess.run(
-        [str(Path(sys.executable).parent / "policy_node"), "--ros-args", "-p", f"pretrained_path:={tmp_path / 'nope'}", "-p", f"contract:={path}"],
-        capture_output=True, text=True, timeout=120, env=ros_env,
+        [
+            str(Path(sys.executable).parent / "policy_node"),
+            "--ros-args",
+            "-p",
+            f"pretrained_path:={tmp_path / 'nope'}",
+            "-p",
+            f"contract:={path}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=ros_env,
     )
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
@@ -276,8 +328,16 @@ def test_async_mode_executes_chunks(ros, tmp_path, policies):
 def test_warmup_staleness_stop_and_errors(ros, tmp_path, policies):
     path, prefix = write_contract(tmp_path)
     joints, images = observations(4, seed=1)
-    h = Harness(ros, path, prefix, policies["act"], max_age_ms=150.0, on_stale="nothing",
-                max_delta=[1.0], diagnostics_period_s=0.2)
+    h = Harness(
+        ros,
+        path,
+        prefix,
+        policies["act"],
+        max_age_ms=150.0,
+        on_stale="nothing",
+        max_delta=[1.0],
+        diagnostics_period_s=0.2,
+    )
     # warm-up: only the joint state has arrived
     h.publish(T0, joints[0], None)
     info = h.tick(T0)
@@ -318,8 +378,16 @@ def test_warmup_staleness_stop_and_errors(ros, tmp_path, policies):
     assert info["status"] == "error" and "injected failure" in info["reason"]
     diag = h.node.diagnostic_values()
     assert diag["policy_errors"] == "1" and "injected failure" in diag["last_error"]
-    for key in ("rate_hz", "inference_ms_p50", "inference_ms_p99", "latency_ms_p50", "queue_depth", "dropped_ticks",
-                "staleness_ms.observation.state", "staleness_ms.observation.images.front"):
+    for key in (
+        "rate_hz",
+        "inference_ms_p50",
+        "inference_ms_p99",
+        "latency_ms_p50",
+        "queue_depth",
+        "dropped_ticks",
+        "staleness_ms.observation.state",
+        "staleness_ms.observation.images.front",
+    ):
         assert key in diag
     assert int(diag["dropped_ticks"]) == 3  # warm-up, stale, error
     assert float(diag["inference_ms_p50"]) > 0

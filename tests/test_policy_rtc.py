@@ -12,7 +12,6 @@ import threading
 
 import numpy as np
 import pytest
-
 from fixtures_policy import cached_policy_folder, random_frames
 
 pytest.importorskip("transformers")
@@ -37,7 +36,9 @@ CHUNK = 20
 
 @pytest.fixture(scope="module")
 def smolvla(tmp_path_factory):
-    return cached_policy_folder(tmp_path_factory.getbasetemp() / "policies", "smolvla", chunk_size=CHUNK, n_action_steps=CHUNK)
+    return cached_policy_folder(
+        tmp_path_factory.getbasetemp() / "policies", "smolvla", chunk_size=CHUNK, n_action_steps=CHUNK
+    )
 
 
 # ---- the mode, and who may use it -------------------------------------------------------------------
@@ -59,7 +60,12 @@ def test_policies_without_rtc_are_refused_in_one_line(tmp_path_factory):
     with pytest.raises(ValueError) as err:
         PolicyController(PolicyRunner(loaded), async_inference=AsyncInferenceConfig(rtc=RtcSettings()))
     message = str(err.value)
-    assert "\n" not in message and "chunking:=rtc" in message and "act policy" in message and "chunking:=aggregate" in message
+    assert (
+        "\n" not in message
+        and "chunking:=rtc" in message
+        and "act policy" in message
+        and "chunking:=aggregate" in message
+    )
 
 
 def test_other_modes_do_not_touch_rtc(smolvla):
@@ -183,24 +189,32 @@ def test_rtc_queue_switches_to_the_new_chunk_after_the_delay(smolvla):
 def test_policy_node_runs_rtc_and_reports_it(ros, tmp_path, smolvla):
     """The tiny SmolVLA in policy_node with chunking:=rtc, lockstep on /clock; each inference is held for three
     ticks: /diagnostics (published) shows the mode and the measured delay; an ACT node refuses rtc at start-up."""
+    from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.parameter import Parameter
+    from test_policy_node import PERIOD, T0, Harness, observations, write_contract
 
     from lerobot_ros.nodes.policy_node import PolicyNode
     from lerobot_ros.ros.entry import NodeStartupError
     from lerobot_ros.ros.qos import RELIABLE_QOS
     from lerobot_ros.ros.runtime import MessageCollector, wait_until
-    from diagnostic_msgs.msg import DiagnosticArray
-    from test_policy_node import PERIOD, T0, Harness, observations, write_contract
 
     path, prefix = write_contract(tmp_path)
     act = cached_policy_folder(tmp_path.parent / "policies_act", "act")
     with pytest.raises(NodeStartupError, match="chunking:=rtc needs a flow-matching policy") as err:
-        PolicyNode(context=ros.context, parameter_overrides=[
-            Parameter("pretrained_path", value=str(act)), Parameter("contract", value=str(path)),
-            Parameter("device", value="cpu"), Parameter("chunking", value="rtc")])
+        PolicyNode(
+            context=ros.context,
+            parameter_overrides=[
+                Parameter("pretrained_path", value=str(act)),
+                Parameter("contract", value=str(path)),
+                Parameter("device", value="cpu"),
+                Parameter("chunking", value="rtc"),
+            ],
+        )
     assert "\n" not in str(err.value)
 
-    h = Harness(ros, path, prefix, smolvla, chunking="rtc", rtc_execution_horizon=8, task=TASK, diagnostics_period_s=0.2)
+    h = Harness(
+        ros, path, prefix, smolvla, chunking="rtc", rtc_execution_horizon=8, task=TASK, diagnostics_period_s=0.2
+    )
     worker = h.node.controller.worker
     gated = GatedPredict(h.node.controller.runner)
     worker.predict = gated
@@ -235,4 +249,3 @@ def test_policy_node_runs_rtc_and_reports_it(ros, tmp_path, smolvla):
     wait_until(lambda: mine(), 10, what="/diagnostics from policy_node")
     values = {kv.key: kv.value for kv in mine()[-1].values}
     assert values["chunking"] == "rtc" and values["rtc_delay_ticks"] == "3" and values["rtc_last_delay_ticks"] == "3"
-

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-
 from fixtures_policy import cached_policy_folder, random_frames
+
 from lerobot_ros.policy import AsyncInference, AsyncInferenceConfig, PolicyRunner, load_policy
 
 
@@ -71,7 +71,9 @@ def test_act_chunk_through_async_worker(tmp_path_factory):
     frame = random_frames(1, seed=2)[0]
     expected = runner.predict_chunk(frame, "")
     assert expected.shape == (10, 6)
-    worker = AsyncInference(runner.predict_chunk, chunk_length=runner.loaded.chunk_length, config=AsyncInferenceConfig(threshold=0.5))
+    worker = AsyncInference(
+        runner.predict_chunk, chunk_length=runner.loaded.chunk_length, config=AsyncInferenceConfig(threshold=0.5)
+    )
     try:
         assert worker.tick(0, frame, "").submitted
         assert worker.wait_idle(30)

@@ -21,16 +21,23 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from fixtures_policy import cached_policy_folder, random_frames
+from test_policy_node import CONTRACT, PERIOD, T0
+
 from lerobot_ros.contract import load_contract
 from lerobot_ros.nodes.policy_node import PolicyParams
-from lerobot_ros.policy import AsyncInferenceConfig, PolicyController, PolicyRunner, SafetyFilter, load_policy, load_policy_config
+from lerobot_ros.policy import (
+    AsyncInferenceConfig,
+    PolicyController,
+    PolicyRunner,
+    SafetyFilter,
+    load_policy,
+    load_policy_config,
+)
 from lerobot_ros.policy.backend import parse_server_address, public_address_warning
 from lerobot_ros.policy.server_backend import PolicyServerBackend, server_features
 from lerobot_ros.policy.startup import build_tick_loop
 from lerobot_ros.policy.tick_loop import ERROR, OK
-from test_policy_node import CONTRACT, PERIOD, T0
 
 STATE, FRONT = "observation.state", "observation.images.front"
 SERVER_TEST = pytest.mark.timeout(1800)  # the module's server starts in the first one's set-up; one restarts it
@@ -55,13 +62,24 @@ class ServerProcess:
     def address(self) -> str:
         return f"127.0.0.1:{self.port}"
 
-    def start(self) -> "ServerProcess":
+    def start(self) -> ServerProcess:
         self.workdir.mkdir(parents=True, exist_ok=True)  # the server writes logs/ into its working folder
         log = open(self.workdir / f"server_{time.monotonic_ns()}.log", "w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "lerobot.async_inference.policy_server", "--host=127.0.0.1", f"--port={self.port}",
-             "--fps=10", "--inference_latency=0", "--obs_queue_timeout=1", *self.extra],
-            cwd=self.workdir, stdout=log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "lerobot.async_inference.policy_server",
+                "--host=127.0.0.1",
+                f"--port={self.port}",
+                "--fps=10",
+                "--inference_latency=0",
+                "--obs_queue_timeout=1",
+                *self.extra,
+            ],
+            cwd=self.workdir,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
@@ -125,8 +143,10 @@ def test_inputs_the_server_cannot_pass_are_refused(folder):
     assert features[FRONT] == {"dtype": "image", "shape": (48, 64, 3), "names": ["height", "width", "channels"]}
     from lerobot.configs.types import FeatureType, PolicyFeature
 
-    env = dataclasses.replace(config, input_features={**config.input_features,
-                                                      "observation.environment_state": PolicyFeature(FeatureType.ENV, (3,))})
+    env = dataclasses.replace(
+        config,
+        input_features={**config.input_features, "observation.environment_state": PolicyFeature(FeatureType.ENV, (3,))},
+    )
     with pytest.raises(ValueError, match="passes only observation.state and observation.images.*environment_state"):
         server_features(env)
 
@@ -140,7 +160,9 @@ def test_the_server_backend_runs_async_only_and_without_rtc(folder):
     try:
         assert (remote.steps_inline, remote.rtc_in_process) == (False, False)
         assert (PolicyRunner.steps_inline, PolicyRunner.rtc_in_process) == (True, True)
-        with pytest.raises(ValueError, match="the lerobot_server backend yields whole chunks: it runs with async inference only"):
+        with pytest.raises(
+            ValueError, match="the lerobot_server backend yields whole chunks: it runs with async inference only"
+        ):
             PolicyController(remote, SafetyFilter())
         with pytest.raises(ValueError, match="does not support it: use chunking:=aggregate or backend:=local"):
             PolicyController(remote, SafetyFilter(), async_inference=AsyncInferenceConfig(rtc=RtcSettings()))
@@ -150,8 +172,13 @@ def test_the_server_backend_runs_async_only_and_without_rtc(folder):
 
 
 def test_unreachable_server_is_one_clear_line_at_startup(folder, contract):
-    p = PolicyParams(pretrained_path=str(folder), device="cpu", backend="lerobot_server",
-                     server=f"127.0.0.1:{free_port()}", server_timeout_s=0.5)
+    p = PolicyParams(
+        pretrained_path=str(folder),
+        device="cpu",
+        backend="lerobot_server",
+        server=f"127.0.0.1:{free_port()}",
+        server_timeout_s=0.5,
+    )
     loaded = load_policy_config(str(folder), "cpu")
     with pytest.raises(ValueError) as err:
         build_tick_loop(loaded, contract, p, "commands")
@@ -166,10 +193,26 @@ def test_executable_says_the_server_is_unreachable_in_one_line(tmp_path, folder,
     path.write_text(CONTRACT.format(fps=10, p="srvexe", h=48, w=64))
     port = free_port()
     proc = subprocess.run(
-        [str(Path(sys.executable).parent / "policy_node"), "--ros-args", "-p", f"pretrained_path:={folder}",
-         "-p", f"contract:={path}", "-p", "backend:=lerobot_server", "-p", f"server:=127.0.0.1:{port}",
-         "-p", "device:=cpu", "-p", "server_timeout_s:=0.5"],
-        capture_output=True, text=True, timeout=300, env=ros_env,
+        [
+            str(Path(sys.executable).parent / "policy_node"),
+            "--ros-args",
+            "-p",
+            f"pretrained_path:={folder}",
+            "-p",
+            f"contract:={path}",
+            "-p",
+            "backend:=lerobot_server",
+            "-p",
+            f"server:=127.0.0.1:{port}",
+            "-p",
+            "device:=cpu",
+            "-p",
+            "server_timeout_s:=0.5",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=ros_env,
     )
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
@@ -191,7 +234,9 @@ def test_chunks_match_in_process_inference(server, folder):
             assert got.shape == want.shape == (10, 6)
             np.testing.assert_allclose(got, want, rtol=0, atol=ATOL)
             np.testing.assert_array_equal(remote.last_chunk, got)
-        short = backend(folder, server.address, actions_per_chunk=4)  # the server cuts the chunk, as LeRobot's client asks
+        short = backend(
+            folder, server.address, actions_per_chunk=4
+        )  # the server cuts the chunk, as LeRobot's client asks
         short.connect(60.0)
         frame = random_frames(1, seed=3)[0]
         np.testing.assert_allclose(short.predict_chunk(frame), local.predict_chunk(frame)[:4], rtol=0, atol=ATOL)
@@ -205,8 +250,9 @@ def test_chunks_match_in_process_inference(server, folder):
 def test_policy_node_on_the_server_publishes_the_in_process_actions(ros, tmp_path, server, folder):
     """Same observations over topics, lockstep on sim time, async inference: the node on the server and the node
     with the policy in process publish the same actions (radians, to ATOL)."""
-    from lerobot_ros.codecs import float64_multi_array_to_numpy
     from test_policy_node import Harness, observations, write_contract
+
+    from lerobot_ros.codecs import float64_multi_array_to_numpy
 
     joints, images = observations(12, seed=5)
     runs = {}
@@ -245,8 +291,13 @@ def test_chunks_older_than_the_staleness_limit_are_never_executed(server, folder
     past the limit: discarded, the node holds. The same controller with fresh observations executes chunks."""
     remote = backend(folder, server.address)
     remote.connect(60.0)
-    controller = PolicyController(remote, SafetyFilter(), {STATE: int(300e6), FRONT: int(300e6)}, "hold",
-                                  async_inference=AsyncInferenceConfig(threshold=0.5))
+    controller = PolicyController(
+        remote,
+        SafetyFilter(),
+        {STATE: int(300e6), FRONT: int(300e6)},
+        "hold",
+        async_inference=AsyncInferenceConfig(threshold=0.5),
+    )
     try:
         late = run_ticks(controller, random_frames(4, seed=1), ages_ms=300, limit_ms=300)
         assert [r.status for r in late] == ["dry"] * 4 and all(r.action is None for r in late)
@@ -264,8 +315,15 @@ def test_chunks_older_than_the_staleness_limit_are_never_executed(server, folder
 def test_server_restart_mid_run_holds_then_resumes(server, folder, contract):
     """Kill the server while the node runs: queued actions run out, then the node holds the last command with the
     reason in /diagnostics (never a new action); restart it on the same port: chunks flow again by themselves."""
-    p = PolicyParams(pretrained_path=str(folder), device="cpu", backend="lerobot_server", server=server.address,
-                     server_timeout_s=5.0, max_age_ms=0.0, on_stale="hold")
+    p = PolicyParams(
+        pretrained_path=str(folder),
+        device="cpu",
+        backend="lerobot_server",
+        server=server.address,
+        server_timeout_s=5.0,
+        max_age_ms=0.0,
+        on_stale="hold",
+    )
     loop = build_tick_loop(load_policy_config(str(folder), "cpu"), contract, p, "commands")
     results = []
 

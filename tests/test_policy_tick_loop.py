@@ -8,8 +8,9 @@ import dataclasses
 
 import numpy as np
 import pytest
-
 from fixtures_policy import SO101_JOINTS, cached_policy_folder, random_frames
+from test_policy_node import CONTRACT, PERIOD, T0
+
 from lerobot_ros.codecs import time_to_ns
 from lerobot_ros.codecs.action import ActionEncoder
 from lerobot_ros.contract import load_contract
@@ -19,7 +20,6 @@ from lerobot_ros.policy.inputs import check_tick_on, max_ages_ns, parse_override
 from lerobot_ros.policy.output import action_topic, output_mode
 from lerobot_ros.policy.startup import build_tick_loop, check_fit
 from lerobot_ros.policy.tick_loop import ERROR, OK, WARN, RateWindow
-from test_policy_node import CONTRACT, PERIOD, T0
 
 STATE, FRONT = "observation.state", "observation.images.front"
 
@@ -95,7 +95,12 @@ def test_latency_tick_info_and_rejects(setup):
     assert loop.observation_stamp(t, {STATE: None}) is None
     assert loop.add_latency(2_500_000) == 2.5
     info = loop.tick_info(t, result, 0.0, 7, 9)
-    assert (info["status"], info["published"], info["received_wall_ns"], info["published_wall_ns"]) == ("ok", True, 7, 9)
+    assert (info["status"], info["published"], info["received_wall_ns"], info["published_wall_ns"]) == (
+        "ok",
+        True,
+        7,
+        9,
+    )
     assert info["tick"] == loop.tick_index and not loop.tick_info(t, result, 0.0, None, None)["published"]
     loop.reject(FRONT, "image is 10x10, the contract says 48x64")
     values = loop.diagnostic_values(T0 + 100_000_000, 0.0)
@@ -132,7 +137,10 @@ def test_status_levels(setup):
     loop.run(T0 + PERIOD, emit)
     assert loop.status() == (OK, "ok")
     runner = loop.controller.runner
-    runner.select_action, original = (lambda *a, **k: (_ for _ in ()).throw(RuntimeError("injected"))), runner.select_action
+    runner.select_action, original = (
+        (lambda *a, **k: (_ for _ in ()).throw(RuntimeError("injected"))),
+        runner.select_action,
+    )
     try:
         observe(loop, T0 + 2 * PERIOD)
         loop.run(T0 + 2 * PERIOD, emit)
@@ -206,9 +214,13 @@ def test_reconfigure_takes_effect_on_the_next_tick_or_refuses(setup):
         loop.reconfigure(dataclasses.replace(p, max_age_overrides=["nope=5"]), {"max_age_overrides": ["nope=5"]})
     with pytest.raises(ValueError, match="device: not settable"):
         loop.reconfigure(p, {"device": "cuda"})
-    new = dataclasses.replace(p, max_age_ms=50.0, max_age_overrides=[f"{FRONT}=20"], on_stale="nothing", task="", seed=7)
-    loop.reconfigure(new, {"max_age_ms": 50.0, "max_age_overrides": new.max_age_overrides, "on_stale": "nothing",
-                           "task": "", "seed": 7})
+    new = dataclasses.replace(
+        p, max_age_ms=50.0, max_age_overrides=[f"{FRONT}=20"], on_stale="nothing", task="", seed=7
+    )
+    loop.reconfigure(
+        new,
+        {"max_age_ms": 50.0, "max_age_overrides": new.max_age_overrides, "on_stale": "nothing", "task": "", "seed": 7},
+    )
     assert controller.max_age_ns == {STATE: 50_000_000, FRONT: 20_000_000} and controller.on_stale == "nothing"
     assert loop.task == "pick the cube" and controller.runner.seed == 7  # "" = the contract's task
     loop.run(T0 + 10 * PERIOD, emit)  # the observations are now 900 ms old
@@ -231,7 +243,11 @@ def test_start_up_checks_name_the_setting(setup):
 
 def test_output_mode_and_topic():
     fma, js, jt = "std_msgs/msg/Float64MultiArray", "sensor_msgs/msg/JointState", "trajectory_msgs/msg/JointTrajectory"
-    assert output_mode("", fma) == "commands" and output_mode("", js) == "joint_state" and output_mode("", jt) == "trajectory"
+    assert (
+        output_mode("", fma) == "commands"
+        and output_mode("", js) == "joint_state"
+        and output_mode("", jt) == "trajectory"
+    )
     assert output_mode("", "std_msgs/msg/String") == "commands"
     with pytest.raises(ValueError, match="output_mode must be one of"):
         output_mode("twist", fma)

@@ -5,11 +5,10 @@ recorder (the only stand-in here: there is no Hub to reach) the upload gets the 
 from __future__ import annotations
 
 import pytest
-
 from fixtures_bags import write_so101_bag
-from lerobot_ros.cli.main import main
-
 from test_convert import contract_file
+
+from lerobot_ros.cli.main import main
 
 pytestmark = pytest.mark.slow
 
@@ -18,7 +17,18 @@ def _convert(tmp_path, *extra):
     bag = tmp_path / "b"
     if not bag.exists():
         write_so101_bag(bag, 0.3, task="t")
-    return main(["convert", str(bag), "--contract", str(contract_file(tmp_path)), "--out", str(tmp_path / "ds"), "--no-progress", *extra])
+    return main(
+        [
+            "convert",
+            str(bag),
+            "--contract",
+            str(contract_file(tmp_path)),
+            "--out",
+            str(tmp_path / "ds"),
+            "--no-progress",
+            *extra,
+        ]
+    )
 
 
 def test_offline_push_fails_in_one_line_after_the_dataset_is_complete(tmp_path, capsys, monkeypatch):
@@ -26,7 +36,10 @@ def test_offline_push_fails_in_one_line_after_the_dataset_is_complete(tmp_path, 
     assert _convert(tmp_path, "--push-to-hub", "someone/so101_pick") == 1
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("lerobot-ros convert:")]
     assert len(err) == 1, err
-    assert f"the dataset is complete at {tmp_path / 'ds'}, but uploading it to the Hub as someone/so101_pick failed" in err[0]
+    assert (
+        f"the dataset is complete at {tmp_path / 'ds'}, but uploading it to the Hub as someone/so101_pick failed"
+        in err[0]
+    )
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     ds = LeRobotDataset("someone/so101_pick", root=tmp_path / "ds")  # the repo id it was written with
@@ -35,7 +48,6 @@ def test_offline_push_fails_in_one_line_after_the_dataset_is_complete(tmp_path, 
 
 def test_push_hands_the_finished_folder_to_lerobots_upload(tmp_path, monkeypatch, capsys):
     import huggingface_hub
-
     import lerobot.datasets.lerobot_dataset as lerobot_dataset
 
     calls = []

@@ -19,8 +19,7 @@ import numpy as np
 import pytest
 import yaml
 from diagnostic_msgs.msg import DiagnosticArray
-from lerobot_ros_msgs.msg import EpisodeStatus
-from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
+from param_probe import ParamProbe, assert_all_described
 from rosbags.rosbag2 import Reader, ReaderError
 from rosbags.typesys import Stores, get_typestore
 
@@ -29,7 +28,8 @@ from lerobot_ros.nodes.episode_recorder_node import RecorderParams
 from lerobot_ros.record.repair import repair_bag
 from lerobot_ros.ros.parameters import names
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
-from param_probe import ParamProbe, assert_all_described
+from lerobot_ros_msgs.msg import EpisodeStatus
+from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
 
 pytestmark = [pytest.mark.slow, pytest.mark.ros]
 BENCH = Path(__file__).resolve().parents[1] / "bench" / "recorder.py"
@@ -118,7 +118,9 @@ def joint_prefix_ok(path: Path, topic: str) -> int:
     """Joint states in the bag are exactly the publisher's first n messages, in order; returns n."""
     with Reader(path) as reader:
         conns = [c for c in reader.connections if c.topic == topic]
-        positions = [TS.deserialize_cdr(raw, "sensor_msgs/msg/JointState").position for _, _, raw in reader.messages(conns)]
+        positions = [
+            TS.deserialize_cdr(raw, "sensor_msgs/msg/JointState").position for _, _, raw in reader.messages(conns)
+        ]
     for k, pos in enumerate(positions):
         np.testing.assert_allclose(pos, np.sin(0.01 * k + np.arange(6)))
     return len(positions)
@@ -131,8 +133,15 @@ def test_counts_in_the_bag_equal_what_was_published(ros, ros_env, tmp_path):
     (out / "episode_000000").mkdir(parents=True)  # an earlier episode: must not be touched
     (out / "episode_000000" / "note").write_text("old")
     topics = [f"{ns}/joint_states", f"{ns}/cam0/image_raw", f"{ns}/cam1/image_raw", f"{ns}/commands"]
-    rec = recorder(ros_env, tmp_path, ns, "topics:=[" + ",".join(topics) + "]", f"output_dir:={out}",
-                   "task:=pick the cube", "progress_period_s:=0.5")
+    rec = recorder(
+        ros_env,
+        tmp_path,
+        ns,
+        "topics:=[" + ",".join(topics) + "]",
+        f"output_dir:={out}",
+        "task:=pick the cube",
+        "progress_period_s:=0.5",
+    )
     pub = publisher(ros_env, tmp_path, ns, "--cams", "2", "--command-hz", "30", "--phase-s", "2", "--wait-go")
     node = ros.create_node("rec_test_client")
     status = MessageCollector(node, EpisodeStatus, f"{ns}/episode_status", 10)
@@ -146,8 +155,11 @@ def test_counts_in_the_bag_equal_what_was_published(ros, ros_env, tmp_path):
         published = event(pub, "done")["counts"]
         assert published[f"{ns}/joint_states"] >= 150 and published[f"{ns}/cam0/image_raw"] >= 45
 
-        wait_until(lambda: all(recorder_count(diagnostics, t) == n for t, n in published.items()), 30,
-                   what="all published messages counted by the recorder")
+        wait_until(
+            lambda: all(recorder_count(diagnostics, t) == n for t, n in published.items()),
+            30,
+            what="all published messages counted by the recorder",
+        )
         response = call(node, StopEpisode, f"{ns}/stop_episode", StopEpisode.Request(outcome="success"))
         assert response.success, response.message
         bag = Path(response.bag_path)
@@ -159,8 +171,10 @@ def test_counts_in_the_bag_equal_what_was_published(ros, ros_env, tmp_path):
         assert (custom["task"], custom["outcome"], custom["episode_index"]) == ("pick the cube", "success", "1")
         qa = json.loads(custom["qa"])
         assert qa["streams"][f"{ns}/joint_states"]["samples"] == published[f"{ns}/joint_states"]
-        offered = {t["topic_metadata"]["name"]: t["topic_metadata"]["offered_qos_profiles"]
-                   for t in meta["topics_with_message_count"]}
+        offered = {
+            t["topic_metadata"]["name"]: t["topic_metadata"]["offered_qos_profiles"]
+            for t in meta["topics_with_message_count"]
+        }
         assert offered[f"{ns}/cam0/image_raw"][0]["reliability"] == "reliable"
         assert joint_prefix_ok(bag, f"{ns}/joint_states") == published[f"{ns}/joint_states"]
         with Reader(bag) as reader:  # a camera frame comes back intact
@@ -195,11 +209,20 @@ def test_what_survives_a_killed_recorder(ros, ros_env, tmp_path, sig):
     ns = f"/rec_{sig.lower()}"
     out = tmp_path / "out"
     topics = [f"{ns}/joint_states", f"{ns}/cam0/image_raw", f"{ns}/cam1/image_raw"]
-    rec = recorder(ros_env, tmp_path, ns, "topics:=[" + ",".join(topics) + "]", f"output_dir:={out}",
-                   "flush_interval_s:=0.2", "task:=survive", "progress_period_s:=0.2")
+    rec = recorder(
+        ros_env,
+        tmp_path,
+        ns,
+        "topics:=[" + ",".join(topics) + "]",
+        f"output_dir:={out}",
+        "flush_interval_s:=0.2",
+        "task:=survive",
+        "progress_period_s:=0.2",
+    )
     # phase 0 (1.5 s), a 1.5 s pause (many flush intervals), then phase 1 during which the signal arrives
-    pub = publisher(ros_env, tmp_path, ns, "--cams", "2", "--phase-s", "1.5", "--phase-s", "30", "--pause-s", "1.5",
-                    "--wait-go")
+    pub = publisher(
+        ros_env, tmp_path, ns, "--cams", "2", "--phase-s", "1.5", "--phase-s", "30", "--pause-s", "1.5", "--wait-go"
+    )
     node = ros.create_node("kill_test_client")
     diagnostics = MessageCollector(node, DiagnosticArray, "/diagnostics", 10)
     try:
@@ -210,8 +233,11 @@ def test_what_survives_a_killed_recorder(ros, ros_env, tmp_path, sig):
         before = event(pub, "phase")["counts"]
         phase_end = time.monotonic()
         # everything of phase 0 is on disk once the recorder counted it and a few flush intervals passed
-        wait_until(lambda: all((recorder_count(diagnostics, t) or 0) >= before[t] for t in topics), 30,
-                   what="phase 0 received by the recorder")
+        wait_until(
+            lambda: all((recorder_count(diagnostics, t) or 0) >= before[t] for t in topics),
+            30,
+            what="phase 0 received by the recorder",
+        )
         time.sleep(max(0.6, 2.0 - (time.monotonic() - phase_end)))  # into phase 1, >= 3 flush intervals after
         rec.p.send_signal(getattr(signal, sig))
         code = rec.p.wait(timeout=30)
@@ -219,7 +245,9 @@ def test_what_survives_a_killed_recorder(ros, ros_env, tmp_path, sig):
         if sig == "SIGKILL":
             assert code == -signal.SIGKILL
             assert metadata(bag)["custom_data"]["outcome"] == "recording"  # the provisional metadata.yaml
-            with pytest.raises(ReaderError, match="File end magic is invalid"):  # rosbags alone rejects the unfinished file
+            with pytest.raises(
+                ReaderError, match="File end magic is invalid"
+            ):  # rosbags alone rejects the unfinished file
                 Reader(bag / "episode_000000.mcap").open()
             killed = open_bag(bag)  # the converter's reader takes the killed bag as it is
             assert killed.truncated and killed.custom_data["task"] == "survive"
@@ -249,12 +277,23 @@ def test_what_survives_a_killed_recorder(ros, ros_env, tmp_path, sig):
 def test_keyboard_next_rerecord_stop_through_a_pty(ros_env, tmp_path):
     ns = "/kb"
     out = tmp_path / "out"
-    rec = recorder(ros_env, tmp_path, ns, "all_topics:=true", f"output_dir:={out}",  # like `ros2 bag record -a`
-                   "episode_time_s:=0", "num_episodes:=0")  # integers where doubles are declared: accepted
+    rec = recorder(
+        ros_env,
+        tmp_path,
+        ns,
+        "all_topics:=true",
+        f"output_dir:={out}",  # like `ros2 bag record -a`
+        "episode_time_s:=0",
+        "num_episodes:=0",
+    )  # integers where doubles are declared: accepted
     pub = publisher(ros_env, tmp_path, ns, "--cams", "0", "--phase-s", "60")
     master, slave = pty.openpty()
-    keyboard = Proc([sys.executable, "-m", "lerobot_ros.nodes.episode_keyboard_node", "--ros-args", "-r",
-                     f"__ns:={ns}"], ros_env, tmp_path / "keyboard.log", stdin=slave)
+    keyboard = Proc(
+        [sys.executable, "-m", "lerobot_ros.nodes.episode_keyboard_node", "--ros-args", "-r", f"__ns:={ns}"],
+        ros_env,
+        tmp_path / "keyboard.log",
+        stdin=slave,
+    )
     os.close(slave)
     try:
         event(pub, "ready")
@@ -278,7 +317,10 @@ def test_keyboard_next_rerecord_stop_through_a_pty(ros_env, tmp_path):
         assert sorted(p.name for p in out.iterdir()) == ["episode_000000", "episode_000001"]
         for i in (0, 1):
             meta = metadata(out / f"episode_00000{i}")
-            assert meta["custom_data"]["outcome"] == "success" and bag_counts(out / f"episode_00000{i}")[f"{ns}/joint_states"] > 0
+            assert (
+                meta["custom_data"]["outcome"] == "success"
+                and bag_counts(out / f"episode_00000{i}")[f"{ns}/joint_states"] > 0
+            )
             recorded = {t["topic_metadata"]["name"] for t in meta["topics_with_message_count"]}
             assert not recorded & {"/rosout", "/parameter_events", "/diagnostics", f"{ns}/episode_status"}
     finally:
@@ -290,8 +332,21 @@ def test_keyboard_next_rerecord_stop_through_a_pty(ros_env, tmp_path):
 
 def test_keyboard_says_when_no_recorder_hears_a_key(ros_env, tmp_path):
     master, slave = pty.openpty()
-    keyboard = Proc([sys.executable, "-m", "lerobot_ros.nodes.episode_keyboard_node", "--ros-args", "-r",
-                     "__ns:=/kb_alone", "-p", "match_timeout_s:=0.3"], ros_env, tmp_path / "keyboard.log", stdin=slave)
+    keyboard = Proc(
+        [
+            sys.executable,
+            "-m",
+            "lerobot_ros.nodes.episode_keyboard_node",
+            "--ros-args",
+            "-r",
+            "__ns:=/kb_alone",
+            "-p",
+            "match_timeout_s:=0.3",
+        ],
+        ros_env,
+        tmp_path / "keyboard.log",
+        stdin=slave,
+    )
     os.close(slave)
     try:
         keyboard.wait_log("keys:")
@@ -330,9 +385,28 @@ features:
     out = tmp_path / "out"
     pub = publisher(ros_env, tmp_path, ns, "--cams", "0", "--command-hz", "30", "--phase-s", "60")
     dataset = tmp_path / "dataset"
-    cli = Proc([sys.executable, "-m", "lerobot_ros.cli.main", "record", "--contract", str(contract), "--out", str(out),
-                "--episode-time-s", "1.0", "--reset-time-s", "0.3", "--num-episodes", "2", "--convert-to", str(dataset)],
-               ros_env, tmp_path / "cli.log")
+    cli = Proc(
+        [
+            sys.executable,
+            "-m",
+            "lerobot_ros.cli.main",
+            "record",
+            "--contract",
+            str(contract),
+            "--out",
+            str(out),
+            "--episode-time-s",
+            "1.0",
+            "--reset-time-s",
+            "0.3",
+            "--num-episodes",
+            "2",
+            "--convert-to",
+            str(dataset),
+        ],
+        ros_env,
+        tmp_path / "cli.log",
+    )
     try:
         assert cli.p.wait(timeout=400) == 0, cli.text()[-3000:]
         assert sorted(p.name for p in out.iterdir()) == ["episode_000000", "episode_000001"]
@@ -367,17 +441,46 @@ features:
 
 
 def test_bad_settings_fail_in_one_line(ros_env, tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "lerobot_ros.nodes.episode_recorder_node", "--ros-args", "-p",
-                           f"contract:={tmp_path / 'missing.yaml'}"], env=ros_env, capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lerobot_ros.nodes.episode_recorder_node",
+            "--ros-args",
+            "-p",
+            f"contract:={tmp_path / 'missing.yaml'}",
+        ],
+        env=ros_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
     assert "missing.yaml does not exist" in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "lerobot_ros.nodes.episode_recorder_node", "--ros-args", "-p",
-                           "topics:=[/a]", "-p", "episode_time_s:=soon"], env=ros_env, capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "lerobot_ros.nodes.episode_recorder_node",
+            "--ros-args",
+            "-p",
+            "topics:=[/a]",
+            "-p",
+            "episode_time_s:=soon",
+        ],
+        env=ros_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 1 and "parameter 'episode_time_s' must be a number, got 'soon'" in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "lerobot_ros.cli.main", "record", "--out", str(tmp_path)],
-                          env=ros_env, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lerobot_ros.cli.main", "record", "--out", str(tmp_path)],
+        env=ros_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "give --contract, --topics or --all-topics" in proc.stderr
 
 

@@ -16,33 +16,53 @@ from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, Qo
 from rosbags.rosbag2 import Reader, ReaderError
 from rosbags.typesys import Stores, get_typestore
 
-from lerobot_ros.record.episode_bag_writer import BagWriteError, EpisodeBagWriter, WriterSettings, read_custom_data
 from lerobot_ros.record.control import DONE, IDLE, RECORDING, RESETTING, Command, EpisodeControl, Finish, Start, Stop
-from lerobot_ros.record.msgdefs import MessageDefinitions, UnknownMessageType
+from lerobot_ros.record.episode_bag_writer import BagWriteError, EpisodeBagWriter, WriterSettings, read_custom_data
 from lerobot_ros.record.live_qa import Level, StreamQA, TopicQA, stream_report
+from lerobot_ros.record.msgdefs import MessageDefinitions, UnknownMessageType
 from lerobot_ros.record.repair import RepairError, repair_bag
 from lerobot_ros.record.session import EpisodeError, EpisodeSession, TopicSpec, next_free_index
 
 TS = get_typestore(Stores.ROS2_KILTED)
 JS = "sensor_msgs/msg/JointState"
 IMG = "sensor_msgs/msg/Image"
-SENSOR = Qos(QosHistory.KEEP_LAST, 5, QosReliability.BEST_EFFORT, QosDurability.VOLATILE, QosTime(0, 0),
-             QosTime(0, 0), QosLiveliness.AUTOMATIC, QosTime(0, 0), False)
+SENSOR = Qos(
+    QosHistory.KEEP_LAST,
+    5,
+    QosReliability.BEST_EFFORT,
+    QosDurability.VOLATILE,
+    QosTime(0, 0),
+    QosTime(0, 0),
+    QosLiveliness.AUTOMATIC,
+    QosTime(0, 0),
+    False,
+)
 
 
 def joint_state(i: int) -> bytes:
     T = TS.types
-    msg = T[JS](header=T["std_msgs/msg/Header"](stamp=T["builtin_interfaces/msg/Time"](sec=i, nanosec=7), frame_id="base"),
-                name=["a", "b"], position=np.array([i, -i], dtype=np.float64),
-                velocity=np.array([], dtype=np.float64), effort=np.array([], dtype=np.float64))
+    msg = T[JS](
+        header=T["std_msgs/msg/Header"](stamp=T["builtin_interfaces/msg/Time"](sec=i, nanosec=7), frame_id="base"),
+        name=["a", "b"],
+        position=np.array([i, -i], dtype=np.float64),
+        velocity=np.array([], dtype=np.float64),
+        effort=np.array([], dtype=np.float64),
+    )
     return bytes(TS.serialize_cdr(msg, JS))
 
 
 def image(i: int, h: int = 48, w: int = 64) -> bytes:
     T = TS.types
     data = np.full(h * w * 3, i % 256, dtype=np.uint8)
-    msg = T[IMG](header=T["std_msgs/msg/Header"](stamp=T["builtin_interfaces/msg/Time"](sec=i, nanosec=0), frame_id="cam"),
-                 height=h, width=w, encoding="rgb8", is_bigendian=0, step=w * 3, data=data)
+    msg = T[IMG](
+        header=T["std_msgs/msg/Header"](stamp=T["builtin_interfaces/msg/Time"](sec=i, nanosec=0), frame_id="cam"),
+        height=h,
+        width=w,
+        encoding="rgb8",
+        is_bigendian=0,
+        step=w * 3,
+        data=data,
+    )
     return bytes(TS.serialize_cdr(msg, IMG))
 
 
@@ -71,7 +91,9 @@ def test_writer_settings_one_source_and_validation():
 @pytest.mark.parametrize("compression", [None, "zstd"])
 def test_writer_roundtrip_metadata_and_bytes(tmp_path, compression):
     bag = tmp_path / "ep"
-    w = EpisodeBagWriter(bag, settings=WriterSettings(compression=compression), custom_data={"task": "pick the cube"}).open()
+    w = EpisodeBagWriter(
+        bag, settings=WriterSettings(compression=compression), custom_data={"task": "pick the cube"}
+    ).open()
     w.add_topic("/joint_states", JS, [SENSOR])
     w.add_topic("/cam/image_raw", IMG)
     w.add_topic("/status", "lerobot_ros_msgs/msg/EpisodeStatus")  # our own type, from its installed .msg
@@ -133,10 +155,14 @@ def test_recorder_bags_name_their_ros_distro(tmp_path):
     assert meta["ros_distro"] == "kilted" and meta["custom_data"]["outcome"] == "success" and meta["message_count"] == 5
     rosidl = json.loads((Path(sys.prefix) / "share" / f"{JS}.json").read_text())
     assert meta["topics_with_message_count"][0]["topic_metadata"]["type_description_hash"] == next(
-        h["hash_string"] for h in rosidl["type_hashes"] if h["type_name"] == JS)
+        h["hash_string"] for h in rosidl["type_hashes"] if h["type_name"] == JS
+    )
     with open(bag / "ep.mcap", "rb") as fh:
         record = next(m for m in make_reader(fh).iter_metadata() if m.name == "rosbag2")
-    assert "ros_distro: kilted" in record.metadata["serialized_metadata"] and "rosbags" not in record.metadata["serialized_metadata"]
+    assert (
+        "ros_distro: kilted" in record.metadata["serialized_metadata"]
+        and "rosbags" not in record.metadata["serialized_metadata"]
+    )
     assert read_bag(bag)[0] == {"/joint_states": 5}
     mcap = bag / "ep.mcap"
     mcap.write_bytes(mcap.read_bytes()[:-200])  # a killed recorder: no footer
@@ -196,8 +222,10 @@ def test_a_device_that_goes_away_mid_episode_still_gives_a_result(tmp_path, monk
     monkeypatch.setattr(w, "_rollback", gone)
     w.write("/js", 1, b"\x00" * 8)
     result = w.close({"outcome": "failure"})
-    assert result.error.startswith("write failed: [Errno 5] Input/output error; cutting the bag back to its last "
-                                   "whole chunk failed: [Errno 5] Input/output error")
+    assert result.error.startswith(
+        "write failed: [Errno 5] Input/output error; cutting the bag back to its last "
+        "whole chunk failed: [Errno 5] Input/output error"
+    )
 
 
 def test_unknown_message_type_is_a_clear_error(tmp_path):
@@ -233,7 +261,9 @@ def test_closed_chunks_reach_the_disk_while_recording(tmp_path):
     assert got == {"/joint_states": 40}
     assert read_custom_data(copy) == {"task": "reach", "outcome": "recording"}
     assert read_custom_data(tmp_path / "rep") == {"task": "reach", "outcome": "interrupted", "repaired_from": str(copy)}
-    with pytest.raises(ReaderError, match="File end magic is invalid"):  # rosbags alone rejects the file of a killed writer
+    with pytest.raises(
+        ReaderError, match="File end magic is invalid"
+    ):  # rosbags alone rejects the file of a killed writer
         with Reader(copy / "ep.mcap"):
             pass
     w.close()
@@ -284,7 +314,9 @@ def test_disk_full_stops_the_episode_and_keeps_a_readable_bag(tmp_path):
 # ---- recovery -------------------------------------------------------------------------------------------
 def test_recover_truncated_bag_at_any_cut(tmp_path):
     bag = tmp_path / "ep"
-    w = EpisodeBagWriter(bag, settings=WriterSettings(flush_interval_s=0.01), custom_data={"task": "stack", "episode_index": "3"}).open()
+    w = EpisodeBagWriter(
+        bag, settings=WriterSettings(flush_interval_s=0.01), custom_data={"task": "stack", "episode_index": "3"}
+    ).open()
     w.add_topic("/joint_states", JS)
     w.add_topic("/cam/image_raw", IMG)
     for i in range(60):
@@ -306,7 +338,9 @@ def test_recover_truncated_bag_at_any_cut(tmp_path):
         assert total == result.messages and not result.complete and total >= previous and total < 120
         previous = total
         # what survives is a prefix of what was written, byte for byte
-        assert [m[2] for m in msgs if m[0] == "/joint_states"] == [joint_state(i) for i in range(counts["/joint_states"])]
+        assert [m[2] for m in msgs if m[0] == "/joint_states"] == [
+            joint_state(i) for i in range(counts["/joint_states"])
+        ]
         assert meta["custom_data"]["task"] == "stack" and meta["custom_data"]["episode_index"] == "3"
         assert meta["custom_data"]["outcome"] == "interrupted"
     assert previous >= 100  # a cut at 99.9 % loses at most the last chunk
@@ -444,13 +478,19 @@ def test_live_qa_flags_slow_stalled_and_silent_streams():
     assert snap["/silent"].level == 1 and snap["/silent"].message.startswith("no message for 2.0 s")
     assert snap["/silent"].missing_frames == 60
     assert snap["/task"].level is Level.OK
-    assert isinstance(snap["/fast"], TopicQA) and set(snap["/fast"].values()) >= {"count", "rate_hz", "stalls", "last_age_s"} and "level" not in snap["/fast"].values()
+    assert (
+        isinstance(snap["/fast"], TopicQA)
+        and set(snap["/fast"].values()) >= {"count", "rate_hz", "stalls", "last_age_s"}
+        and "level" not in snap["/fast"].values()
+    )
     later = qa.snapshot(now_ns=3000 * MS, started_ns=0)
     assert later["/fast"].message == "stalled: last message 1.0 s ago" and later["/fast"].stalls == 1
     assert qa.snapshot(now_ns=3100 * MS, started_ns=0)["/fast"].stalls == 1  # one stall, counted once
     report = qa.report(0, 3000 * MS)
     assert report["fps"] == 30 and report["frames"] == 91
-    assert report["streams"]["/fast"]["samples"] == 200 and report["streams"]["/fast"]["rate_hz"] == pytest.approx(100.0)
+    assert report["streams"]["/fast"]["samples"] == 200 and report["streams"]["/fast"]["rate_hz"] == pytest.approx(
+        100.0
+    )
     assert report["stalls"]["/fast"] == 1 and report["streams"]["/silent"]["missing_frames"] == 91
     assert any("/silent: 91 frame(s) had no value at all" in w for w in report["warnings"])
 

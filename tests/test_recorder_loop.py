@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 from rosbags.rosbag2 import Reader
+from test_record_writer import JS, SENSOR, joint_state
 
 from lerobot_ros.record.control import DONE, RECORDING, RESETTING, EpisodeControl
 from lerobot_ros.record.recorder import ERROR, OK, Recorder
 from lerobot_ros.record.session import EpisodeError, EpisodeSession, TopicSpec
 from lerobot_ros.record.streams import WantedTopic
-from test_record_writer import JS, SENSOR, joint_state
 
 
 class Lines:
@@ -35,11 +35,21 @@ class Lines:
 
 def make(tmp_path, topics=("/js",), subscribed=("/js",), **kwargs):
     session = EpisodeSession(tmp_path / "out", clock_ns=iter(range(10**9, 10**12, 10**6)).__next__)
-    control = EpisodeControl(kwargs.pop("episode_time_s", 0.0), kwargs.pop("reset_time_s", 0.0),
-                             kwargs.pop("num_episodes", 0))
+    control = EpisodeControl(
+        kwargs.pop("episode_time_s", 0.0), kwargs.pop("reset_time_s", 0.0), kwargs.pop("num_episodes", 0)
+    )
     statuses, saved, log = [], [], Lines()
-    rec = Recorder(session, control, [WantedTopic(t, JS, 30.0) for t in topics], log, now=0.0,
-                   on_status=statuses.append, on_saved=saved.append, fps=30.0, **kwargs)
+    rec = Recorder(
+        session,
+        control,
+        [WantedTopic(t, JS, 30.0) for t in topics],
+        log,
+        now=0.0,
+        on_status=statuses.append,
+        on_saved=saved.append,
+        fps=30.0,
+        **kwargs,
+    )
     for topic in subscribed:
         session.add_topic(TopicSpec(topic, JS, [SENSOR], expected_hz=30.0))
         rec.subscribed.add(topic)
@@ -105,8 +115,9 @@ def test_services_and_the_default_outcome(tmp_path):
 
 
 def test_automatic_loop_waits_for_its_topics_then_ends(tmp_path):
-    rec, statuses, saved, log = make(tmp_path, topics=("/js", "/late"), episode_time_s=1.0, reset_time_s=0.5,
-                                     num_episodes=2, wait_for_topics_s=3.0)
+    rec, statuses, saved, log = make(
+        tmp_path, topics=("/js", "/late"), episode_time_s=1.0, reset_time_s=0.5, num_episodes=2, wait_for_topics_s=3.0
+    )
     rec.tick(1.0)
     assert not rec.session.recording and rec.missing() == ["/late"]  # still waiting for /late
     rec.tick(3.5)  # gave up waiting: records without it, and says so once
@@ -173,10 +184,17 @@ def test_a_writer_error_closes_the_episode_and_ends_with_status_1(tmp_path):
 
 def test_reconfigure_applies_or_refuses(tmp_path):
     rec, *_ = make(tmp_path, episode_time_s=5.0, num_episodes=3)
-    rec.reconfigure({"episode_time_s": 2, "num_episodes": 1, "task": "stack", "min_free_mb": 1.0,
-                     "progress_period_s": 0.2})
+    rec.reconfigure(
+        {"episode_time_s": 2, "num_episodes": 1, "task": "stack", "min_free_mb": 1.0, "progress_period_s": 0.2}
+    )
     c, s = rec.control, rec.session
-    assert (c.episode_time_s, c.num_episodes, s.task, s.writer_settings.min_free_bytes, rec.progress_period_s) == (2.0, 1, "stack", 2**20, 0.2)
+    assert (c.episode_time_s, c.num_episodes, s.task, s.writer_settings.min_free_bytes, rec.progress_period_s) == (
+        2.0,
+        1,
+        "stack",
+        2**20,
+        0.2,
+    )
     rec.tick(0.0)
     rec.tick(2.0)  # the new episode length and count act at once: one 2 s episode, then done
     assert rec.exit_code == 0

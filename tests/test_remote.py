@@ -18,9 +18,8 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 import netns
+import pytest
 from remote_sides import so101_contract
 
 pytestmark = [
@@ -34,7 +33,9 @@ CHUNK = 20
 MAX_AGE_MS = 500.0
 START_TIMEOUT = 420.0  # torch, LeRobot and discovery on a loaded 2-core machine
 
-CONTRACT = so101_contract(["front"], (48, 64), 30, compressed=True, image_tolerance_ms=250)  # frames arrive late on a loaded 2-core CI machine
+CONTRACT = so101_contract(
+    ["front"], (48, 64), 30, compressed=True, image_tolerance_ms=250
+)  # frames arrive late on a loaded 2-core CI machine
 
 
 def lines(path: Path) -> list[dict]:
@@ -60,18 +61,38 @@ class Deployment:
         self.stopped: list = []  # processes a test stopped on purpose
 
     def start_robot(self):
-        args = ["so101_virtual", "teleop:=false", "cameras:=true", f"front_source:={self.video}", "camera_loop:=true",
-                f"virtual_dir:={self.tmp / 'virtual'}", "remote:=true", f"peers:={self.policy.address}"]
-        self.robot_launch = self.robot.popen([self.lerobot_ros, "launch", *args], self.base_env, log=self.tmp / "robot.log")
+        args = [
+            "so101_virtual",
+            "teleop:=false",
+            "cameras:=true",
+            f"front_source:={self.video}",
+            "camera_loop:=true",
+            f"virtual_dir:={self.tmp / 'virtual'}",
+            "remote:=true",
+            f"peers:={self.policy.address}",
+        ]
+        self.robot_launch = self.robot.popen(
+            [self.lerobot_ros, "launch", *args], self.base_env, log=self.tmp / "robot.log"
+        )
         env = self.robot.ros_env([self.policy.address], os.environ["ROS_DOMAIN_ID"])
-        self.robot.popen([sys.executable, str(ROOT / "tests" / "remote_sides.py"), "robot", "--out", str(self.probe_log)],
-                         env, log=self.tmp / "probe.log")
+        self.robot.popen(
+            [sys.executable, str(ROOT / "tests" / "remote_sides.py"), "robot", "--out", str(self.probe_log)],
+            env,
+            log=self.tmp / "probe.log",
+        )
 
     def start_policy(self):
-        args = ["policy", f"policy_path:={self.policy_dir}", f"contract:={self.tmp / 'contract.yaml'}",
-                "async_inference:=true", "remote:=true", f"peers:={self.robot.address}"]
-        self.policy_launch = self.policy.popen([self.lerobot_ros, "launch", *args], self.base_env,
-                                               log=self.tmp / "policy.log")
+        args = [
+            "policy",
+            f"policy_path:={self.policy_dir}",
+            f"contract:={self.tmp / 'contract.yaml'}",
+            "async_inference:=true",
+            "remote:=true",
+            f"peers:={self.robot.address}",
+        ]
+        self.policy_launch = self.policy.popen(
+            [self.lerobot_ros, "launch", *args], self.base_env, log=self.tmp / "policy.log"
+        )
 
     def events(self, kind: str, since: float = 0.0, until: float = float("inf")) -> list[dict]:
         lo, hi = int(since * 1e9), int(until * 1e9) if until != float("inf") else 1 << 63
@@ -90,8 +111,10 @@ class Deployment:
                 if proc.poll() is not None and proc not in self.stopped:
                     pytest.fail(f"{what}: {proc.args[3:6]} exited ({proc.returncode}); logs in {self.tmp}")
             time.sleep(0.25)
-        logs = "\n".join(f"--- {p.name}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-20:])
-                         for p in sorted(self.tmp.glob("*.log")))
+        logs = "\n".join(
+            f"--- {p.name}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-20:])
+            for p in sorted(self.tmp.glob("*.log"))
+        )
         pytest.fail(f"timed out after {timeout:.0f} s waiting for {what}\n{logs}")
 
     def commands_flow(self, since: float, n: int = 10):
@@ -102,7 +125,6 @@ class Deployment:
 def deployment(tmp_path_factory):
     import cv2
     import numpy as np
-
     from fixtures_bags import camera_frame
     from fixtures_policy import make_policy_folder
 
@@ -113,7 +135,9 @@ def deployment(tmp_path_factory):
         writer.write(np.ascontiguousarray(camera_frame(i, 480, 640)[:, :, ::-1]))
     writer.release()
     (tmp / "contract.yaml").write_text(CONTRACT)
-    policy_dir = make_policy_folder(tmp / "act", "act", cameras={"front": (48, 64)}, chunk_size=CHUNK, n_action_steps=CHUNK)
+    policy_dir = make_policy_folder(
+        tmp / "act", "act", cameras={"front": (48, 64)}, chunk_size=CHUNK, n_action_steps=CHUNK
+    )
     with netns.two_hosts() as (robot, policy, link):
         d = Deployment(robot, policy, link, tmp, policy_dir, video)
         d.start_robot()
@@ -131,7 +155,9 @@ def test_actions_cross_the_link_with_the_launch_option(deployment):
     rx0, t0 = d.policy.link_bytes()[0], time.monotonic()
     time.sleep(3.0)
     rate = (d.policy.link_bytes()[0] - rx0) / (time.monotonic() - t0)
-    assert rate > 300_000, f"only {rate / 1e3:.0f} kB/s reached the policy host over the veth: the frames did not cross it"
+    assert rate > 300_000, (
+        f"only {rate / 1e3:.0f} kB/s reached the policy host over the veth: the frames did not cross it"
+    )
     # remote:=true gave every node the network profile (no shared memory) and subnet discovery with the peer
     envs = []
     for pid in netns._ip("netns", "pids", d.robot.netns).stdout.split():
@@ -165,13 +191,21 @@ def test_link_down_for_2s_holds_says_why_and_resumes(deployment):
     # nothing reached the robot while the link was down (after what was already in its socket and executor
     # queue: up to ~1.5 s on a loaded machine), and the robot said why it held still
     assert d.events("commands", t_down + 1.5, t_up) == []
-    d.wait(lambda: any(x["level"] == 1 and "watchdog" in x["message"] for x in d.diagnostics("robot: arm", t_down)),
-           10, "the arm's watchdog warning")
+    d.wait(
+        lambda: any(x["level"] == 1 and "watchdog" in x["message"] for x in d.diagnostics("robot: arm", t_down)),
+        10,
+        "the arm's watchdog warning",
+    )
     # it resumes by itself
     d.wait(lambda: d.commands_flow(t_up, 10), 60, "actions after the link came back")
     # the policy saw its observations go stale and threw away what it had queued from before the gap
-    d.wait(lambda: [x for x in d.diagnostics(": policy", t_up) if int(x["values"].get("queue_discards", 0)) > discards_before],
-           30, "the policy's queue discarded at the gap")
+    d.wait(
+        lambda: [
+            x for x in d.diagnostics(": policy", t_up) if int(x["values"].get("queue_discards", 0)) > discards_before
+        ],
+        30,
+        "the policy's queue discarded at the gap",
+    )
     d.wait(lambda: [x for x in d.diagnostics("robot: arm", t_up) if x["level"] == 0], 30, "the arm back to OK")
 
 
@@ -180,8 +214,11 @@ def test_policy_host_restart_holds_the_arm_and_resumes(deployment):
     d.stopped.append(d.policy_launch)
     t_stop = time.time()
     d.policy.stop(d.policy_launch)
-    d.wait(lambda: any(x["level"] == 1 and "watchdog" in x["message"] for x in d.diagnostics("robot: arm", t_stop)),
-           20, "the arm holding while the policy host is gone")
+    d.wait(
+        lambda: any(x["level"] == 1 and "watchdog" in x["message"] for x in d.diagnostics("robot: arm", t_stop)),
+        20,
+        "the arm holding while the policy host is gone",
+    )
     quiet_from = time.time()
     time.sleep(1.0)
     assert d.events("commands", quiet_from) == []
@@ -192,16 +229,25 @@ def test_policy_host_restart_holds_the_arm_and_resumes(deployment):
 def test_frozen_camera_gates_the_policy_holds_and_resumes(deployment):
     d = deployment
     d.wait(lambda: d.commands_flow(time.time() - 1, 10), 60, "actions before the fault")
-    cameras = [pid for pid in netns._ip("netns", "pids", d.robot.netns).stdout.split()
-               if any(part.endswith(b"/camera_node") for part in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"))]
+    cameras = [
+        pid
+        for pid in netns._ip("netns", "pids", d.robot.netns).stdout.split()
+        if any(part.endswith(b"/camera_node") for part in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0"))
+    ]
     assert len(cameras) == 1
     (camera,) = cameras
     t_stop = time.time()
     os.kill(int(camera), signal.SIGSTOP)  # no more frames; everything else keeps running
     try:
-        stale = d.wait(lambda: [x for x in d.diagnostics(": policy", t_stop)
-                                if x["level"] == 1 and "observation.images.front" in x["message"] and "stale" in x["message"]],
-                       20, "the policy saying its camera is stale")
+        stale = d.wait(
+            lambda: [
+                x
+                for x in d.diagnostics(": policy", t_stop)
+                if x["level"] == 1 and "observation.images.front" in x["message"] and "stale" in x["message"]
+            ],
+            20,
+            "the policy saying its camera is stale",
+        )
         assert f"max {MAX_AGE_MS:.0f} ms" in stale[0]["message"]
         held_from = time.time()
         time.sleep(1.5)
@@ -211,7 +257,9 @@ def test_frozen_camera_gates_the_policy_holds_and_resumes(deployment):
     t_cont = time.time()
     # on_stale=hold (the default): the last action repeated, no new one computed from old frames
     assert len(held) >= 20 and all(x["data"] == held[0]["data"] for x in held)
-    d.wait(lambda: [x for x in d.diagnostics(": policy", t_cont + 0.5) if x["level"] == 0], 30, "the policy acting again")
+    d.wait(
+        lambda: [x for x in d.diagnostics(": policy", t_cont + 0.5) if x["level"] == 0], 30, "the policy acting again"
+    )
     d.wait(lambda: len({tuple(x["data"]) for x in d.events("commands", t_cont + 0.5)}) > 3, 30, "new actions")
 
 

@@ -8,8 +8,19 @@ import numpy as np
 import pytest
 
 from lerobot_ros.resample import (
-    EXACT, HELD, INTERP, MISSING, STALE,
-    ResampleReport, Stream, StreamingResampler, StreamSpec, clean_order, grid_between, plan_stream, resample,
+    EXACT,
+    HELD,
+    INTERP,
+    MISSING,
+    STALE,
+    ResampleReport,
+    Stream,
+    StreamingResampler,
+    StreamSpec,
+    clean_order,
+    grid_between,
+    plan_stream,
+    resample,
 )
 
 MS = 1_000_000
@@ -87,7 +98,9 @@ def test_batch_resample_span_images_and_report():
     images = ["img50", "img160", "img240", "img90-late", "img550"]
     cam = Stream(np.array([50, 160, 240, 90, 550]) * MS, images, numeric=False, policy="nearest", tolerance_ns=100 * MS)
     out = resample({"observation.state": state, "cam": cam}, fps=10)
-    np.testing.assert_array_equal(out.grid // MS, [50, 150, 250, 350, 450, 550])  # from the latest first to earliest last sample
+    np.testing.assert_array_equal(
+        out.grid // MS, [50, 150, 250, 350, 450, 550]
+    )  # from the latest first to earliest last sample
     np.testing.assert_allclose(out.numeric("observation.state")[:, 0], [5, 15, 25, 35, 45, 55])
     picked = [out.sample("cam", i) for i in range(out.grid.size)]
     assert picked == ["img50", "img160", "img240", "img240", "img550", "img550"]
@@ -102,7 +115,9 @@ def test_batch_resample_span_images_and_report():
 
 
 def test_batch_empty_stream_gives_no_frames():
-    out = resample({"a": Stream(np.array([0, 1]), np.zeros((2, 1))), "b": Stream(np.zeros(0, np.int64), np.zeros((0, 1)))}, fps=10)
+    out = resample(
+        {"a": Stream(np.array([0, 1]), np.zeros((2, 1))), "b": Stream(np.zeros(0, np.int64), np.zeros((0, 1)))}, fps=10
+    )
     assert out.grid.size == 0 and out.report.frames == 0
 
 
@@ -131,7 +146,9 @@ def test_live_equals_batch_given_the_same_samples(policy, tol):
 
 
 def test_live_readiness_reasons_and_out_of_order():
-    live = StreamingResampler({"state": StreamSpec("asof", 50 * MS), "cam": StreamSpec("nearest", 50 * MS, numeric=False)})
+    live = StreamingResampler(
+        {"state": StreamSpec("asof", 50 * MS), "cam": StreamSpec("nearest", 50 * MS, numeric=False)}
+    )
     f = live.frame_at(0)
     assert not f.ready and "state: no sample yet" in f.reasons
     live.push("state", 100 * MS, np.array([1.0]))
@@ -159,7 +176,9 @@ def test_plan_one_equals_plan_stream(policy, tol_ms):
         for i, t in enumerate(grid):
             a, b, w, status, staleness = plan_one(times.tolist(), int(t), policy, tol)
             expected = (plan.a[i], plan.b[i], plan.w[i], plan.status[i], plan.staleness_ns[i])
-            assert (a, b, status, staleness) == tuple(int(x) for x in (expected[0], expected[1], expected[3], expected[4]))
+            assert (a, b, status, staleness) == tuple(
+                int(x) for x in (expected[0], expected[1], expected[3], expected[4])
+            )
             assert w == expected[2]
 
 

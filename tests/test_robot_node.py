@@ -28,7 +28,10 @@ from lerobot_ros.ros.runtime import MessageCollector, wait_until
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "hardware"
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("quick_gil_handoff")]  # slow: imports LeRobot's robot classes (torch) once per session
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.usefixtures("quick_gil_handoff"),
+]  # slow: imports LeRobot's robot classes (torch) once per session
 
 
 def _params(**values):
@@ -91,7 +94,9 @@ def test_follower_follows_virtual_leader(ros, tmp_path, kind):
         if kind == "so101":
             moved["gripper"] = 0.35
         leader.move_by_hand(moved)
-        wait_until(lambda: near(follower.joint_positions(), leader.joint_positions(), 0.01), 15, what="follower to follow")
+        wait_until(
+            lambda: near(follower.joint_positions(), leader.joint_positions(), 0.01), 15, what="follower to follow"
+        )
         lead = leader.joint_positions()
         for name, rad in moved.items():
             assert lead[name] == pytest.approx(rad, abs=0.002)
@@ -102,8 +107,13 @@ def test_follower_follows_virtual_leader(ros, tmp_path, kind):
         wait_until(lambda: near(latest_positions(l_states), lead, 0.01), 5, what="leader joint_states")
         # Both nodes report on /diagnostics, with the bus's voltage and temperature.
         for name in ("/leader/teleop_node: leader", "/follower/robot_node: arm"):
-            wait_until(lambda: any(st.name == name and st.level == DiagnosticStatus.OK for m in diags.messages for st in m.status),
-                       10, what=f"{name} OK")
+            wait_until(
+                lambda: any(
+                    st.name == name and st.level == DiagnosticStatus.OK for m in diags.messages for st in m.status
+                ),
+                10,
+                what=f"{name} OK",
+            )
         leader_status = [st for m in diags.messages for st in m.status if st.name == "/leader/teleop_node: leader"][-1]
         assert "voltage_v" in {kv.key for kv in leader_status.values}
     finally:
@@ -121,7 +131,9 @@ def test_commands_trajectory_limits_torque_and_shutdown(ros, tmp_path):
         cmd = probe.create_publisher(Float64MultiArray, "/follower/commands", RELIABLE_QOS)
         jcmd = probe.create_publisher(JointState, "/follower/joint_command", RELIABLE_QOS)
         traj = probe.create_publisher(JointTrajectory, "/follower/joint_trajectory", RELIABLE_QOS)
-        wait_until(lambda: cmd.get_subscription_count() > 0 and traj.get_subscription_count() > 0, 10, what="subscribers")
+        wait_until(
+            lambda: cmd.get_subscription_count() > 0 and traj.get_subscription_count() > 0, 10, what="subscribers"
+        )
 
         # 1. commands: a goal far outside the calibrated range stops at the limit, never beyond it.
         target = np.array([0.3, -0.2, 10.0, 0.1, 0.0, -10.0])
@@ -208,7 +220,11 @@ def test_faults_reported_and_recovered(ros, tmp_path):
         # Bad checksums: counted as errors with the SDK's own words.
         errors_before = int(_value(_arm_status(diags), "errors"))
         follower.bus.faults.bad_checksum.add(2)
-        wait_until(lambda: _seen(diags, lambda s: "Incorrect status packet" in _value(s, "last_error")), 10, what="bad checksum")
+        wait_until(
+            lambda: _seen(diags, lambda s: "Incorrect status packet" in _value(s, "last_error")),
+            10,
+            what="bad checksum",
+        )
         follower.bus.faults.clear()
         wait_until(lambda: _arm_status(diags).level == DiagnosticStatus.OK, 20, what="recovery")
         assert int(_value(_arm_status(diags), "errors")) > errors_before
@@ -229,9 +245,22 @@ def test_faults_reported_and_recovered(ros, tmp_path):
 
 def test_missing_calibration_is_a_one_line_error(tmp_path, ros_env):
     proc = subprocess.run(
-        [sys.executable, "-m", "lerobot_ros.nodes.robot_node", "--ros-args", "--params-file", str(CONFIG / "so101_follower.yaml"),
-         "-p", f"port:={tmp_path / 'nope'}", "-p", f"calibration_file:={tmp_path / 'absent.json'}"],
-        env=ros_env, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "lerobot_ros.nodes.robot_node",
+            "--ros-args",
+            "--params-file",
+            str(CONFIG / "so101_follower.yaml"),
+            "-p",
+            f"port:={tmp_path / 'nope'}",
+            "-p",
+            f"calibration_file:={tmp_path / 'absent.json'}",
+        ],
+        env=ros_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 1
     assert "no calibration file at" in proc.stderr and "absent.json" in proc.stderr
@@ -242,7 +271,10 @@ def test_unknown_robot_type_rejected(ros, tmp_path):
     from lerobot_ros.nodes.robot_node import RobotNode
     from lerobot_ros.ros.entry import NodeStartupError
 
-    with pytest.raises(NodeStartupError, match=r"robot_type 'ur5' is not supported: no LeRobot module lerobot\.robots\.ur5; use one of so100_follower"):
+    with pytest.raises(
+        NodeStartupError,
+        match=r"robot_type 'ur5' is not supported: no LeRobot module lerobot\.robots\.ur5; use one of so100_follower",
+    ):
         RobotNode(context=ros.context, parameter_overrides=_params(robot_type="ur5", port="/dev/null"))
 
 
@@ -278,10 +310,11 @@ def test_watchdog_holds_the_present_position(ros, tmp_path):
 def test_parameters_described_refused_and_applied_live(ros, tmp_path):
     """From another rclpy context, as `ros2 param` would: every parameter is described, the port is
     read-only, and the safety limits, watchdog and loop rate change the running node."""
+    from param_probe import ParamProbe, assert_all_described
+
     from lerobot_ros.nodes.robot_node import RobotParams
     from lerobot_ros.ros.parameters import names
     from lerobot_ros.ros.runtime import RosRuntime
-    from param_probe import ParamProbe, assert_all_described
 
     follower, cal = start_arm("so101", "follower", tmp_path)
     node = None
@@ -323,10 +356,11 @@ def test_parameters_described_refused_and_applied_live(ros, tmp_path):
 
 
 def test_teleop_parameters_described_and_rate_applied_live(ros, tmp_path):
+    from param_probe import ParamProbe, assert_all_described
+
     from lerobot_ros.nodes.teleop_node import TeleopParams
     from lerobot_ros.ros.parameters import names
     from lerobot_ros.ros.runtime import RosRuntime
-    from param_probe import ParamProbe, assert_all_described
 
     leader, cal = start_arm("so101", "leader", tmp_path)
     tnode = None

@@ -21,8 +21,20 @@ def test_joint_state_and_image_cross_processes(ros, ros_env):
     images = MessageCollector(node, Image, "/arm/camera/image_raw", SENSOR_QOS)
     infos = MessageCollector(node, CameraInfo, "/arm/camera/camera_info", SENSOR_QOS)
     talker = subprocess.Popen(
-        [sys.executable, "-m", "lerobot_ros.nodes.talker", "--ros-args", "-r", "__ns:=/arm",
-         "-p", "rate_hz:=20.0", "-p", "width:=160", "-p", "height:=120"],
+        [
+            sys.executable,
+            "-m",
+            "lerobot_ros.nodes.talker",
+            "--ros-args",
+            "-r",
+            "__ns:=/arm",
+            "-p",
+            "rate_hz:=20.0",
+            "-p",
+            "width:=160",
+            "-p",
+            "height:=120",
+        ],
         env=ros_env,
     )
     try:
@@ -59,8 +71,11 @@ def test_episode_status_and_reset_service_round_trip(ros):
     server_node = ros.create_node("sim")
     server_node.create_service(ResetEpisode, "/sim/reset_episode", on_reset)
     status_pub = server_node.create_publisher(EpisodeStatus, "/sim/episode_status", LATCHED_QOS)
-    status_pub.publish(EpisodeStatus(episode_index=3, step=17, reward=0.5, sum_reward=2.5, done=True,
-                                     success=True, task="pick the cube"))
+    status_pub.publish(
+        EpisodeStatus(
+            episode_index=3, step=17, reward=0.5, sum_reward=2.5, done=True, success=True, task="pick the cube"
+        )
+    )
 
     # A second context is a second DDS participant: the same path as another process.
     with RosRuntime() as other:
@@ -79,7 +94,12 @@ def test_episode_status_and_reset_service_round_trip(ros):
 
 
 def test_smoke_cli_reports_the_exchange(ros_env):
-    out = subprocess.run([sys.executable, "-m", "lerobot_ros.cli.main", "smoke", "--count", "5", "--timeout", "60"],
-                         env=ros_env, capture_output=True, text=True, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-m", "lerobot_ros.cli.main", "smoke", "--count", "5", "--timeout", "60"],
+        env=ros_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert "images (480, 640, 3) over DDS" in out.stdout

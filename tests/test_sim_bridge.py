@@ -9,8 +9,6 @@ import sys
 
 import numpy as np
 import pytest
-from lerobot_ros_msgs.msg import EpisodeStatus
-from lerobot_ros_msgs.srv import ResetEpisode
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import CameraInfo, Image, JointState
@@ -28,6 +26,8 @@ from lerobot_ros.nodes.sim_bridge_node import SimBridgeNode
 from lerobot_ros.ros.qos import EPISODE_STATUS_QOS, LATCHED_QOS, RELIABLE_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
 from lerobot_ros.sim.so101_twin import JOINT_NAMES
+from lerobot_ros_msgs.msg import EpisodeStatus
+from lerobot_ros_msgs.srv import ResetEpisode
 
 VENV_BIN = os.path.dirname(sys.executable)
 
@@ -128,7 +128,11 @@ def test_twin_bridge_publishes_the_real_arm_topics_and_follows_commands(ros, bri
     assert image_to_numpy(img).shape == (24, 32, 3)
     assert (infos.messages[-1].width, infos.messages[-1].height) == (32, 24)
     assert tasks.wait_for(1)[0].data == "Pick up the cube"
-    wait_until(lambda: clocks.messages and time_to_ns(clocks.messages[-1].clock) == node.bridge.runner.sim_time_ns, 10, what="/clock")
+    wait_until(
+        lambda: clocks.messages and time_to_ns(clocks.messages[-1].clock) == node.bridge.runner.sim_time_ns,
+        10,
+        what="/clock",
+    )
     env_state = client.env_state.messages[-1]
     assert np.asarray(env_state.data).shape == (3,)  # cube position
 
@@ -200,7 +204,7 @@ def test_bridge_reports_its_real_time_factor_on_diagnostics(ros, bridges):
         return [s for m in diags.messages for s in m.status if s.hardware_id == "/diag/sim_bridge"]
 
     def rtf_reported():
-        return any(dict((kv.key, kv.value) for kv in s.values)["real_time_factor"] != "nan" for s in ours())
+        return any({kv.key: kv.value for kv in s.values}["real_time_factor"] != "nan" for s in ours())
 
     wait_until(rtf_reported, 60, what="a real-time factor on /diagnostics")
     status = ours()[-1]
@@ -217,9 +221,18 @@ def test_bridge_reports_its_real_time_factor_on_diagnostics(ros, bridges):
 @pytest.mark.slow
 def test_metaworld_expert_reaches_success_through_ros_and_episodes_replay(ros, bridges):
     start_bridge(
-        ros, bridges, "/mw",
-        params(env="metaworld", task="push-v3", render_width=64, render_height=48, antialias=False,
-               reset_on_start=False, publish_clock=False),
+        ros,
+        bridges,
+        "/mw",
+        params(
+            env="metaworld",
+            task="push-v3",
+            render_width=64,
+            render_height=48,
+            antialias=False,
+            reset_on_start=False,
+            publish_clock=False,
+        ),
     )
     expert = ScriptedExpertNode(context=ros.context, namespace="/mw", parameter_overrides=params(task="push-v3"))
     ros.add_node(expert)
@@ -230,11 +243,21 @@ def test_metaworld_expert_reaches_success_through_ros_and_episodes_replay(ros, b
         client.joints.items.clear()
         images.items.clear()
         response = client.reset(seed)
-        final = client.wait_status(lambda m: m.episode_index == response.episode_index and m.done, timeout=240,
-                                   what="the expert's episode to end")
-        wait_until(lambda: len(client.joints.messages) > final.step and len(images.messages) > final.step, 20,
-                   what="all observations")
-        return final, [np.asarray(m.position) for m in client.joints.messages], [image_to_numpy(m).copy() for m in images.messages]
+        final = client.wait_status(
+            lambda m: m.episode_index == response.episode_index and m.done,
+            timeout=240,
+            what="the expert's episode to end",
+        )
+        wait_until(
+            lambda: len(client.joints.messages) > final.step and len(images.messages) > final.step,
+            20,
+            what="all observations",
+        )
+        return (
+            final,
+            [np.asarray(m.position) for m in client.joints.messages],
+            [image_to_numpy(m).copy() for m in images.messages],
+        )
 
     first, joints_a, images_a = episode(3)
     assert first.success and first.step < 150 and first.sum_reward > 0
@@ -255,8 +278,20 @@ def run_bridge(ros_env, namespace, *args):
 
 @pytest.mark.slow
 def test_several_bridges_in_their_own_processes_and_namespaces(ros, ros_env):
-    common = ["-p", "env:=so101", "-p", "cameras:=['front']", "-p", "render_width:=16", "-p", "render_height:=16",
-              "-p", "antialias:=false", "-p", "publish_clock:=false"]
+    common = [
+        "-p",
+        "env:=so101",
+        "-p",
+        "cameras:=['front']",
+        "-p",
+        "render_width:=16",
+        "-p",
+        "render_height:=16",
+        "-p",
+        "antialias:=false",
+        "-p",
+        "publish_clock:=false",
+    ]
     clients = [Client(ros, f"/sim_{i}") for i in range(2)]  # subscribed before the bridges start
     procs = [run_bridge(ros_env, f"/sim_{i}", *common, "-p", f"seed:={i}") for i in range(2)]
     try:
@@ -286,7 +321,10 @@ def test_several_bridges_in_their_own_processes_and_namespaces(ros, ros_env):
 def test_unknown_task_fails_at_startup_with_a_hint(ros_env):
     proc = subprocess.run(
         [os.path.join(VENV_BIN, "sim_bridge_node"), "--ros-args", "-p", "env:=metaworld", "-p", "task:=push-v9"],
-        env=ros_env, capture_output=True, text=True, timeout=120,
+        env=ros_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 1
     assert "unknown Meta-World task 'push-v9': did you mean push-v3" in proc.stderr
@@ -299,8 +337,9 @@ def test_so101_scripted_pick_runs_as_a_node_on_the_twin(ros, bridges):
     ros.add_node(expert)
     client = Client(ros, "/pick")
     response = client.reset(2)
-    final = client.wait_status(lambda m: m.episode_index == response.episode_index and m.done, timeout=120,
-                               what="the pick to end")
+    final = client.wait_status(
+        lambda m: m.episode_index == response.episode_index and m.done, timeout=120, what="the pick to end"
+    )
     assert final.success and final.step < 120
     assert expert.actions_sent >= final.step
 
@@ -308,13 +347,28 @@ def test_so101_scripted_pick_runs_as_a_node_on_the_twin(ros, bridges):
 def test_integer_fps_starts_the_bridge_and_parameters_are_described(ros, ros_env):
     """`-p fps:=30` (an integer for a double) used to end in InvalidParameterTypeException; from another
     process every parameter is described and a read-only one is refused with a reason."""
-    from lerobot_ros.nodes.sim_bridge_node import SimBridgeParams
-    from lerobot_ros.ros.parameters import names
     from param_probe import ParamProbe, assert_all_described
 
+    from lerobot_ros.nodes.sim_bridge_node import SimBridgeParams
+    from lerobot_ros.ros.parameters import names
+
     client = Client(ros, "/fps_int")
-    proc = run_bridge(ros_env, "/fps_int", "-p", "env:=so101", "-p", "fps:=30", "-p", "cameras:=[none]",
-                      "-p", "render_width:=16", "-p", "render_height:=16", "-p", "publish_clock:=false")
+    proc = run_bridge(
+        ros_env,
+        "/fps_int",
+        "-p",
+        "env:=so101",
+        "-p",
+        "fps:=30",
+        "-p",
+        "cameras:=[none]",
+        "-p",
+        "render_width:=16",
+        "-p",
+        "render_height:=16",
+        "-p",
+        "publish_clock:=false",
+    )
     try:
         client.wait_status(lambda m: m.episode_index == 0, timeout=120)
         probe = ParamProbe(ros, "/fps_int/sim_bridge")

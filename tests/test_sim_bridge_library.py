@@ -32,8 +32,13 @@ class Recorder:
         self.frames, self.rejections, self.now = [], [], 0
 
     def bridge(self, mode: str) -> SimBridge:
-        return SimBridge(RecordingTwin(), mode, publish=self.frames.append, rejected=self.rejections.append,
-                         clock_ns=lambda: self.now)
+        return SimBridge(
+            RecordingTwin(),
+            mode,
+            publish=self.frames.append,
+            rejected=self.rejections.append,
+            clock_ns=lambda: self.now,
+        )
 
 
 @pytest.fixture
@@ -75,8 +80,12 @@ def test_lockstep_steps_and_publishes_once_per_command(rec, lockstep):
     lockstep.command([0, 0, float("nan"), 0, 0, 0])
     assert [f.episode.step for f in rec.frames] == [1]
     assert [e.reason for e in rec.rejections] == ["no_episode", "wrong_length", "non_finite"]
-    assert lockstep.counters == {"accepted": 1, "rejected": {"no_episode": 1, "wrong_length": 1, "non_finite": 1},
-                                 "steps": 1, "late_ticks": 0}
+    assert lockstep.counters == {
+        "accepted": 1,
+        "rejected": {"no_episode": 1, "wrong_length": 1, "non_finite": 1},
+        "steps": 1,
+        "late_ticks": 0,
+    }
     lockstep.malformed("bad layout")
     assert rec.rejections[-1].reason == "malformed" and lockstep.counters["rejected"]["malformed"] == 1
 

@@ -9,7 +9,15 @@ import sys
 import numpy as np
 import pytest
 
-from lerobot_ros.sim import ActionRejected, ActionSchedule, ActionValidator, RenderSettings, SimRunner, SimStartupError, make_sim
+from lerobot_ros.sim import (
+    ActionRejected,
+    ActionSchedule,
+    ActionValidator,
+    RenderSettings,
+    SimRunner,
+    SimStartupError,
+    make_sim,
+)
 from lerobot_ros.sim.so101_twin import JOINT_NAMES, SO101Twin
 
 SMALL = RenderSettings(32, 24, shadows=False, antialias=False)
@@ -164,7 +172,9 @@ def test_unknown_metaworld_task_suggests_names():
 def test_unknown_env_and_camera_and_scene():
     with pytest.raises(SimStartupError, match="use one of metaworld, so101, libero"):
         make_sim("gazebo")
-    with pytest.raises(SimStartupError, match=r"camera\(s\) \['top'\] not in pick_scene.xml; it has \['front', 'wrist'\]"):
+    with pytest.raises(
+        SimStartupError, match=r"camera\(s\) \['top'\] not in pick_scene.xml; it has \['front', 'wrist'\]"
+    ):
         make_sim("so101", cameras=["top"]).preflight()
     with pytest.raises(SimStartupError, match="SO-101 scene 'kitchen' not found"):
         make_sim("so101", "kitchen")
@@ -172,13 +182,17 @@ def test_unknown_env_and_camera_and_scene():
 
 @pytest.mark.skipif(importlib.util.find_spec("libero") is not None, reason="LIBERO is installed here")
 def test_libero_missing_says_how_to_install():
-    with pytest.raises(SimStartupError, match="LIBERO is not installed; install the LIBERO extra: LEROBOT_ROS_EXTRAS=libero make setup"):
+    with pytest.raises(
+        SimStartupError, match="LIBERO is not installed; install the LIBERO extra: LEROBOT_ROS_EXTRAS=libero make setup"
+    ):
         make_sim("libero", "libero_spatial")
 
 
 def test_missing_offscreen_gl_fails_with_a_fix_hint():
     code = "from lerobot_ros.sim.gl import ensure_offscreen_gl; ensure_offscreen_gl()"
-    proc = subprocess.run([sys.executable, "-c", code], env={"MUJOCO_GL": "wayland", "PATH": ""}, capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env={"MUJOCO_GL": "wayland", "PATH": ""}, capture_output=True, text=True
+    )
     assert proc.returncode != 0
     assert "MUJOCO_GL='wayland' is not an offscreen GL backend" in proc.stderr and "MUJOCO_GL=egl" in proc.stderr
 

@@ -69,7 +69,9 @@ def test_front_camera_frames_the_cube_anywhere_a_reset_puts_it():
         model, data = twin.model, twin.data
         (x0, y0), (x1, y1) = BLOCK_SAMPLING_BOUNDS
         half = model.geom_size[model.geom("block").id][2]
-        corners = np.array([[x, y, z] for x in (x0 - half, x1 + half) for y in (y0 - half, y1 + half) for z in (0, 2 * half)])
+        corners = np.array(
+            [[x, y, z] for x in (x0 - half, x1 + half) for y in (y0 - half, y1 + half) for z in (0, 2 * half)]
+        )
         uv = project(model, data, "front", corners, W, H)
         margin = 0.1 * H
         assert np.all((uv[:, 0] > margin) & (uv[:, 0] < W - margin) & (uv[:, 1] > margin) & (uv[:, 1] < H - margin)), uv
@@ -79,7 +81,12 @@ def test_front_camera_frames_the_cube_anywhere_a_reset_puts_it():
             purple = np.linalg.norm(obs.images["front"].astype(float) - CUBE_RGB, axis=-1) < 60
             vs, us = np.nonzero(purple)
             assert len(us) > 100, f"seed {seed}: cube not seen"  # a 4 cm cube is ~ 20x20 px here
-            assert abs(us.mean() - centre[0]) < 15 and abs(vs.mean() - centre[1]) < 25, (seed, centre, us.mean(), vs.mean())
+            assert abs(us.mean() - centre[0]) < 15 and abs(vs.mean() - centre[1]) < 25, (
+                seed,
+                centre,
+                us.mean(),
+                vs.mean(),
+            )
     finally:
         twin.close()
 
@@ -89,7 +96,9 @@ def test_images_match_the_contract_and_the_bridge_config():
     shape = contract["features"]["observation.images.front"]["shape"]
     params = yaml.safe_load((REPO_ROOT / "config/sim/so101_twin.yaml").read_text())["/**"]["ros__parameters"]
     assert shape == [params["render_height"], params["render_width"], 3] == [H, W, 3]
-    twin = SO101Twin(cameras=tuple(params["cameras"]), render=RenderSettings(params["render_width"], params["render_height"]))
+    twin = SO101Twin(
+        cameras=tuple(params["cameras"]), render=RenderSettings(params["render_width"], params["render_height"])
+    )
     assert twin.cameras == {"front": (H, W)}
 
 

@@ -12,10 +12,10 @@ import textwrap
 import time
 
 import pytest
+from process_groups import group_gone, pid_alive
 
 from lerobot_ros.launch_runner.supervisor import INTERRUPTED, KILLED, RUNNING, ChildProcess
 from lerobot_ros.ros.runtime import wait_until
-from process_groups import group_gone, pid_alive
 
 #: a child that notes the stop signals it gets (name and CLOCK_MONOTONIC time) in a file. mode "stubborn"
 #: ignores them, "polite" exits 0 on the first, "exit" returns at once; "grandchild" also starts a `sleep 60`.
@@ -41,8 +41,7 @@ CHILD = textwrap.dedent("""\
 
 def all_gone(pgid: int, *pids: int) -> None:
     """SIGKILL was sent to the group: its processes die as soon as the kernel gets to them."""
-    wait_until(lambda: group_gone(pgid) and not any(pid_alive(p) for p in pids), 10,
-               what=f"process group {pgid} gone")
+    wait_until(lambda: group_gone(pgid) and not any(pid_alive(p) for p in pids), 10, what=f"process group {pgid} gone")
 
 
 class Child:
@@ -50,7 +49,9 @@ class Child:
 
     def __init__(self, tmp_path, mode: str, *extra: str, name: str = "child", **options):
         self.record = tmp_path / f"{name}.txt"
-        self.process = ChildProcess([sys.executable, "-c", CHILD, str(self.record), mode, *extra], label=name, **options)
+        self.process = ChildProcess(
+            [sys.executable, "-c", CHILD, str(self.record), mode, *extra], label=name, **options
+        )
 
     def lines(self) -> list[str]:
         return self.record.read_text().splitlines() if self.record.exists() else []
@@ -172,8 +173,9 @@ def test_ctrl_c_in_the_parent_stops_the_child_before_it_propagates(tmp_path):
             print("interrupted", child.returncode, flush=True)
             raise
         """)
-    parent = subprocess.Popen([sys.executable, "-c", parent_script], stdout=subprocess.PIPE, text=True,
-                              start_new_session=True)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", parent_script], stdout=subprocess.PIPE, text=True, start_new_session=True
+    )
     try:
         child_pid = int(parent.stdout.readline())
         wait_until(lambda: record.exists() and "ready" in record.read_text(), 30, what="the child ready")

@@ -131,11 +131,11 @@ def _spawn(argv, env, log: Path) -> subprocess.Popen:
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tmp_path, small_contract):
+    from fixtures_policy import make_policy_folder
     from rclpy.parameter import Parameter
     from std_msgs.msg import Bool, Float64MultiArray
     from std_srvs.srv import Trigger
 
-    from fixtures_policy import make_policy_folder
     from lerobot_ros.nodes.sim_bridge_node import SimBridgeNode
     from lerobot_ros.nodes.takeover_node import TakeoverNode
     from lerobot_ros.ros.qos import LATCHED_QOS, RECORDING_QOS
@@ -144,24 +144,59 @@ def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tm
     policy_dir = make_policy_folder(tmp_path / "act", cameras={"front": (48, 64)})
     vdir = tmp_path / "virtual"
     procs = [
-        _spawn([os.path.join(VENV_BIN, "lerobot-ros"), "virtual-arm", "so101", "--dir", str(vdir)], ros_env, tmp_path / "arm.log"),
-        _spawn([os.path.join(VENV_BIN, "policy_node"), "--ros-args", "-r", "__node:=policy",
-                "-p", f"pretrained_path:={policy_dir}", "-p", f"contract:={small_contract}",
-                "-p", "action_topic:=/sim/policy/commands", "-p", "device:=cpu",
-                "-p", "use_sim_time:=true"], ros_env, tmp_path / "policy.log"),  # the twin stamps in sim time
+        _spawn(
+            [os.path.join(VENV_BIN, "lerobot-ros"), "virtual-arm", "so101", "--dir", str(vdir)],
+            ros_env,
+            tmp_path / "arm.log",
+        ),
+        _spawn(
+            [
+                os.path.join(VENV_BIN, "policy_node"),
+                "--ros-args",
+                "-r",
+                "__node:=policy",
+                "-p",
+                f"pretrained_path:={policy_dir}",
+                "-p",
+                f"contract:={small_contract}",
+                "-p",
+                "action_topic:=/sim/policy/commands",
+                "-p",
+                "device:=cpu",
+                "-p",
+                "use_sim_time:=true",
+            ],
+            ros_env,
+            tmp_path / "policy.log",
+        ),  # the twin stamps in sim time
     ]
-    bridge = SimBridgeNode(context=ros.context, namespace="/sim", parameter_overrides=[
-        Parameter("env", value="so101"), Parameter("mode", value="realtime"), Parameter("fps", value=30.0),
-        Parameter("cameras", Parameter.Type.STRING_ARRAY, ["front"]), Parameter("render_width", value=64),
-        Parameter("render_height", value=48), Parameter("antialias", value=False), Parameter("publish_clock", value=True),
-        Parameter("max_episode_steps", value=100000)])
+    bridge = SimBridgeNode(
+        context=ros.context,
+        namespace="/sim",
+        parameter_overrides=[
+            Parameter("env", value="so101"),
+            Parameter("mode", value="realtime"),
+            Parameter("fps", value=30.0),
+            Parameter("cameras", Parameter.Type.STRING_ARRAY, ["front"]),
+            Parameter("render_width", value=64),
+            Parameter("render_height", value=48),
+            Parameter("antialias", value=False),
+            Parameter("publish_clock", value=True),
+            Parameter("max_episode_steps", value=100000),
+        ],
+    )
     ros.add_node(bridge)
     max_delta = 0.05
-    takeover = TakeoverNode(context=ros.context, namespace="/sim", parameter_overrides=[
-        Parameter("max_delta", value=max_delta), Parameter("policy_node", value="/policy")])
+    takeover = TakeoverNode(
+        context=ros.context,
+        namespace="/sim",
+        parameter_overrides=[Parameter("max_delta", value=max_delta), Parameter("policy_node", value="/policy")],
+    )
     ros.add_node(takeover)
     probe = ros.create_node("probe")
-    commands = MessageCollector(probe, Float64MultiArray, "/sim/commands", RECORDING_QOS)  # deep: a step is between consecutive commands, none skipped
+    commands = MessageCollector(
+        probe, Float64MultiArray, "/sim/commands", RECORDING_QOS
+    )  # deep: a step is between consecutive commands, none skipped
     policy_out = MessageCollector(probe, Float64MultiArray, "/sim/policy/commands", RECORDING_QOS)
     flags = MessageCollector(probe, Bool, "/sim/intervention", LATCHED_QOS)
     pause = probe.create_client(Trigger, "/sim/takeover/pause_resume")
@@ -191,9 +226,24 @@ def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tm
         n_policy = policy_out.wait_quiet(0.5, timeout=20)
         refused = call(correction)  # no teleop yet
         assert not refused.success and "no teleop target yet" in refused.message
-        procs.append(_spawn([os.path.join(VENV_BIN, "teleop_node"), "--ros-args", "-r", "__ns:=/leader",
-                             "-p", f"port:={vdir / 'so101_leader'}", "-p", f"calibration_file:={vdir / 'calibration' / 'virtual_leader.json'}",
-                             "-p", "commands_topic:=/sim/teleop/commands"], ros_env, tmp_path / "teleop.log"))
+        procs.append(
+            _spawn(
+                [
+                    os.path.join(VENV_BIN, "teleop_node"),
+                    "--ros-args",
+                    "-r",
+                    "__ns:=/leader",
+                    "-p",
+                    f"port:={vdir / 'so101_leader'}",
+                    "-p",
+                    f"calibration_file:={vdir / 'calibration' / 'virtual_leader.json'}",
+                    "-p",
+                    "commands_topic:=/sim/teleop/commands",
+                ],
+                ros_env,
+                tmp_path / "teleop.log",
+            )
+        )
         teleop_in = MessageCollector(probe, Float64MultiArray, "/sim/teleop/commands", RECORDING_QOS)
         wait(lambda: len(teleop_in.messages) > 10, 240, "the emulated leader's commands")
         time.sleep(1.0)
@@ -202,9 +252,12 @@ def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tm
         res = call(correction)
         assert res.success and res.message == "correcting"
         leader = np.asarray(teleop_in.messages[-1].data)
-        wait(lambda: np.allclose(commands.messages[-1].data, teleop_in.messages[-1].data, atol=1e-6), 60,
-             "the follower target to reach the leader's pose")
-        handover_in = [np.asarray(m.data) for m in commands.messages[start - 1:]]
+        wait(
+            lambda: np.allclose(commands.messages[-1].data, teleop_in.messages[-1].data, atol=1e-6),
+            60,
+            "the follower target to reach the leader's pose",
+        )
+        handover_in = [np.asarray(m.data) for m in commands.messages[start - 1 :]]
         assert np.max(np.abs(handover_in[0] - leader)) > 2 * max_delta  # there was a gap to close
         assert np.max(_steps(handover_in)) <= max_delta + 1e-9, np.max(_steps(handover_in))
         wait_until(lambda: flags.messages and flags.messages[-1].data, 5, what="intervention tagged")
@@ -214,14 +267,17 @@ def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tm
         res = call(pause)
         assert res.success and res.message == "autonomous"
         resume = len(commands.messages) - 1
-        wait(lambda: len(policy_out.messages) > n_policy + 10 and len(commands.messages) > resume + 40, 120,
-             "the policy driving again")
-        after = [np.asarray(m.data) for m in commands.messages[resume - 1:resume + 40]]
+        wait(
+            lambda: len(policy_out.messages) > n_policy + 10 and len(commands.messages) > resume + 40,
+            120,
+            "the policy driving again",
+        )
+        after = [np.asarray(m.data) for m in commands.messages[resume - 1 : resume + 40]]
         policy_targets = [np.asarray(m.data) for m in policy_out.messages[n_policy:]]
         # the handover: from the held target until the output is the policy's own target (its later steps are
         # the policy's own motion, which policy_node's safety gates limit, not the takeover)
         reached = next(i for i, c in enumerate(after) if any(np.array_equal(c, t) for t in policy_targets))
-        assert np.max(_steps(after[:reached + 1])) <= max_delta + 1e-9, np.max(_steps(after[:reached + 1]))
+        assert np.max(_steps(after[: reached + 1])) <= max_delta + 1e-9, np.max(_steps(after[: reached + 1]))
         tagged = [m.data for m in flags.messages]
         assert True in tagged and tagged[-1] is False  # a person drove in between; the policy drives now
     finally:

@@ -26,16 +26,48 @@ def test_teleop_and_robot_processes_follow_the_leader(ros, ros_env, tmp_path):
     follower.start()
     procs = []
     try:
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "lerobot_ros.nodes.robot_node", "--ros-args", "-r", "__ns:=/follower",
-             "-p", f"port:={follower.port}", "-p", f"calibration_file:={fcal}", "-p", "robot_type:=so101_follower"],
-            env=ros_env, stderr=subprocess.PIPE, text=True,
-        ))
-        procs.append(subprocess.Popen(
-            [sys.executable, "-m", "lerobot_ros.nodes.teleop_node", "--ros-args", "-r", "__ns:=/leader",
-             "-p", f"port:={leader.port}", "-p", f"calibration_file:={lcal}", "-p", "commands_topic:=/follower/commands"],
-            env=ros_env, stderr=subprocess.PIPE, text=True,
-        ))
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "lerobot_ros.nodes.robot_node",
+                    "--ros-args",
+                    "-r",
+                    "__ns:=/follower",
+                    "-p",
+                    f"port:={follower.port}",
+                    "-p",
+                    f"calibration_file:={fcal}",
+                    "-p",
+                    "robot_type:=so101_follower",
+                ],
+                env=ros_env,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
+        procs.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "lerobot_ros.nodes.teleop_node",
+                    "--ros-args",
+                    "-r",
+                    "__ns:=/leader",
+                    "-p",
+                    f"port:={leader.port}",
+                    "-p",
+                    f"calibration_file:={lcal}",
+                    "-p",
+                    "commands_topic:=/follower/commands",
+                ],
+                env=ros_env,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+        )
         probe = ros.create_node("probe")
         states = MessageCollector(probe, JointState, "/follower/joint_states", SENSOR_QOS)
         states.wait_for(1, timeout=90)
@@ -47,8 +79,11 @@ def test_teleop_and_robot_processes_follow_the_leader(ros, ros_env, tmp_path):
             return all(abs(lead[n] - fol[n]) < 0.01 for n in MOTOR_NAMES)
 
         wait_until(follows, 30, what="follower to follow the leader")
-        wait_until(lambda: abs(dict(zip(states.messages[-1].name, states.messages[-1].position))["wrist_flex"] - 0.6) < 0.01,
-                   10, what="joint_states in radians")
+        wait_until(
+            lambda: abs(dict(zip(states.messages[-1].name, states.messages[-1].position))["wrist_flex"] - 0.6) < 0.01,
+            10,
+            what="joint_states in radians",
+        )
         assert all(s.register("Torque_Enable") == 1 for s in follower.bus.servos.values())
         for proc in procs:
             proc.send_signal(signal.SIGINT)

@@ -70,45 +70,64 @@ def test_layout_pairs_state_and_action_per_joint_by_name():
 
 def test_layout_pairs_by_position_when_names_differ_and_reads_dataset_features():
     layout = ViewerLayout.from_contract(load_contract("metaworld"))
-    assert [p.label for p in layout.joint_plots] == ["hand_x | delta_x", "hand_y | delta_y", "hand_z | delta_z",
-                                                     "gripper_distance | gripper"]
+    assert [p.label for p in layout.joint_plots] == [
+        "hand_x | delta_x",
+        "hand_y | delta_y",
+        "hand_z | delta_z",
+        "gripper_distance | gripper",
+    ]
     assert layout.camera_path("observation.image") == "cameras/image"
     assert not layout.robot_3d and "robot/chunk/path" not in entity_paths(layout)
-    old_style = {"observation.state": {"dtype": "float32", "shape": [2], "names": {"motors": ["a", "b"]}},
-                 "action": {"dtype": "float32", "shape": [3], "names": None},
-                 "observation.images.top": {"dtype": "video", "shape": [8, 8, 3]}}
+    old_style = {
+        "observation.state": {"dtype": "float32", "shape": [2], "names": {"motors": ["a", "b"]}},
+        "action": {"dtype": "float32", "shape": [3], "names": None},
+        "observation.images.top": {"dtype": "video", "shape": [8, 8, 3]},
+    }
     layout = ViewerLayout.from_features(old_style)
     assert layout.cameras == ("observation.images.top",)
     assert [(p.label, p.state_index, p.action_index) for p in layout.joint_plots] == [
-        ("a | action_0", 0, 0), ("b | action_1", 1, 1), ("action_2", None, 2)]
+        ("a | action_0", 0, 0),
+        ("b | action_1", 1, 1),
+        ("action_2", None, 2),
+    ]
 
 
 # -- replay --------------------------------------------------------------------------------------------
 def write_sim_bag(path, seconds: float = 1.0, cameras=None, chunks: int = 3) -> Path:
     """An so101_sim-contract episode as the recorder would hold it, plus a policy's chunks and /diagnostics."""
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-    from lerobot_ros_msgs.msg import EpisodeStatus
+    from fixtures_bags import T0, joint_positions, so101_messages
     from std_msgs.msg import String
 
     from lerobot_ros.bag import BagWriter
-    from fixtures_bags import T0, joint_positions, so101_messages
     from lerobot_ros.codecs import chunk_to_joint_trajectory, ns_to_time
+    from lerobot_ros_msgs.msg import EpisodeStatus
 
     contract_text = (REPO / "config" / "contracts" / "so101_sim.yaml").read_text()
     with BagWriter(path, custom_data={"contract": contract_text, "task": "Pick up the cube"}) as w:
+
         def put(topic, msgtype, t, msg, qos="reliable"):
             w.add_topic(topic, msgtype, qos)
             w.write(topic, t, msg)
 
         put("/sim/task", "std_msgs/msg/String", T0, String(data="Pick up the cube"))
-        for topic, msgtype, t, msg in so101_messages(seconds, cameras=cameras or {"front": (48, 64)}, compressed=False,
-                                                     namespace="/sim", camera_topic="/sim/{cam}/image_raw"):
+        for topic, msgtype, t, msg in so101_messages(
+            seconds,
+            cameras=cameras or {"front": (48, 64)},
+            compressed=False,
+            namespace="/sim",
+            camera_topic="/sim/{cam}/image_raw",
+        ):
             put(topic, msgtype, t, msg, "sensor")
         for k in range(chunks):
             t = T0 + int(k * seconds / chunks * 1e9)
             future = joint_positions(np.arange(1, 11) / 30.0 + k * seconds / chunks)
-            put("/policy/predicted_chunk", "trajectory_msgs/msg/JointTrajectory", t + 1,
-                chunk_to_joint_trajectory(SIM_JOINTS, future, 30.0, stamp_ns=t))
+            put(
+                "/policy/predicted_chunk",
+                "trajectory_msgs/msg/JointTrajectory",
+                t + 1,
+                chunk_to_joint_trajectory(SIM_JOINTS, future, 30.0, stamp_ns=t),
+            )
         for k, level in enumerate([0, 1, 0]):
             t = T0 + int(k * seconds / 3 * 1e9) + 2
             status = DiagnosticStatus(level=bytes([level]), name="sim_bridge: so101", message="late" if level else "ok")
@@ -128,10 +147,10 @@ def so101_robot():
 
 def test_bag_replay_records_every_view_with_the_bag_values(tmp_path, so101_robot):
     import rerun as rr
-
-    from lerobot_ros.viewer.replay import bag_contract
-    from lerobot_ros.bag import BagReader
     from fixtures_bags import joint_positions
+
+    from lerobot_ros.bag import BagReader
+    from lerobot_ros.viewer.replay import bag_contract
 
     bag = write_sim_bag(tmp_path / "episode")
     with BagReader(bag) as reader:
@@ -224,9 +243,12 @@ def test_a_frame_that_cannot_be_decoded_is_counted_and_the_feed_goes_on(tmp_path
         return np.zeros((24, 32, 3), np.uint8)
 
     feed = LiveFeed(ViewerLog(rec, layout), decode, max_image_hz=0, flush_period_s=0.01)
+
     def taken() -> int:  # frames the worker has drawn or refused
         stats = feed.stats
-        return stats.images_shown.get("observation.images.front", 0) + stats.images_bad.get("observation.images.front", 0)
+        return stats.images_shown.get("observation.images.front", 0) + stats.images_bad.get(
+            "observation.images.front", 0
+        )
 
     feed.start()
     try:
@@ -239,8 +261,10 @@ def test_a_frame_that_cannot_be_decoded_is_counted_and_the_feed_goes_on(tmp_path
         feed.stop()
     assert feed.stats.images_bad == {"observation.images.front": 1}
     assert feed.stats.images_shown["observation.images.front"] == 3 and feed.stats.vectors == 4
-    assert feed.error == ("a frame of observation.images.front not drawn: ContractError: observation.images.front: "
-                          "cannot decode the jpeg (broken data)")
+    assert feed.error == (
+        "a frame of observation.images.front not drawn: ContractError: observation.images.front: "
+        "cannot decode the jpeg (broken data)"
+    )
 
 
 # -- the node over DDS ---------------------------------------------------------------------------------
@@ -251,14 +275,27 @@ def test_viewer_node_logs_the_contract_topics_it_receives(ros, tmp_path):
     from std_msgs.msg import Float64MultiArray, String
     from trajectory_msgs.msg import JointTrajectory
 
-    from lerobot_ros.codecs import chunk_to_joint_trajectory, numpy_to_float64_multi_array, numpy_to_image, numpy_to_joint_state
+    from lerobot_ros.codecs import (
+        chunk_to_joint_trajectory,
+        numpy_to_float64_multi_array,
+        numpy_to_image,
+        numpy_to_joint_state,
+    )
     from lerobot_ros.nodes.viewer_node import ViewerNode
     from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS
     from lerobot_ros.ros.runtime import wait_until
 
     out = tmp_path / "live.rrd"
-    node = ros.add_node(ViewerNode(context=ros.context, parameter_overrides=[
-        Parameter("contract", value="so101_sim"), Parameter("save", value=str(out)), Parameter("max_image_hz", value=0.0)]))
+    node = ros.add_node(
+        ViewerNode(
+            context=ros.context,
+            parameter_overrides=[
+                Parameter("contract", value="so101_sim"),
+                Parameter("save", value=str(out)),
+                Parameter("max_image_hz", value=0.0),
+            ],
+        )
+    )
     pub = ros.create_node("robot")
     js = pub.create_publisher(JointState, "/sim/joint_states", SENSOR_QOS)
     cmd = pub.create_publisher(Float64MultiArray, "/sim/commands", RELIABLE_QOS)
@@ -267,7 +304,9 @@ def test_viewer_node_logs_the_contract_topics_it_receives(ros, tmp_path):
     chunk = pub.create_publisher(JointTrajectory, "/policy/predicted_chunk", RELIABLE_QOS)
     diag = pub.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
     task.publish(String(data="Pick up the cube"))
-    wait_until(lambda: pub.count_subscribers("/sim/joint_states") and pub.count_subscribers("/sim/front/image_raw"), 20.0)
+    wait_until(
+        lambda: pub.count_subscribers("/sim/joint_states") and pub.count_subscribers("/sim/front/image_raw"), 20.0
+    )
     for i in range(20):
         q = np.full(6, 0.01 * i)
         js.publish(numpy_to_joint_state(SIM_JOINTS, position=q))
@@ -275,10 +314,18 @@ def test_viewer_node_logs_the_contract_topics_it_receives(ros, tmp_path):
         img.publish(numpy_to_image(np.full((48, 64, 3), 10 * i, np.uint8), "rgb8"))
         time.sleep(0.03)
     chunk.publish(chunk_to_joint_trajectory(SIM_JOINTS, np.zeros((5, 6)), 30.0))
-    diag.publish(DiagnosticArray(status=[DiagnosticStatus(level=bytes([2]), name="camera_node: front", message="no frame")]))
-    wait_until(lambda: node.feed.stats.chunks == 1 and node.feed.stats.vectors >= 30
-               and node.feed.stats.images_shown.get("observation.images.front", 0) >= 1
-               and "camera_node: front" in node.feed.log.diagnostics, 20.0)
+    diag.publish(
+        DiagnosticArray(status=[DiagnosticStatus(level=bytes([2]), name="camera_node: front", message="no frame")])
+    )
+    wait_until(
+        lambda: (
+            node.feed.stats.chunks == 1
+            and node.feed.stats.vectors >= 30
+            and node.feed.stats.images_shown.get("observation.images.front", 0) >= 1
+            and "camera_node: front" in node.feed.log.diagnostics
+        ),
+        20.0,
+    )
     node.close()
     chunks = rrd_chunks(out)
     assert rows(chunks, "/joints/gripper/state") >= 10 and rows(chunks, "/joints/gripper/action") >= 10
@@ -290,8 +337,13 @@ def test_viewer_node_logs_the_contract_topics_it_receives(ros, tmp_path):
 
 # -- CLI and launch ------------------------------------------------------------------------------------
 def run_cli(*args, timeout=180):
-    return subprocess.run([sys.executable, "-m", "lerobot_ros.cli.main", "view", *args], capture_output=True,
-                          text=True, timeout=timeout, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    return subprocess.run(
+        [sys.executable, "-m", "lerobot_ros.cli.main", "view", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
 
 
 def test_cli_replay_writes_a_recording_and_bad_sources_get_one_line(tmp_path):
@@ -310,8 +362,15 @@ def test_cli_replay_writes_a_recording_and_bad_sources_get_one_line(tmp_path):
     assert r.returncode == 2 and "none of the contract's topics" in r.stderr
 
 
-@pytest.mark.parametrize("name, contract, sim_time", [("sim_so101", "so101_sim", True), ("sim_metaworld", "metaworld", True),
-                                                      ("so101_real", "so101", False), ("so101_virtual", "so101", False)])
+@pytest.mark.parametrize(
+    "name, contract, sim_time",
+    [
+        ("sim_so101", "so101_sim", True),
+        ("sim_metaworld", "metaworld", True),
+        ("so101_real", "so101", False),
+        ("so101_virtual", "so101", False),
+    ],
+)
 def test_viewer_argument_starts_the_viewer_node(tmp_path, monkeypatch, name, contract, sim_time):
     import tempfile
 
@@ -335,21 +394,43 @@ def test_viewer_argument_starts_the_viewer_node(tmp_path, monkeypatch, name, con
 @pytest.mark.slow
 def test_dataset_episode_replays_on_its_frames_with_the_stored_contract(tmp_path):
     import yaml
+    from fixtures_bags import JOINTS, so101_messages
 
     from lerobot_ros.bag import write_bag
-    from fixtures_bags import JOINTS, so101_messages
     from lerobot_ros.cli.main import main
 
     contract = tmp_path / "contract.yaml"
-    contract.write_text(yaml.safe_dump({
-        "robot_type": "so101_follower", "fps": 30, "task": {"topic": "/task"},
-        "features": {
-            "action": {"topic": "/follower/commands", "type": "std_msgs/msg/Float64MultiArray", "slice": [0, 6],
-                       "names": [f"{j}.pos" for j in JOINTS], "transforms": ["rad2deg"], "timeline": "receive"},
-            "observation.state": {"topic": "/follower/joint_states", "type": "sensor_msgs/msg/JointState",
-                                  "joints": JOINTS, "transforms": ["rad2deg"]},
-            "observation.images.front": {"topic": "/front/image_raw/compressed", "type": "sensor_msgs/msg/CompressedImage",
-                                         "shape": [48, 64, 3]}}}, sort_keys=False))
+    contract.write_text(
+        yaml.safe_dump(
+            {
+                "robot_type": "so101_follower",
+                "fps": 30,
+                "task": {"topic": "/task"},
+                "features": {
+                    "action": {
+                        "topic": "/follower/commands",
+                        "type": "std_msgs/msg/Float64MultiArray",
+                        "slice": [0, 6],
+                        "names": [f"{j}.pos" for j in JOINTS],
+                        "transforms": ["rad2deg"],
+                        "timeline": "receive",
+                    },
+                    "observation.state": {
+                        "topic": "/follower/joint_states",
+                        "type": "sensor_msgs/msg/JointState",
+                        "joints": JOINTS,
+                        "transforms": ["rad2deg"],
+                    },
+                    "observation.images.front": {
+                        "topic": "/front/image_raw/compressed",
+                        "type": "sensor_msgs/msg/CompressedImage",
+                        "shape": [48, 64, 3],
+                    },
+                },
+            },
+            sort_keys=False,
+        )
+    )
     bag = write_bag(tmp_path / "bag", list(so101_messages(1.0, task="pick")))
     assert main(["convert", str(bag), "--contract", str(contract), "--out", str(tmp_path / "ds"), "--no-progress"]) == 0
     out = tmp_path / "ds.rrd"

@@ -19,7 +19,10 @@ import pytest
 from lerobot_ros.viewer.log import ACTION_RGB, STATE_RGB
 from lerobot_ros.viewer.screenshot import chromium, screenshot
 
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(chromium() is None, reason="chromium not installed (scripts/setup.sh as root)")]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(chromium() is None, reason="chromium not installed (scripts/setup.sh as root)"),
+]
 
 REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "outputs" / "viewer"
@@ -50,9 +53,11 @@ def colour_columns(img: np.ndarray, box, rgb, tol: int = 40) -> int:
 
 def drawn(img: np.ndarray) -> dict:
     x0, y0, x1, y1 = CAMERA_BOX
-    return {"camera_std": float(img[y0:y1, x0:x1].std()),
-            "state_columns": colour_columns(img, PLOTS_BOX, STATE_RGB),
-            "action_columns": colour_columns(img, PLOTS_BOX, ACTION_RGB)}
+    return {
+        "camera_std": float(img[y0:y1, x0:x1].std()),
+        "state_columns": colour_columns(img, PLOTS_BOX, STATE_RGB),
+        "action_columns": colour_columns(img, PLOTS_BOX, ACTION_RGB),
+    }
 
 
 def looks_drawn(png: bytes) -> bool:
@@ -89,8 +94,9 @@ def stop(proc: subprocess.Popen) -> None:
 
 
 def start(args, env) -> subprocess.Popen:
-    return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-                            start_new_session=True, cwd=REPO)
+    return subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, start_new_session=True, cwd=REPO
+    )
 
 
 def shoot_and_check(url: str, name: str, timeout_s: float) -> dict:
@@ -108,8 +114,24 @@ def test_web_viewer_draws_a_replayed_bag(tmp_path, ros_env):
 
     bag = write_sim_bag(tmp_path / "episode_000000", seconds=2.0, cameras={"front": (240, 320)})
     web, grpc = free_port(), free_port()
-    proc = start([sys.executable, "-m", "lerobot_ros.cli.main", "view", str(bag), "--viewer", "web",
-                  "--web-port", str(web), "--grpc-port", str(grpc), "--exit-after", "600"], ros_env)
+    proc = start(
+        [
+            sys.executable,
+            "-m",
+            "lerobot_ros.cli.main",
+            "view",
+            str(bag),
+            "--viewer",
+            "web",
+            "--web-port",
+            str(web),
+            "--grpc-port",
+            str(grpc),
+            "--exit-after",
+            "600",
+        ],
+        ros_env,
+    )
     lines: list = []
     try:
         line = wait_for_line(proc, "open http", 180, lines)
@@ -122,10 +144,38 @@ def test_web_viewer_draws_a_replayed_bag(tmp_path, ros_env):
 
 def test_web_viewer_draws_the_running_so101_twin(ros_env):
     web, grpc = free_port(), free_port()
-    sim = start([sys.executable, "-m", "lerobot_ros.cli.main", "launch", "sim_so101", "rviz:=false", "expert:=true",
-                 "render_width:=320", "render_height:=240"], ros_env)
-    viewer = start([sys.executable, "-m", "lerobot_ros.cli.main", "view", "--contract", "so101_sim", "--use-sim-time",
-                    "--viewer", "web", "--web-port", str(web), "--grpc-port", str(grpc)], ros_env)
+    sim = start(
+        [
+            sys.executable,
+            "-m",
+            "lerobot_ros.cli.main",
+            "launch",
+            "sim_so101",
+            "rviz:=false",
+            "expert:=true",
+            "render_width:=320",
+            "render_height:=240",
+        ],
+        ros_env,
+    )
+    viewer = start(
+        [
+            sys.executable,
+            "-m",
+            "lerobot_ros.cli.main",
+            "view",
+            "--contract",
+            "so101_sim",
+            "--use-sim-time",
+            "--viewer",
+            "web",
+            "--web-port",
+            str(web),
+            "--grpc-port",
+            str(grpc),
+        ],
+        ros_env,
+    )
     sim_lines: list = []
     lines: list = []
     try:

@@ -18,7 +18,10 @@ pytestmark = pytest.mark.slow  # `lerobot-ros` imports every verb's module at st
 def test_virtual_arm_serves_calibrated_leader_and_follower(tmp_path, ros_env):
     proc = subprocess.Popen(
         [sys.executable, "-m", "lerobot_ros.cli.main", "virtual-arm", "so101", "--dir", str(tmp_path), "--json"],
-        env=ros_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=ros_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         info = json.loads(proc.stdout.readline())

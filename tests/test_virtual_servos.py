@@ -46,6 +46,7 @@ class RetryingConnect:
     def __getattr__(self, name):
         attr = getattr(self.bus, name)
         if name in self.RETRIED:
+
             def call(*args, **kwargs):
                 kwargs.setdefault("num_retry", 3)
                 return attr(*args, **kwargs)

@@ -16,9 +16,9 @@ import json
 
 import numpy as np
 import pytest
+from fixtures_policy import make_policy_folder
 from std_msgs.msg import Float64MultiArray, String
 
-from fixtures_policy import make_policy_folder
 from lerobot_ros.eval.runner import EvalConfig, Evaluation
 from lerobot_ros.ros.qos import RECORDING_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
@@ -32,8 +32,15 @@ STEPS, EPISODES, CHUNK, SEED = 15, 2, 10, 1000
 
 
 def smolvla_for(out, state_dim: int, action_dim: int, cameras: dict):
-    return make_policy_folder(out, kind="smolvla", state_dim=state_dim, action_dim=action_dim, cameras=cameras,
-                              chunk_size=CHUNK, n_action_steps=CHUNK)
+    return make_policy_folder(
+        out,
+        kind="smolvla",
+        state_dim=state_dim,
+        action_dim=action_dim,
+        cameras=cameras,
+        chunk_size=CHUNK,
+        n_action_steps=CHUNK,
+    )
 
 
 class PolicyTap:
@@ -41,8 +48,12 @@ class PolicyTap:
 
     def __init__(self, ros, namespaces=("/sim_0", "/sim_1")):
         node = ros.create_node("vla_eval_tap")
-        self.actions = {ns: MessageCollector(node, Float64MultiArray, f"{ns}/commands", RECORDING_QOS) for ns in namespaces}
-        self.ticks = {ns: MessageCollector(node, String, f"{ns}/policy_node/tick_info", RECORDING_QOS) for ns in namespaces}
+        self.actions = {
+            ns: MessageCollector(node, Float64MultiArray, f"{ns}/commands", RECORDING_QOS) for ns in namespaces
+        }
+        self.ticks = {
+            ns: MessageCollector(node, String, f"{ns}/policy_node/tick_info", RECORDING_QOS) for ns in namespaces
+        }
 
     def episodes(self, ns: str, per_episode: int):
         """[(actions (n, D), {tick in episode: prompt of the chunk predicted there})] cut every `per_episode` ticks."""
@@ -62,9 +73,9 @@ class PolicyTap:
         assert all(t["published"] for t in ticks) and len(ticks) == len(actions), "every lockstep tick acts once"
         out = []
         for start in range(0, len(ticks), per_episode):
-            part = ticks[start:start + per_episode]
+            part = ticks[start : start + per_episode]
             prompts = {i: t["chunk_task"] for i, t in enumerate(part) if t["chunk_task"] is not None}
-            out.append((actions[start:start + per_episode], prompts))
+            out.append((actions[start : start + per_episode], prompts))
         return out
 
 
@@ -103,8 +114,18 @@ def lerobot_rollouts(task: str, policy_path, seeds, render: RenderSettings):
 def test_smolvla_parity_with_lerobot_rollout_on_metaworld(ros, tmp_path):
     policy = smolvla_for(tmp_path / "smolvla", 4, 4, {"observation.image": (64, 64)})
     tap = PolicyTap(ros)
-    cfg = EvalConfig(task=",".join(TASKS), policy_path=str(policy), n_episodes=EPISODES, start_seed=SEED, workers=1,
-                     max_episode_steps=STEPS, videos=0, output_dir=tmp_path / "ros", quiet=True, startup_timeout_s=900)
+    cfg = EvalConfig(
+        task=",".join(TASKS),
+        policy_path=str(policy),
+        n_episodes=EPISODES,
+        start_seed=SEED,
+        workers=1,
+        max_episode_steps=STEPS,
+        videos=0,
+        output_dir=tmp_path / "ros",
+        quiet=True,
+        startup_timeout_s=900,
+    )
     info = Evaluation(cfg).run()
     assert info["lerobot_ros"]["render"] == [64, 64]
     descriptions = info["lerobot_ros"]["task_description"]
@@ -119,16 +140,22 @@ def test_smolvla_parity_with_lerobot_rollout_on_metaworld(ros, tmp_path):
     assert len(episodes) == len(TASKS) * EPISODES
     for k, task in enumerate(TASKS):
         ref = lerobot_rollouts(task, policy, [SEED + i for i in range(EPISODES)], RenderSettings(64, 64, shadows=False))
-        for e, ((ros_actions, ros_prompts), (ref_actions, ref_prompts)) in enumerate(zip(episodes[k * EPISODES:], ref)):
+        for e, ((ros_actions, ros_prompts), (ref_actions, ref_prompts)) in enumerate(
+            zip(episodes[k * EPISODES :], ref)
+        ):
             assert ref_actions.shape == (STEPS, 4)
-            np.testing.assert_allclose(ros_actions[:STEPS], ref_actions, rtol=0, atol=1e-5, err_msg=f"{task} episode {e}")
+            np.testing.assert_allclose(
+                ros_actions[:STEPS], ref_actions, rtol=0, atol=1e-5, err_msg=f"{task} episode {e}"
+            )
             # lerobot-eval's task string (env.call("task_description")) after SmolVLA's newline step, at the same steps
             assert ref_prompts == {0: descriptions[k] + "\n", CHUNK: descriptions[k] + "\n"}
             assert ros_prompts == ref_prompts
     assert [e["seed"] for e in info["per_episode"]] == [SEED + i for _ in TASKS for i in range(EPISODES)]
 
 
-@pytest.mark.skipif(importlib.util.find_spec("libero") is None, reason="LIBERO extra not installed (make test installs it)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("libero") is None, reason="LIBERO extra not installed (make test installs it)"
+)
 def test_eval_smolvla_on_libero_reads_each_tasks_instruction(ros, tmp_path):
     """`lerobot-ros eval --env libero --task libero_spatial --task-id 0,1 --policy.path SMOLVLA`: each task's episodes
     are conditioned on its LIBERO instruction, as lerobot-eval's LiberoEnv.task_description gives it."""
@@ -141,14 +168,26 @@ def test_eval_smolvla_on_libero_reads_each_tasks_instruction(ros, tmp_path):
     instructions = [suite.get_task(i).language for i in (0, 1)]
     policy = smolvla_for(tmp_path / "smolvla", 8, 7, {"image": (64, 64), "image2": (64, 64)})
     tap = PolicyTap(ros)
-    cfg = EvalConfig(env="libero", task="libero_spatial", task_ids=(0, 1), policy_path=str(policy), n_episodes=1,
-                     start_seed=SEED, workers=1, max_episode_steps=3, videos=0, output_dir=tmp_path / "ros", quiet=True, startup_timeout_s=900)
+    cfg = EvalConfig(
+        env="libero",
+        task="libero_spatial",
+        task_ids=(0, 1),
+        policy_path=str(policy),
+        n_episodes=1,
+        start_seed=SEED,
+        workers=1,
+        max_episode_steps=3,
+        videos=0,
+        output_dir=tmp_path / "ros",
+        quiet=True,
+        startup_timeout_s=900,
+    )
     info = Evaluation(cfg).run()
     assert list(info["lerobot_ros"]["task_description"]) == instructions
     assert [(t["task_group"], t["task_id"]) for t in info["per_task"]] == [("libero_spatial", 0), ("libero_spatial", 1)]
     prompts = []
     for ns in tap.ticks:
-        for episode_actions, episode_prompts in (tap.episodes(ns, 3 + 1) if tap.ticks[ns].messages else []):
+        for episode_actions, episode_prompts in tap.episodes(ns, 3 + 1) if tap.ticks[ns].messages else []:
             assert np.isfinite(episode_actions).all()
             prompts.append(episode_prompts)
     assert prompts == [{0: text + "\n"} for text in instructions]

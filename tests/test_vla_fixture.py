@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-
 from fixtures_policy import make_policy_folder, random_frames
 
 pytest.importorskip("transformers")
@@ -14,7 +13,9 @@ pytest.importorskip("transformers")
 
 @pytest.fixture(scope="module")
 def smolvla_folder(tmp_path_factory):
-    return make_policy_folder(tmp_path_factory.mktemp("smolvla") / "policy", kind="smolvla", chunk_size=10, n_action_steps=10)
+    return make_policy_folder(
+        tmp_path_factory.mktemp("smolvla") / "policy", kind="smolvla", chunk_size=10, n_action_steps=10
+    )
 
 
 def test_saved_checkpoint_names_the_local_vlm(smolvla_folder):
@@ -44,13 +45,18 @@ def test_the_task_sentence_reaches_the_tokenizer(smolvla_folder):
     from lerobot_ros.policy.loading import load_policy
 
     loaded = load_policy(str(smolvla_folder), device="cpu")
-    frame = {k: v for k, v in random_frames(1)[0].items()}
+    frame = dict(random_frames(1)[0].items())
     import torch
 
     def tokens(task):
-        batch = {"observation.state": torch.from_numpy(frame["observation.state"])[None],
-                 "observation.images.front": torch.from_numpy(frame["observation.images.front"]).permute(2, 0, 1)[None].float() / 255,
-                 "task": [task]}
+        batch = {
+            "observation.state": torch.from_numpy(frame["observation.state"])[None],
+            "observation.images.front": torch.from_numpy(frame["observation.images.front"])
+            .permute(2, 0, 1)[None]
+            .float()
+            / 255,
+            "task": [task],
+        }
         return loaded.preprocessor(batch)["observation.language.tokens"][0].tolist()
 
     a, b = tokens("push the puck to the goal"), tokens("open the top drawer of the cabinet")

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 import torch
 from diagnostic_msgs.msg import DiagnosticArray
-from std_msgs.msg import String
-
 from fixtures_policy import SO101_JOINTS, cached_policy_folder, random_frames
+from std_msgs.msg import String
+from test_policy_node import PERIOD, T0, Harness, observations, write_contract
+
 from lerobot_ros.codecs import float64_multi_array_to_numpy, numpy_to_image
 from lerobot_ros.contract import load_contract
 from lerobot_ros.nodes.policy_node import PolicyParams
@@ -22,7 +23,6 @@ from lerobot_ros.policy.language import TASK_SOURCES
 from lerobot_ros.policy.startup import build_tick_loop, load_checked
 from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
-from test_policy_node import PERIOD, T0, Harness, observations, write_contract
 
 pytest.importorskip("transformers")
 
@@ -34,8 +34,9 @@ LONG = "pick up the cube and place it in the bowl then open the top drawer of th
 @pytest.fixture(scope="module")
 def smolvla(tmp_path_factory):
     """The tiny SmolVLA on the SO-101 test layout (state 6, one 48x64 camera `front`, chunk 10)."""
-    return cached_policy_folder(tmp_path_factory.getbasetemp() / "policies", "smolvla", chunk_size=CHUNK,
-                                n_action_steps=CHUNK)
+    return cached_policy_folder(
+        tmp_path_factory.getbasetemp() / "policies", "smolvla", chunk_size=CHUNK, n_action_steps=CHUNK
+    )
 
 
 def contract_with(tmp_path, task_line: str, h=48, w=64):
@@ -68,13 +69,15 @@ def test_a_vla_with_no_task_is_one_startup_error(tmp_path, smolvla):
     with pytest.raises(ValueError) as err:
         load_checked(PolicyParams(pretrained_path=str(smolvla), contract=str(path), device="cpu"))
     text = str(err.value)
-    assert "\n" not in text and text.startswith("this smolvla policy is conditioned on a task sentence and none is given")
+    assert "\n" not in text and text.startswith(
+        "this smolvla policy is conditioned on a task sentence and none is given"
+    )
     for way in ("-p task:=", "task: {default: ...}", "task: {topic: ...}", "sim bridges"):
         assert way in text, way
     assert all(source in text for source in TASK_SOURCES)
     # the same contract with any one of the three is accepted
     load_checked(PolicyParams(pretrained_path=str(smolvla), contract=str(path), device="cpu", task=PUSH))
-    for line in ('task: {{default: "%s"}}\n' % PUSH, "task: {{topic: /{p}/task}}\n"):
+    for line in (f'task: {{{{default: "{PUSH}"}}}}\n', "task: {{topic: /{p}/task}}\n"):
         other, _ = contract_with(tmp_path, line)
         load_checked(PolicyParams(pretrained_path=str(smolvla), contract=str(other), device="cpu"))
 
@@ -159,16 +162,19 @@ def direct(contract_path, policy_dir, joints, images, tasks, seed=0):
     state_f, image_f = contract.features["observation.state"], contract.features["observation.images.front"]
     out = []
     for j, im, task in zip(joints, images, tasks):
-        frame = {"observation.state": state_f.decode(numpy_to_joint_state(SO101_JOINTS, position=j, stamp_ns=T0)),
-                 "observation.images.front": image_f.decode(numpy_to_image(im, "rgb8", T0))}
-        action = predict_action(frame, lp.policy, torch.device("cpu"), lp.preprocessor, lp.postprocessor, False, task,
-                                contract.robot_type)
+        frame = {
+            "observation.state": state_f.decode(numpy_to_joint_state(SO101_JOINTS, position=j, stamp_ns=T0)),
+            "observation.images.front": image_f.decode(numpy_to_image(im, "rgb8", T0)),
+        }
+        action = predict_action(
+            frame, lp.policy, torch.device("cpu"), lp.preprocessor, lp.postprocessor, False, task, contract.robot_type
+        )
         out.append(action.numpy().reshape(-1))
     return contract.action_feature.to_ros(np.stack(out))
 
 
 def test_parameter_and_contract_default_are_task_sources(tmp_path, smolvla):
-    path, _ = contract_with(tmp_path, 'task: {{default: "%s"}}\n' % PUSH)
+    path, _ = contract_with(tmp_path, f'task: {{{{default: "{PUSH}"}}}}\n')
     contract, loaded = load_checked(PolicyParams(pretrained_path=str(smolvla), contract=str(path), device="cpu"))
     p = PolicyParams(pretrained_path=str(smolvla), device="cpu", task=DRAWER)
     loop = build_tick_loop(loaded, contract, p, "commands")
@@ -184,19 +190,30 @@ def test_a_task_over_the_tokenizer_limit_is_truncated_with_one_warning(tmp_path,
     path, _ = contract_with(tmp_path, "task: {{topic: /{p}/task}}\n")
     contract, loaded = load_checked(PolicyParams(pretrained_path=str(smolvla), contract=str(path), device="cpu"))
     warnings = []
-    loop = build_tick_loop(loaded, contract, PolicyParams(pretrained_path=str(smolvla), device="cpu", task=LONG),
-                           "commands", on_warning=warnings.append)
+    loop = build_tick_loop(
+        loaded,
+        contract,
+        PolicyParams(pretrained_path=str(smolvla), device="cpu", task=LONG),
+        "commands",
+        on_warning=warnings.append,
+    )
     runner = loop.controller.runner
     frames = random_frames(3 * CHUNK)
-    for k, frame in enumerate(frames):
+    for _k, frame in enumerate(frames):
         runner.select_action(frame, LONG)
     assert runner.chunks == 3 and len(warnings) == 1
     n = runner.language.token_count(LONG + "\n")
     assert n > 16
-    assert warnings[0].startswith(f"task {LONG!r} is {n} tokens for this smolvla's tokenizer, more than its "
-                                  "tokenizer_max_length 16: LeRobot truncates it")
+    assert warnings[0].startswith(
+        f"task {LONG!r} is {n} tokens for this smolvla's tokenizer, more than its "
+        "tokenizer_max_length 16: LeRobot truncates it"
+    )
     # the tokens the policy got are LeRobot's truncation of the sentence: its first 16 tokens
-    batch = {"observation.state": torch.zeros(1, 6), "observation.images.front": torch.zeros(1, 3, 48, 64), "task": LONG}
+    batch = {
+        "observation.state": torch.zeros(1, 6),
+        "observation.images.front": torch.zeros(1, 3, 48, 64),
+        "task": LONG,
+    }
     tokens = loaded.preprocessor(batch)["observation.language.tokens"][0].tolist()
     full = runner.language.step.input_tokenizer(LONG + "\n", truncation=False, padding=False)["input_ids"]
     assert tokens == full[:16]
@@ -211,23 +228,29 @@ def test_a_policy_type_whose_extra_is_missing_is_one_line_with_the_install_comma
     from lerobot.configs.types import FeatureType, PolicyFeature
     from lerobot.policies.factory import make_policy_config
 
-    cfg = make_policy_config("wall_x", device="cpu",
-                             input_features={"observation.state": PolicyFeature(type=FeatureType.STATE, shape=(4,))},
-                             output_features={"action": PolicyFeature(type=FeatureType.ACTION, shape=(4,))})
+    cfg = make_policy_config(
+        "wall_x",
+        device="cpu",
+        input_features={"observation.state": PolicyFeature(type=FeatureType.STATE, shape=(4,))},
+        output_features={"action": PolicyFeature(type=FeatureType.ACTION, shape=(4,))},
+    )
     cfg._save_pretrained(tmp_path)
     with pytest.raises(PolicyLoadError) as err:
         load_policy(str(tmp_path), "cpu")
-    assert str(err.value) == ("the wall_x policy needs LeRobot's 'wallx' extra ('peft' is not installed): "
-                              "pip install 'lerobot[wallx]==0.6.1'")
+    assert str(err.value) == (
+        "the wall_x policy needs LeRobot's 'wallx' extra ('peft' is not installed): pip install 'lerobot[wallx]==0.6.1'"
+    )
 
 
 def test_camera_images_of_another_size_are_resized_as_smolvla_does(tmp_path, smolvla):
     """SmolVLA pads and resizes every image to its VLM's size inside the model: a 96x128 camera is accepted for a
     policy trained at 48x64 and acts as LeRobot's predict_action does on the same frames; ACT is refused with both
     shapes named (tests/test_policy_node.py), and a camera off the contract's shape is rejected naming both."""
-    path, _ = contract_with(tmp_path, 'task: {{default: "%s"}}\n' % PUSH, h=96, w=128)
+    path, _ = contract_with(tmp_path, f'task: {{{{default: "{PUSH}"}}}}\n', h=96, w=128)
     contract, loaded = load_checked(PolicyParams(pretrained_path=str(smolvla), contract=str(path), device="cpu"))
-    loop = build_tick_loop(loaded, contract, PolicyParams(pretrained_path=str(smolvla), device="cpu", seed=0), "commands")
+    loop = build_tick_loop(
+        loaded, contract, PolicyParams(pretrained_path=str(smolvla), device="cpu", seed=0), "commands"
+    )
     loop.controller.runner.reset()
     frame = random_frames(1, cameras={"front": (96, 128)})[0]
     action, chunk = loop.controller.runner.select_action(frame, PUSH)
@@ -237,8 +260,16 @@ def test_camera_images_of_another_size_are_resized_as_smolvla_does(tmp_path, smo
     ref = load_policy(str(smolvla), "cpu")
     ref.policy.reset()
     torch.manual_seed(0)
-    expected = predict_action(dict(frame), ref.policy, torch.device("cpu"), ref.preprocessor, ref.postprocessor, False,
-                              PUSH, contract.robot_type)
+    expected = predict_action(
+        dict(frame),
+        ref.policy,
+        torch.device("cpu"),
+        ref.preprocessor,
+        ref.postprocessor,
+        False,
+        PUSH,
+        contract.robot_type,
+    )
     np.testing.assert_allclose(action, expected.numpy().reshape(-1), atol=1e-5)
     image = contract.features["observation.images.front"]
     with pytest.raises(Exception, match="image is 48x64, the contract expects 96x128"):
@@ -248,7 +279,7 @@ def test_camera_images_of_another_size_are_resized_as_smolvla_does(tmp_path, smo
 def test_an_exception_inside_inference_publishes_nothing_and_the_node_lives_on(ros, tmp_path, smolvla):
     """Fault injection (the one stand-in here): the model's sampling raises once. That tick publishes no action,
     /diagnostics says why (level ERROR, the exception), and the next tick acts again."""
-    path, prefix = contract_with(tmp_path, 'task: {{default: "%s"}}\n' % PUSH)
+    path, prefix = contract_with(tmp_path, f'task: {{{{default: "{PUSH}"}}}}\n')
     joints, images = observations(3, seed=2)
     h = Harness(ros, path, prefix, smolvla)
     model = h.node.loop.controller.runner.policy.model
@@ -267,7 +298,9 @@ def test_an_exception_inside_inference_publishes_nothing_and_the_node_lives_on(r
     assert "RuntimeError: CUDA error: out of memory (injected)" in info["reason"]
     assert "out of memory (injected)" in h.node.loop.status()[1]
     values = h.node.diagnostic_values()
-    assert values["policy_errors"] == "1" and values["last_error"] == "RuntimeError: CUDA error: out of memory (injected)"
+    assert (
+        values["policy_errors"] == "1" and values["last_error"] == "RuntimeError: CUDA error: out of memory (injected)"
+    )
     for k in (1, 2):
         h.publish(T0 + k * PERIOD, joints[k], images[k])
         assert h.tick(T0 + k * PERIOD)["status"] == "ok"

@@ -30,7 +30,7 @@ def _patch(module) -> None:
 
     max_steps = int(os.environ.get("LEROBOT_ROS_BENCH_MAX_STEPS") or 0)
 
-    def __init__(self, *args, **kwargs):  # the observation space (shared memory of async envs) at that size
+    def __init__(self, *args, **kwargs):  # noqa: N807 - replaces the env class's own; the observation space (shared memory of async envs) at that size
         kwargs["observation_width"], kwargs["observation_height"] = w, h
         init(self, *args, **kwargs)
         if max_steps:  # what the rollout reads through env.call("_max_episode_steps"), as the bridge sets it

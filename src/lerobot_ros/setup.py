@@ -3,7 +3,7 @@
 Launch files and configs live at the top of the repository (launch/, config/) and are installed into
 share/lerobot_ros/ as ROS expects, so `find-pkg-share lerobot_ros` finds them after colcon or pip.
 """
-from glob import glob
+
 import os
 
 from setuptools import find_packages, setup

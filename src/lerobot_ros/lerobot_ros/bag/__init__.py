@@ -7,13 +7,23 @@
 """
 
 from lerobot_ros.bag.errors import BagError
-from lerobot_ros.bag.mcap_stream import RecoveryReport, header_stamp_ns, recover_mcap
 from lerobot_ros.bag.layout import find_bags
+from lerobot_ros.bag.mcap_stream import RecoveryReport, header_stamp_ns, recover_mcap
 from lerobot_ros.bag.reader import BagMessage, BagReader, TopicInfo, open_bag
 from lerobot_ros.bag.typestore import make_typestore
 from lerobot_ros.bag.writer import BagWriter, write_bag
 
 __all__ = [
-    "BagError", "BagMessage", "BagReader", "BagWriter", "RecoveryReport", "TopicInfo",
-    "find_bags", "header_stamp_ns", "make_typestore", "open_bag", "recover_mcap", "write_bag",
+    "BagError",
+    "BagMessage",
+    "BagReader",
+    "BagWriter",
+    "RecoveryReport",
+    "TopicInfo",
+    "find_bags",
+    "header_stamp_ns",
+    "make_typestore",
+    "open_bag",
+    "recover_mcap",
+    "write_bag",
 ]

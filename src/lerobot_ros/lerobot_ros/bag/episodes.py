@@ -9,8 +9,8 @@ frames in order with a small look-ahead buffer, so memory does not grow with the
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import numpy as np
 
@@ -19,8 +19,7 @@ from lerobot_ros.bag.mcap_stream import header_stamp_ns
 from lerobot_ros.bag.reader import BagReader
 from lerobot_ros.contract import Contract, ContractError
 from lerobot_ros.contract import messages as M
-from lerobot_ros.resample import ResampleReport, Resampled, Stream, resample
-
+from lerobot_ros.resample import Resampled, ResampleReport, Stream, resample
 
 IMAGE_DECODE_THREADS = 2
 LOOKAHEAD = 4  # frames whose images are queued for decoding before a frame is emitted
@@ -70,16 +69,26 @@ def _check_topics(reader: BagReader, contract: Contract) -> None:
         info = topics.get(feature.topic)
         if info is None or info.count == 0:
             have = ", ".join(sorted(topics)) or "none"
-            raise BagError(reader.path, f"contract topic {feature.topic} ({name}) is not in the bag; its topics: {have}")
+            raise BagError(
+                reader.path, f"contract topic {feature.topic} ({name}) is not in the bag; its topics: {have}"
+            )
         if info.msgtype != feature.msg_type:
-            raise BagError(reader.path, f"topic {feature.topic} is {info.msgtype} in the bag, the contract expects {feature.msg_type} ({name})")
+            raise BagError(
+                reader.path,
+                f"topic {feature.topic} is {info.msgtype} in the bag, the contract expects {feature.msg_type} ({name})",
+            )
     boundary = contract.episode_boundary.topic if contract.episode_boundary else None
-    for topic, what, allowed in ((contract.task.topic, "task", (M.STRING, M.EPISODE_STATUS)),
-                                 (boundary, "episode_boundary", (M.EPISODE_STATUS,))):
+    for topic, what, allowed in (
+        (contract.task.topic, "task", (M.STRING, M.EPISODE_STATUS)),
+        (boundary, "episode_boundary", (M.EPISODE_STATUS,)),
+    ):
         info = topics.get(topic) if topic else None
         if info is not None and info.msgtype not in allowed:
-            raise BagError(reader.path, f"the contract's {what} topic {topic} is {info.msgtype} in the bag, not "
-                                        f"{' or '.join(allowed)}; point `{what}: {{topic: ...}}` at the right topic")
+            raise BagError(
+                reader.path,
+                f"the contract's {what} topic {topic} is {info.msgtype} in the bag, not "
+                f"{' or '.join(allowed)}; point `{what}: {{topic: ...}}` at the right topic",
+            )
 
 
 def _resize_hint(feature) -> str:
@@ -109,7 +118,7 @@ def plan_bag(reader: BagReader, contract: Contract, task: str | None = None) -> 
     for topic, msgtype, log_t, raw in reader.messages(wanted):
         n = ordinal.get(topic, 0)
         ordinal[topic] = n + 1
-        if topic == task_topic or topic == boundary:
+        if topic in (task_topic, boundary):
             msg = reader.deserialize(raw, msgtype, topic)
             if topic == task_topic:
                 tasks.append((log_t, _task_of(msg, msgtype)))
@@ -138,12 +147,17 @@ def plan_bag(reader: BagReader, contract: Contract, task: str | None = None) -> 
     for name, s in samples.items():
         if len(s.sizes) > 1 and not contract.features[name].resizes:
             sizes = " -> ".join(f"{w}x{h}" for (h, w) in s.sizes)
-            raise BagError(reader.path, f"images on {contract.features[name].topic} change size mid-bag ({sizes}){_resize_hint(contract.features[name])}")
+            raise BagError(
+                reader.path,
+                f"images on {contract.features[name].topic} change size mid-bag ({sizes}){_resize_hint(contract.features[name])}",
+            )
     _check_clocks(reader, contract, samples, boundary)
     spans = _episode_spans(bounds)
     plan = BagPlan(str(reader.path), [], truncated=reader.truncated, notes=list(reader.notes))
     if reader.truncated:
-        plan.notes.append(f"truncated bag: read the complete chunks only ({reader.stream_stats.stop_reason if reader.stream_stats else ''})")
+        plan.notes.append(
+            f"truncated bag: read the complete chunks only ({reader.stream_stats.stop_reason if reader.stream_stats else ''})"
+        )
     default_task = task or reader.custom_data.get(contract.task.metadata_key) or contract.task.default
     for i, (start, end) in enumerate(spans):
         plan.episodes.append(_plan_episode(reader, contract, samples, i, start, end, task, tasks, default_task))
@@ -166,10 +180,13 @@ def _check_clocks(reader: BagReader, contract: Contract, samples: dict, boundary
     if abs(offset) <= CLOCK_SKEW_LIMIT_NS:
         return
     against = f"the episode boundaries on {boundary}" if boundary else f"{receive[0]}'s receive times"
-    raise BagError(reader.path, f"{contract.features[name].topic} is stamped {offset / 1e9:+.0f} s from when the bag "
-                                f"logged it, and the contract compares its header stamps with {against}: the publisher "
-                                "and the recorder ran on different clocks (sim time and wall time?); record with one "
-                                f"clock (use_sim_time on both), or set `timeline: receive` on {name}")
+    raise BagError(
+        reader.path,
+        f"{contract.features[name].topic} is stamped {offset / 1e9:+.0f} s from when the bag "
+        f"logged it, and the contract compares its header stamps with {against}: the publisher "
+        "and the recorder ran on different clocks (sim time and wall time?); record with one "
+        f"clock (use_sim_time on both), or set `timeline: receive` on {name}",
+    )
 
 
 def _episode_spans(bounds: list[tuple[int, int]]) -> list[tuple[int | None, int | None]]:
@@ -202,8 +219,13 @@ def _plan_episode(reader, contract, samples, index, start, end, task_cli, tasks,
             values = np.asarray(s.values, dtype=np.int64)[idx]
         else:
             values = np.stack(s.values)[idx] if s.values else np.zeros((0, len(feature.names)), np.float32)
-        streams[name] = Stream(times[idx], values, numeric=not feature.is_image, policy=feature.alignment.policy,
-                               tolerance_ns=feature.alignment.tolerance_ns)
+        streams[name] = Stream(
+            times[idx],
+            values,
+            numeric=not feature.is_image,
+            policy=feature.alignment.policy,
+            tolerance_ns=feature.alignment.tolerance_ns,
+        )
     where = f"episode {index}" if (start is not None or end is not None) else "episode"
     empty = [contract.features[n].topic for n, st in streams.items() if st.times.size == 0]
     if empty:
@@ -217,13 +239,22 @@ def _plan_episode(reader, contract, samples, index, start, end, task_cli, tasks,
         before = [txt for t, txt in tasks if (start is not None and t < start) and txt]
         ep_task = (in_span or before or [None])[-1] or default_task
     if not ep_task:
-        raise BagError(reader.path, f"{where}: no task (no task topic, no '{contract.task.metadata_key}' in the bag metadata, no default); pass --task")
+        raise BagError(
+            reader.path,
+            f"{where}: no task (no task topic, no '{contract.task.metadata_key}' in the bag metadata, no default); pass --task",
+        )
     numeric = {n: resampled.numeric(n) for n, st in streams.items() if st.numeric}
-    ordinals = {n: np.asarray(resampled.streams[n].values, dtype=np.int64)[resampled.plans[n].a] for n, st in streams.items() if not st.numeric}
+    ordinals = {
+        n: np.asarray(resampled.streams[n].values, dtype=np.int64)[resampled.plans[n].a]
+        for n, st in streams.items()
+        if not st.numeric
+    }
     return EpisodePlan(index, ep_task, resampled, numeric, ordinals, resampled.report.warnings())
 
 
-def iter_frames(reader: BagReader, contract: Contract, plan: BagPlan, episodes: list[int] | None = None) -> Iterator[tuple[int, int, dict]]:
+def iter_frames(
+    reader: BagReader, contract: Contract, plan: BagPlan, episodes: list[int] | None = None
+) -> Iterator[tuple[int, int, dict]]:
     """Pass 2: (episode position in plan, frame index, frame) with every feature plus "task", in order."""
     chosen = [i for i in range(len(plan.episodes)) if episodes is None or i in episodes]
     order = [(e, k) for e in chosen for k in range(plan.episodes[e].frames)]
@@ -275,7 +306,10 @@ def iter_frames(reader: BagReader, contract: Contract, plan: BagPlan, episodes: 
             img = feature.raw_image(msg)
             first = raw_size.setdefault(feature.name, img.shape[:2])
             if img.shape[:2] != first and not feature.resizes:
-                raise BagError(reader.path, f"images on {topic} change size mid-bag ({first[1]}x{first[0]} -> {img.shape[1]}x{img.shape[0]}){_resize_hint(feature)}")
+                raise BagError(
+                    reader.path,
+                    f"images on {topic} change size mid-bag ({first[1]}x{first[0]} -> {img.shape[1]}x{img.shape[0]}){_resize_hint(feature)}",
+                )
             return feature.finish_image(img)
         except ContractError as exc:
             raise BagError(reader.path, f"image {n_ord} on {topic}: {exc}") from None
@@ -298,7 +332,9 @@ def iter_frames(reader: BagReader, contract: Contract, plan: BagPlan, episodes: 
                 drop_unneeded(pos)
         while pos < len(order):
             if not ready(*order[pos]):
-                raise BagError(reader.path, f"image messages ended before frame {order[pos][1]} of episode {order[pos][0]}")
+                raise BagError(
+                    reader.path, f"image messages ended before frame {order[pos][1]} of episode {order[pos][0]}"
+                )
             yield (*order[pos], emit(*order[pos]))
             pos += 1
             drop_unneeded(pos)

@@ -61,8 +61,10 @@ def numeric_order(paths) -> list[Path]:
 def storage_files(folder: Path) -> list[Path]:
     """The storage files (.mcap, .db3, and their file-compressed .zstd forms) directly in `folder`."""
     return numeric_order(
-        p for p in folder.iterdir()
-        if not p.is_dir() and (p.suffix in STORAGE_SUFFIXES or (p.suffix == ".zstd" and Path(p.stem).suffix in STORAGE_SUFFIXES))
+        p
+        for p in folder.iterdir()
+        if not p.is_dir()
+        and (p.suffix in STORAGE_SUFFIXES or (p.suffix == ".zstd" and Path(p.stem).suffix in STORAGE_SUFFIXES))
     )
 
 
@@ -94,7 +96,9 @@ def resolve(path) -> BagLayout:
             raise BagError(path, "holds no metadata.yaml and no .mcap/.db3 file: not a bag")
         layout = BagLayout(path, files, _storage_of(files))
         if len(files) > 1:
-            layout.notes.append(f"no metadata.yaml: read its {len(files)} storage files in numeric order ({files[0].name} .. {files[-1].name})")
+            layout.notes.append(
+                f"no metadata.yaml: read its {len(files)} storage files in numeric order ({files[0].name} .. {files[-1].name})"
+            )
         return layout
     return _from_metadata(path, meta)
 
@@ -109,8 +113,11 @@ def _from_metadata(path: Path, meta: Path) -> BagLayout:
         raise BagError(meta, "has no rosbag2_bagfile_information: not a rosbag2 metadata file") from None
     version = info.get("version")
     if not isinstance(version, int) or version not in SUPPORTED_VERSIONS:
-        raise BagError(meta, f"rosbag2 format version {version!r} is not supported (this reader reads versions "
-                             f"{SUPPORTED_VERSIONS.start} to {SUPPORTED_VERSIONS.stop - 1})")
+        raise BagError(
+            meta,
+            f"rosbag2 format version {version!r} is not supported (this reader reads versions "
+            f"{SUPPORTED_VERSIONS.start} to {SUPPORTED_VERSIONS.stop - 1})",
+        )
     storage = info.get("storage_identifier") or ""
     if storage not in ("mcap", "sqlite3"):
         raise BagError(meta, f"storage plugin {storage!r} is not supported (mcap or sqlite3)")
@@ -124,17 +131,25 @@ def _from_metadata(path: Path, meta: Path) -> BagLayout:
     if missing:
         raise BagError(path, f"metadata.yaml lists storage files that are missing: {', '.join(missing)}")
     extra = [p for p in storage_files(path) if p not in listed]
-    layout = BagLayout(path, listed + extra, storage, version, mode, dict(info.get("custom_data") or {}), info.get("ros_distro"))
+    layout = BagLayout(
+        path, listed + extra, storage, version, mode, dict(info.get("custom_data") or {}), info.get("ros_distro")
+    )
     if extra:
-        layout.notes.append(f"storage files not listed in metadata.yaml read after the listed ones: {', '.join(p.name for p in extra)}")
+        layout.notes.append(
+            f"storage files not listed in metadata.yaml read after the listed ones: {', '.join(p.name for p in extra)}"
+        )
     if not layout.files:
         raise BagError(path, "metadata.yaml lists no storage file and the folder holds none")
     for entry in info.get("topics_with_message_count") or []:
         tm = entry.get("topic_metadata") or {}
         qos = tm.get("offered_qos_profiles", "")
         name = str(tm.get("name", ""))
-        layout.topics[name] = MetadataTopic(name, str(tm.get("type", "")), int(entry.get("message_count") or 0),
-                                            qos if isinstance(qos, str) else yaml.safe_dump(qos))
+        layout.topics[name] = MetadataTopic(
+            name,
+            str(tm.get("type", "")),
+            int(entry.get("message_count") or 0),
+            qos if isinstance(qos, str) else yaml.safe_dump(qos),
+        )
     return layout
 
 

@@ -7,9 +7,9 @@ order, so every complete chunk is still readable. Reading stops at the first inc
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from mcap.records import Channel, Footer, Message, Schema
 from mcap.stream_reader import StreamReader
@@ -88,11 +88,10 @@ def _source_files(src: Path) -> list[Path]:
 def recover_mcap(src, dst) -> RecoveryReport:
     """Write a readable rosbag2 (MCAP, with metadata.yaml) at folder `dst` from the complete chunks of `src`
     (a .mcap file, or a bag folder whose .mcap files lack their footer or whose metadata.yaml is missing)."""
+    import yaml
     from rosbags.rosbag2 import StoragePlugin
     from rosbags.rosbag2.metadata import parse_qos
     from rosbags.typesys.store import Typestore  # noqa: F401  (typing only)
-
-    import yaml
 
     from lerobot_ros.bag.typestore import make_typestore, types_from_definition
     from lerobot_ros.bag.writer import distro_writer_class
@@ -129,7 +128,9 @@ def recover_mcap(src, dst) -> RecoveryReport:
                     if conn is None:
                         channel = channels.get(record.channel_id)
                         if channel is None:
-                            raise BagError(path, f"a message on channel {record.channel_id} comes before its channel record")
+                            raise BagError(
+                                path, f"a message on channel {record.channel_id} comes before its channel record"
+                            )
                         schema = schemas.get(channel.schema_id)
                         if schema is None:
                             raise BagError(path, f"channel {channel.topic} has no schema record")
@@ -142,13 +143,16 @@ def recover_mcap(src, dst) -> RecoveryReport:
                                     store.register(types_from_definition(schema.name, schema.encoding, text))
                                 rihs01 = store.hash_rihs01(schema.name)
                         except Exception as exc:  # noqa: BLE001 - rosbags' parse errors: that topic only
-                            skipped[channel.topic] = f"its {schema.name} definition cannot be parsed ({type(exc).__name__})"
+                            skipped[channel.topic] = (
+                                f"its {schema.name} definition cannot be parsed ({type(exc).__name__})"
+                            )
                             conns[record.channel_id] = None
                             continue
                         qos_text = channel.metadata.get("offered_qos_profiles", "")
                         qos = parse_qos(yaml.safe_load(qos_text) or []) if qos_text else []
-                        conn = writer.add_connection(channel.topic, schema.name, msgdef=text, rihs01=rihs01,
-                                                     offered_qos_profiles=qos)
+                        conn = writer.add_connection(
+                            channel.topic, schema.name, msgdef=text, rihs01=rihs01, offered_qos_profiles=qos
+                        )
                         conns[record.channel_id] = conn
                     writer.write(conn, record.log_time, record.data)
                     counts[conn.topic] = counts.get(conn.topic, 0) + 1
@@ -164,8 +168,17 @@ def recover_mcap(src, dst) -> RecoveryReport:
         raise
     tmp.rename(dst)
     tmp_parent.rmdir()
-    return RecoveryReport(str(src), str(dst), total.complete, total.messages, counts, total.bytes_read, total.file_size,
-                          total.stop_reason, skipped)
+    return RecoveryReport(
+        str(src),
+        str(dst),
+        total.complete,
+        total.messages,
+        counts,
+        total.bytes_read,
+        total.file_size,
+        total.stop_reason,
+        skipped,
+    )
 
 
 def _source_distro(src: Path) -> str:
@@ -175,7 +188,9 @@ def _source_distro(src: Path) -> str:
     from lerobot_ros.bag.typestore import TYPESTORE_DISTRO
 
     try:
-        info = yaml.safe_load(((src if src.is_dir() else src.parent) / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
+        info = yaml.safe_load(((src if src.is_dir() else src.parent) / "metadata.yaml").read_text())[
+            "rosbag2_bagfile_information"
+        ]
         distro = str(info.get("ros_distro") or "")
     except (OSError, yaml.YAMLError, KeyError, TypeError):
         distro = ""

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator, NamedTuple
+from typing import NamedTuple
 
 from lerobot_ros.bag.errors import BagError
 from lerobot_ros.bag.layout import BagLayout, resolve
@@ -138,23 +139,38 @@ class BagReader:
         if self.truncated:
             stats = [f.stats for f in self._files if f.stats is not None]
             self.stream_stats = StreamStats(
-                complete=False, messages=sum(s.messages for s in stats), bytes_read=sum(s.bytes_read for s in stats),
-                file_size=sum(s.file_size for s in stats), stop_reason="; ".join(s.stop_reason for s in stats if s.stop_reason))
+                complete=False,
+                messages=sum(s.messages for s in stats),
+                bytes_read=sum(s.bytes_read for s in stats),
+                file_size=sum(s.file_size for s in stats),
+                stop_reason="; ".join(s.stop_reason for s in stats if s.stop_reason),
+            )
             if not any(i.count for i in topics.values()):
-                raise BagError(self.path, f"damaged or truncated MCAP with no complete message chunk ({self.stream_stats.stop_reason})")
+                raise BagError(
+                    self.path,
+                    f"damaged or truncated MCAP with no complete message chunk ({self.stream_stats.stop_reason})",
+                )
         elif self.layout.has_metadata:
             self._compare_counts()
 
     def _compare_counts(self) -> None:
         """One note when metadata.yaml's message counts differ from what the storage holds."""
-        diffs = [f"{name} {info.metadata_count} vs {info.count}" for name, info in sorted(self._topics.items())
-                 if info.metadata_count is not None and info.metadata_count != info.count]
-        diffs += [f"{name} {meta.count} vs 0" for name, meta in sorted(self.layout.topics.items())
-                  if name not in self._topics and meta.count]
+        diffs = [
+            f"{name} {info.metadata_count} vs {info.count}"
+            for name, info in sorted(self._topics.items())
+            if info.metadata_count is not None and info.metadata_count != info.count
+        ]
+        diffs += [
+            f"{name} {meta.count} vs 0"
+            for name, meta in sorted(self.layout.topics.items())
+            if name not in self._topics and meta.count
+        ]
         if diffs:
             meta_total = sum(m.count for m in self.layout.topics.values())
-            self.notes.append(f"metadata.yaml says {meta_total} messages, the storage holds {self.message_count}; "
-                              f"read the storage (metadata vs storage: {', '.join(diffs)})")
+            self.notes.append(
+                f"metadata.yaml says {meta_total} messages, the storage holds {self.message_count}; "
+                f"read the storage (metadata vs storage: {', '.join(diffs)})"
+            )
 
     def _register(self, msgtype: str, fmt: str, text: str) -> None:
         if msgtype in self.typestore.fielddefs or not text:
@@ -214,7 +230,9 @@ class BagReader:
                 if channel is None or (wanted is not None and channel.topic not in wanted):
                     continue
                 schema = schemas.get(channel.schema_id)
-                yield BagMessage(channel.topic, schema.name if schema else "", record.log_time, _maybe_zstd(record.data))
+                yield BagMessage(
+                    channel.topic, schema.name if schema else "", record.log_time, _maybe_zstd(record.data)
+                )
         stats.stop_reason = stats.stop_reason or (f.stats.stop_reason if f.stats else "")
         f.stats = stats
 
@@ -242,7 +260,7 @@ class BagReader:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
 
-    def __enter__(self) -> "BagReader":
+    def __enter__(self) -> BagReader:
         return self
 
     def __exit__(self, *exc) -> None:

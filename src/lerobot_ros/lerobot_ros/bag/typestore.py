@@ -109,11 +109,11 @@ def types_from_definition(msgtype: str, fmt: str, text: str) -> dict:
     deps = (_SEPARATOR + deps) if _sep else ""
     lines = main.split("\n")
     cut = next((i for i, line in enumerate(lines) if line.strip() == "---"), len(lines))
-    request, response = "\n".join(lines[:cut]), "\n".join(lines[cut + 1:])
+    request, response = "\n".join(lines[:cut]), "\n".join(lines[cut + 1 :])
     prefix = f"{pkg}/srv/{base}"
     types = dict(get_types_from_msg(request + "\n" + deps, f"{prefix}_Request"))
     types.update(get_types_from_msg(response + "\n" + deps, f"{prefix}_Response"))
-    event = (f"service_msgs/msg/ServiceEventInfo info\n{prefix}_Request[<=1] request\n{prefix}_Response[<=1] response\n")
+    event = f"service_msgs/msg/ServiceEventInfo info\n{prefix}_Request[<=1] request\n{prefix}_Response[<=1] response\n"
     types.update(get_types_from_msg(event, f"{prefix}_Event"))
     # rosbags' .msg parser files every name under <pkg>/msg/; a service's types live under <pkg>/srv/
     return _renamed(types, f"{pkg}/srv/msg/", f"{pkg}/srv/")
@@ -121,7 +121,7 @@ def types_from_definition(msgtype: str, fmt: str, text: str) -> dict:
 
 def _renamed(value, old: str, new: str):
     if isinstance(value, str):
-        return new + value[len(old):] if value.startswith(old) else value
+        return new + value[len(old) :] if value.startswith(old) else value
     if isinstance(value, dict):
         return {_renamed(k, old, new): _renamed(v, old, new) for k, v in value.items()}
     if isinstance(value, (list, tuple)) and not hasattr(value, "_fields"):

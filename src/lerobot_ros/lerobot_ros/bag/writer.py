@@ -5,13 +5,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from lerobot_ros.bag.errors import BagError
 from lerobot_ros.bag.typestore import TYPESTORE_DISTRO, cdr_deserialize, make_typestore, with_distro
 from lerobot_ros.conventions.qos import PROFILE_NAMES, QOS_SPECS
-
 
 
 def _qos(name: str):
@@ -54,7 +53,13 @@ def distro_writer_class(ros_distro: str = TYPESTORE_DISTRO):
             for key, value in (("offered_qos_profiles", offered_qos_profiles), ("topic_type_hash", connection.digest)):
                 write_string(metadata, key)
                 write_string(metadata, value)
-            channel = Channel(connection.id, connection.msgtype, connection.topic, connection.ext.serialization_format, metadata.getvalue())
+            channel = Channel(
+                connection.id,
+                connection.msgtype,
+                connection.topic,
+                connection.ext.serialization_format,
+                metadata.getvalue(),
+            )
             self.channels.append(channel)
             self.channel_stats[connection.id] = 0
             write_channel(self.chunk.bio, channel, self.schemas)
@@ -83,7 +88,14 @@ class BagWriter:
     Writes into `<path>.partial` and renames on a clean close, so an interrupted write leaves no bag.
     """
 
-    def __init__(self, path, storage: str = "mcap", version: int = 9, compression: str | None = None, custom_data: dict | None = None):
+    def __init__(
+        self,
+        path,
+        storage: str = "mcap",
+        version: int = 9,
+        compression: str | None = None,
+        custom_data: dict | None = None,
+    ):
         from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin
 
         self.path = Path(path)
@@ -119,7 +131,10 @@ class BagWriter:
         if msgtype not in self.typestore.fielddefs:
             raise BagError(self.path, f"no message definition for {msgtype}")
         self._conns[topic] = self._writer.add_connection(
-            topic, msgtype, typestore=self.typestore, offered_qos_profiles=[_qos(qos if qos in PROFILE_NAMES else "reliable")]
+            topic,
+            msgtype,
+            typestore=self.typestore,
+            offered_qos_profiles=[_qos(qos if qos in PROFILE_NAMES else "reliable")],
         )
         self._types[topic] = msgtype
         self.counts[topic] = 0
@@ -152,7 +167,7 @@ class BagWriter:
             pass
         shutil.rmtree(self._tmp_parent, ignore_errors=True)
 
-    def __enter__(self) -> "BagWriter":
+    def __enter__(self) -> BagWriter:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:

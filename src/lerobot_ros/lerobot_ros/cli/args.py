@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Callable
+from collections.abc import Callable
 
 
 def render_size(minimum: int = 1) -> Callable[[str], tuple[int, int]]:

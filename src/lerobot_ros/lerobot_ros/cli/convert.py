@@ -23,22 +23,44 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="output dataset folder (must not exist)")
     p.add_argument("--repo-id", default=None, help="dataset repo id (default: local/<out folder name>)")
     p.add_argument("--task", default=None, help="task string for every episode (overrides topic and metadata)")
-    p.add_argument("--workers", type=int, default=1,
-                   help="decode processes (default 1: none); used only where cores are left beside the encoder. "
-                        "With --executor ray: the number of shards (default: the cluster's CPUs / 2)")
-    p.add_argument("--executor", choices=("local", "ray"), default="local",
-                   help="local: this machine (default); ray: shards as Ray tasks, merged at the end")
-    p.add_argument("--ray-address", default=None, metavar="ADDR",
-                   help="with --executor ray: an existing Ray cluster (e.g. ray://head:10001 or auto); default: a local one. "
-                        "Bags, contract and --out must then be on storage every node sees")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="decode processes (default 1: none); used only where cores are left beside the encoder. "
+        "With --executor ray: the number of shards (default: the cluster's CPUs / 2)",
+    )
+    p.add_argument(
+        "--executor",
+        choices=("local", "ray"),
+        default="local",
+        help="local: this machine (default); ray: shards as Ray tasks, merged at the end",
+    )
+    p.add_argument(
+        "--ray-address",
+        default=None,
+        metavar="ADDR",
+        help="with --executor ray: an existing Ray cluster (e.g. ray://head:10001 or auto); default: a local one. "
+        "Bags, contract and --out must then be on storage every node sees",
+    )
     p.add_argument("--vcodec", default="libsvtav1", help="video codec (LeRobot's choices; default libsvtav1)")
     p.add_argument("--strict", action="store_true", help="treat QA warnings as failures (the episode is not written)")
     p.add_argument("--report", default=None, help="QA report JSON path (default: OUT/meta/lerobot_ros_qa.json)")
-    p.add_argument("--num-shards", type=int, default=1, help="split the bags into K shards (batch jobs); see --shard-index")
-    p.add_argument("--shard-index", type=int, default=0,
-                   help="convert only shard I of --num-shards (bags I, I+K, ... of the sorted list); join the parts with `lerobot-ros merge`")
-    p.add_argument("--push-to-hub", default=None, metavar="REPO",
-                   help="upload the finished dataset to the Hugging Face Hub as REPO (namespace/name) with LeRobot's push_to_hub")
+    p.add_argument(
+        "--num-shards", type=int, default=1, help="split the bags into K shards (batch jobs); see --shard-index"
+    )
+    p.add_argument(
+        "--shard-index",
+        type=int,
+        default=0,
+        help="convert only shard I of --num-shards (bags I, I+K, ... of the sorted list); join the parts with `lerobot-ros merge`",
+    )
+    p.add_argument(
+        "--push-to-hub",
+        default=None,
+        metavar="REPO",
+        help="upload the finished dataset to the Hugging Face Hub as REPO (namespace/name) with LeRobot's push_to_hub",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -80,7 +102,11 @@ def run(args) -> int:
     bags = all_bags[args.shard_index :: args.num_shards]
     if not bags:
         return _fail(f"shard {args.shard_index} of {args.num_shards} holds no bag ({len(all_bags)} bag(s) found)")
-    args.shard = None if args.num_shards == 1 else {"index": args.shard_index, "count": args.num_shards, "bags_total": len(all_bags)}
+    args.shard = (
+        None
+        if args.num_shards == 1
+        else {"index": args.shard_index, "count": args.num_shards, "bags_total": len(all_bags)}
+    )
     if args.push_to_hub is not None:
         from huggingface_hub.utils import HFValidationError, validate_repo_id
 
@@ -89,7 +115,9 @@ def run(args) -> int:
             if "/" not in args.push_to_hub:
                 raise HFValidationError("expected namespace/name")
         except HFValidationError as exc:
-            return _fail(f"--push-to-hub {args.push_to_hub!r} is not a Hub repo id ({' '.join(str(exc).split())[:160]})")
+            return _fail(
+                f"--push-to-hub {args.push_to_hub!r} is not a Hub repo id ({' '.join(str(exc).split())[:160]})"
+            )
     repo_id = args.repo_id or args.push_to_hub or f"local/{out.name}"
     if args.executor == "ray":
         from lerobot_ros.cli import convert_ray
@@ -104,7 +132,16 @@ def run(args) -> int:
     from lerobot_ros.dataset.convert import BagJob
 
     jobs = [
-        BagJob(i, str(b), str(contract.source), str(work / f"part-{i:05d}"), f"local/part-{i:05d}", args.task, args.strict, args.vcodec)
+        BagJob(
+            i,
+            str(b),
+            str(contract.source),
+            str(work / f"part-{i:05d}"),
+            f"local/part-{i:05d}",
+            args.task,
+            args.strict,
+            args.vcodec,
+        )
         for i, b in enumerate(bags)
     ]
     try:
@@ -143,13 +180,18 @@ def _run_jobs(jobs, workers: int, show_progress: bool):
 
         n = decode_processes(workers, len(jobs))
         if n < min(workers, len(jobs) - 1):
-            print(f"lerobot-ros convert: --workers {workers}: {n} decode process(es) on {usable_cores()} core(s); the video "
-                  f"encoder keeps {'every core' if n == 0 else 'the rest'} busy, more would only slow it down", file=sys.stderr)
+            print(
+                f"lerobot-ros convert: --workers {workers}: {n} decode process(es) on {usable_cores()} core(s); the video "
+                f"encoder keeps {'every core' if n == 0 else 'the rest'} busy, more would only slow it down",
+                file=sys.stderr,
+            )
         if n > 0:
             pool = DecodePool(jobs[1:], n)
     shared = None
     try:
-        shared = create_dataset(Path(jobs[0].part_root), jobs[0].part_repo_id, load_contract(jobs[0].contract), jobs[0].vcodec)
+        shared = create_dataset(
+            Path(jobs[0].part_root), jobs[0].part_repo_id, load_contract(jobs[0].contract), jobs[0].vcodec
+        )
         for position, job in enumerate(jobs):
             items = pool.items(position - 1) if pool is not None and position > 0 else read_bag(job)
             try:
@@ -245,7 +287,10 @@ def _push(root: Path, repo: str) -> int:
         LeRobotDataset(repo, root=root).push_to_hub()
     except Exception as exc:
         why = " ".join(str(exc).split())[:200]
-        return _fail(f"the dataset is complete at {root}, but uploading it to the Hub as {repo} failed "
-                     f"({type(exc).__name__}: {why}); upload it later with LeRobotDataset({repo!r}, root={str(root)!r}).push_to_hub()", 1)
+        return _fail(
+            f"the dataset is complete at {root}, but uploading it to the Hub as {repo} failed "
+            f"({type(exc).__name__}: {why}); upload it later with LeRobotDataset({repo!r}, root={str(root)!r}).push_to_hub()",
+            1,
+        )
     print(f"uploaded: https://huggingface.co/datasets/{repo}")
     return 0

@@ -48,7 +48,9 @@ def run(args, contract, out: Path, bags: list[Path], repo_id: str) -> int:
         shards = _shard_count(ray, args, len(bags))
         task = ray.remote(num_cpus=min(TASK_CPUS, _cluster_cpus(ray)))(convert_shard)
         outs = [scratch / f"shard-{i:05d}" for i in range(shards)]
-        refs = [task.remote(_shard_argv(args, contract, bags, shard_out, i, shards)) for i, shard_out in enumerate(outs)]
+        refs = [
+            task.remote(_shard_argv(args, contract, bags, shard_out, i, shards)) for i, shard_out in enumerate(outs)
+        ]
         try:
             codes = ray.get(refs)
         except KeyboardInterrupt:
@@ -125,8 +127,21 @@ def _shard_count(ray, args, bags: int) -> int:
 
 
 def _shard_argv(args, contract, bags: list[Path], shard_out: Path, index: int, count: int) -> list[str]:
-    argv = ["convert", *map(str, bags), "--contract", str(contract.source), "--out", str(shard_out),
-            "--num-shards", str(count), "--shard-index", str(index), "--vcodec", args.vcodec, "--no-progress"]
+    argv = [
+        "convert",
+        *map(str, bags),
+        "--contract",
+        str(contract.source),
+        "--out",
+        str(shard_out),
+        "--num-shards",
+        str(count),
+        "--shard-index",
+        str(index),
+        "--vcodec",
+        args.vcodec,
+        "--no-progress",
+    ]
     if args.task is not None:
         argv += ["--task", args.task]
     if args.strict:

@@ -15,7 +15,9 @@ from pathlib import Path
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("dataset", help="LeRobotDataset folder (root)")
     p.add_argument("--out", required=True, help="output bag folder (must not exist)")
-    p.add_argument("--contract", default=None, help="contract YAML or shipped name (default: the dataset's stored contract)")
+    p.add_argument(
+        "--contract", default=None, help="contract YAML or shipped name (default: the dataset's stored contract)"
+    )
     p.add_argument("--repo-id", default=None, help="dataset repo id (default: local/<folder name>)")
     p.add_argument("--episodes", default=None, help="comma-separated episode indices (default: all)")
     p.add_argument("--no-progress", action="store_true")
@@ -51,8 +53,11 @@ def run(args) -> int:
         dataset = LeRobotDataset(args.repo_id or f"local/{root.name}", root=root)
     except Exception as exc:
         return _fail(f"cannot load {root}: {' '.join(str(exc).split())}")
-    total = dataset.meta.total_frames if episodes is None else sum(
-        int(dataset.meta.episodes[e]["length"]) for e in episodes if 0 <= e < dataset.meta.total_episodes)
+    total = (
+        dataset.meta.total_frames
+        if episodes is None
+        else sum(int(dataset.meta.episodes[e]["length"]) for e in episodes if 0 <= e < dataset.meta.total_episodes)
+    )
     bar = tqdm(total=total, unit="frame", desc="export", disable=args.no_progress, file=sys.stderr)
     try:
         written = export_dataset(dataset, contract, Path(args.out).resolve(), episodes, progress=bar.update)

@@ -22,18 +22,33 @@ DEFAULT_PACKAGE = "lerobot_ros"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.add_argument("target", nargs="*", metavar="FILE|PKG FILE [name:=value ...]",
-                        help="launch file (path or name) or package and file, then launch arguments name:=value")
-    parser.add_argument("--print", dest="print_only", action="store_true",
-                        help="print the processes that would start and exit")
-    parser.add_argument("--show-args", "-s", action="store_true",
-                        help="list the launch file's arguments (with defaults and descriptions) and exit")
-    parser.add_argument("--check", action="store_true",
-                        help="report constructs that differ under ros2 launch, missing packages and processes that "
-                             "would exit at once; exit status 1 when there is any finding")
-    parser.add_argument("--installed", metavar="PKG",
-                        help="print true if PKG is in the ament index, else false, and exit (a condition that "
-                             "ros2 launch and this runner evaluate alike: $(command '... --installed PKG'))")
+    parser.add_argument(
+        "target",
+        nargs="*",
+        metavar="FILE|PKG FILE [name:=value ...]",
+        help="launch file (path or name) or package and file, then launch arguments name:=value",
+    )
+    parser.add_argument(
+        "--print", dest="print_only", action="store_true", help="print the processes that would start and exit"
+    )
+    parser.add_argument(
+        "--show-args",
+        "-s",
+        action="store_true",
+        help="list the launch file's arguments (with defaults and descriptions) and exit",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="report constructs that differ under ros2 launch, missing packages and processes that "
+        "would exit at once; exit status 1 when there is any finding",
+    )
+    parser.add_argument(
+        "--installed",
+        metavar="PKG",
+        help="print true if PKG is in the ament index, else false, and exit (a condition that "
+        "ros2 launch and this runner evaluate alike: $(command '... --installed PKG'))",
+    )
 
 
 def split_target(items: list[str]) -> tuple[list[str], dict[str, str]]:
@@ -49,8 +64,9 @@ def split_target(items: list[str]) -> tuple[list[str], dict[str, str]]:
                 raise ValueError(f"'{item}': launch arguments (name:=value) must come after the file")
             positional.append(item)
     if not 1 <= len(positional) <= 2:
-        raise ValueError("expected FILE or PKG FILE before the name:=value arguments, got "
-                         + (" ".join(positional) or "nothing"))
+        raise ValueError(
+            "expected FILE or PKG FILE before the name:=value arguments, got " + (" ".join(positional) or "nothing")
+        )
     return positional, launch_args
 
 
@@ -63,16 +79,19 @@ def resolve_file(positional: list[str]) -> str:
     package, name = (DEFAULT_PACKAGE, positional[0]) if len(positional) == 1 else positional
     prefix = ament.package_prefix(package)
     if prefix is None:
-        raise FileNotFoundError(f"package '{package}' not found in the ament index "
-                                f"(searched {', '.join(ament.prefixes())})")
+        raise FileNotFoundError(
+            f"package '{package}' not found in the ament index (searched {', '.join(ament.prefixes())})"
+        )
     folder = os.path.join(prefix, "share", package, "launch")
     for candidate in (name, name + ".launch.yaml", name + ".yaml"):
         path = os.path.join(folder, candidate)
         if os.path.isfile(path):
             return path
     available = sorted(f for f in os.listdir(folder) if f.endswith((".yaml", ".yml"))) if os.path.isdir(folder) else []
-    raise FileNotFoundError(f"launch file '{name}' not found (not a path, not in {folder}"
-                            + (f"; available: {', '.join(available)})" if available else ")"))
+    raise FileNotFoundError(
+        f"launch file '{name}' not found (not a path, not in {folder}"
+        + (f"; available: {', '.join(available)})" if available else ")")
+    )
 
 
 def show_args(path: str) -> int:
@@ -82,8 +101,10 @@ def show_args(path: str) -> int:
     from lerobot_ros.launch_runner.parser import parse_file
 
     def source(parts) -> str:
-        return "".join(p.text if isinstance(p, S.Text) else
-                       "$(" + " ".join([p.name, *(source(a) for a in p.args)]) + ")" for p in parts)
+        return "".join(
+            p.text if isinstance(p, S.Text) else "$(" + " ".join([p.name, *(source(a) for a in p.args)]) + ")"
+            for p in parts
+        )
 
     def walk(items, seen):
         for ent in items:
@@ -145,8 +166,10 @@ def run(args: argparse.Namespace) -> int:
     declared = {d.name for d in plan.declared}
     for name in launch_args:
         if name not in declared:
-            print(f"warning: launch argument '{name}' is not declared by {os.path.basename(path)} or its includes",
-                  file=sys.stderr)
+            print(
+                f"warning: launch argument '{name}' is not declared by {os.path.basename(path)} or its includes",
+                file=sys.stderr,
+            )
     for warning in plan.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     try:

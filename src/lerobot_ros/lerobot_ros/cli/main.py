@@ -13,12 +13,24 @@ VERBS = {
     "launch": ("lerobot_ros.cli.launch", "run a ROS 2 YAML launch file without ros2 launch (pip-only installs)"),
     "record": ("lerobot_ros.cli.record", "record episodes of a contract's topics into one rosbag2 (MCAP) per episode"),
     "repair": ("lerobot_ros.cli.repair", "make the bag of a killed recorder readable (recover complete MCAP chunks)"),
-    "virtual-arm": ("lerobot_ros.cli.virtual_arm", "emulated leader/follower arms (Feetech/Dynamixel) on ptys, calibrated"),
+    "virtual-arm": (
+        "lerobot_ros.cli.virtual_arm",
+        "emulated leader/follower arms (Feetech/Dynamixel) on ptys, calibrated",
+    ),
     "convert": ("lerobot_ros.cli.convert", "convert rosbag2 recordings into a LeRobotDataset v3 per a topic contract"),
-    "merge": ("lerobot_ros.cli.merge", "join LeRobotDatasets (e.g. the shards of a sharded convert) into one, QA reports merged"),
+    "merge": (
+        "lerobot_ros.cli.merge",
+        "join LeRobotDatasets (e.g. the shards of a sharded convert) into one, QA reports merged",
+    ),
     "export": ("lerobot_ros.cli.export", "export a LeRobotDataset to a rosbag2 (MCAP) on a contract's topics"),
-    "eval": ("lerobot_ros.cli.eval", "evaluate a policy or scripted expert through sim bridges, scored like lerobot-eval"),
-    "view": ("lerobot_ros.cli.view", "see the robot in rerun: live on a contract's topics, or replay a bag / dataset episode"),
+    "eval": (
+        "lerobot_ros.cli.eval",
+        "evaluate a policy or scripted expert through sim bridges, scored like lerobot-eval",
+    ),
+    "view": (
+        "lerobot_ros.cli.view",
+        "see the robot in rerun: live on a contract's topics, or replay a bag / dataset episode",
+    ),
 }
 
 

@@ -63,7 +63,9 @@ def run(args) -> int:
             lengths = [n for p in parts for n in _episode_lengths(p)]
             from lerobot.datasets.aggregate import aggregate_datasets
 
-            aggregate_datasets(repo_ids=[f"local/{p.name}" for p in parts], roots=parts, aggr_repo_id=repo_id, aggr_root=staged)
+            aggregate_datasets(
+                repo_ids=[f"local/{p.name}" for p in parts], roots=parts, aggr_repo_id=repo_id, aggr_root=staged
+            )
             verify_dataset(staged, repo_id, lengths)
         except Exception as exc:  # LeRobot refuses parts with different features/fps/robot type
             return _fail(f"cannot join the parts: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}", 1)

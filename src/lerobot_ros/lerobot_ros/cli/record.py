@@ -34,22 +34,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--episode-time-s", type=float, default=0.0, help="automatic mode: seconds per episode")
     parser.add_argument("--reset-time-s", type=float, default=0.0, help="automatic mode: seconds between episodes")
     parser.add_argument("--num-episodes", type=int, default=0, help="stop after this many kept episodes (0: no limit)")
-    parser.add_argument("--compression", choices=WriterSettings.COMPRESSIONS, default=WRITER_DEFAULTS.compression,
-                        help="MCAP chunk compression")
-    parser.add_argument("--flush-interval-s", type=float, default=WRITER_DEFAULTS.flush_interval_s,
-                        help="close and flush a chunk at least this often (bounds the loss on a crash)")
+    parser.add_argument(
+        "--compression",
+        choices=WriterSettings.COMPRESSIONS,
+        default=WRITER_DEFAULTS.compression,
+        help="MCAP chunk compression",
+    )
+    parser.add_argument(
+        "--flush-interval-s",
+        type=float,
+        default=WRITER_DEFAULTS.flush_interval_s,
+        help="close and flush a chunk at least this often (bounds the loss on a crash)",
+    )
     parser.add_argument("--keyboard", action="store_true", help="control episodes from this terminal")
-    parser.add_argument("--convert-to", metavar="DATASET_DIR",
-                        help="convert each kept episode into this LeRobotDataset in the background")
+    parser.add_argument(
+        "--convert-to",
+        metavar="DATASET_DIR",
+        help="convert each kept episode into this LeRobotDataset in the background",
+    )
     parser.add_argument("--vcodec", default=None, help="video codec for --convert-to (lerobot-ros convert's default)")
     parser.add_argument("--ros-args", nargs=argparse.REMAINDER, default=[], help="extra ROS arguments")
 
 
 def ros_arguments(args: argparse.Namespace) -> list[str]:
     params = {
-        "output_dir": args.out, "task": args.task, "compression": args.compression,
-        "episode_time_s": float(args.episode_time_s), "reset_time_s": float(args.reset_time_s),
-        "num_episodes": int(args.num_episodes), "flush_interval_s": float(args.flush_interval_s),
+        "output_dir": args.out,
+        "task": args.task,
+        "compression": args.compression,
+        "episode_time_s": float(args.episode_time_s),
+        "reset_time_s": float(args.reset_time_s),
+        "num_episodes": int(args.num_episodes),
+        "flush_interval_s": float(args.flush_interval_s),
         "all_topics": bool(args.all_topics),
     }
     out = ["--ros-args"]
@@ -123,8 +138,20 @@ class BackgroundConverter:
             if bag is None:
                 return
             part = self.parts_dir / bag.name
-            cmd = [sys.executable, "-m", "lerobot_ros.cli.main", "convert", str(bag), "--contract", self.contract,
-                   "--out", str(part), "--repo-id", f"local/{bag.name}", "--no-progress"]
+            cmd = [
+                sys.executable,
+                "-m",
+                "lerobot_ros.cli.main",
+                "convert",
+                str(bag),
+                "--contract",
+                self.contract,
+                "--out",
+                str(part),
+                "--repo-id",
+                f"local/{bag.name}",
+                "--no-progress",
+            ]
             if self.vcodec:
                 cmd += ["--vcodec", self.vcodec]
             try:
@@ -150,10 +177,14 @@ class BackgroundConverter:
                 return 1
             parts = [(r, str(p)) for r, p in self.parts]
             try:
-                episodes, frames = self.pool.submit(_merge_in_worker, parts, f"local/{self.out.name}", str(self.out)).result()
+                episodes, frames = self.pool.submit(
+                    _merge_in_worker, parts, f"local/{self.out.name}", str(self.out)
+                ).result()
             except Exception as exc:
-                print(f"error: merging the converted episodes failed: {exc}; the parts are in {self.parts_dir}",
-                      file=sys.stderr)
+                print(
+                    f"error: merging the converted episodes failed: {exc}; the parts are in {self.parts_dir}",
+                    file=sys.stderr,
+                )
                 return 1
             shutil.rmtree(self.parts_dir, ignore_errors=True)
             print(f"dataset: {self.out} ({episodes} episodes, {frames} frames)", file=sys.stderr)
@@ -170,8 +201,10 @@ def run(args: argparse.Namespace) -> int:
         print("error: --convert-to needs --contract (the converter maps topics to features with it)", file=sys.stderr)
         return 2
     if args.convert_to and Path(args.convert_to).exists():
-        print(f"error: {args.convert_to} exists already; choose a new --convert-to (datasets are never appended to)",
-              file=sys.stderr)
+        print(
+            f"error: {args.convert_to} exists already; choose a new --convert-to (datasets are never appended to)",
+            file=sys.stderr,
+        )
         return 2
     from lerobot_ros.nodes.episode_recorder_node import EpisodeRecorder
     from lerobot_ros.ros.entry import run_node
@@ -179,10 +212,12 @@ def run(args: argparse.Namespace) -> int:
     converter = BackgroundConverter(args.contract, args.convert_to, args.vcodec) if args.convert_to else None
     keyboard = None
     if args.keyboard:
-        keyboard = subprocess.Popen([sys.executable, "-m", "lerobot_ros.nodes.episode_keyboard_node"],
-                                    env=dict(os.environ))
+        keyboard = subprocess.Popen(
+            [sys.executable, "-m", "lerobot_ros.nodes.episode_keyboard_node"], env=dict(os.environ)
+        )
     code = 0
     try:
+
         def episode_recorder():
             return EpisodeRecorder(on_saved=converter.submit if converter else None)
 

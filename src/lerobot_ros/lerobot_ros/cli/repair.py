@@ -19,8 +19,11 @@ from pathlib import Path
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("bag", help="bag directory (or bare .mcap file) to repair")
     parser.add_argument("--out", help="output bag directory (default: BAG_repaired next to BAG)")
-    parser.add_argument("--in-place", action="store_true",
-                        help="replace BAG with the repaired bag (the damaged file is kept as BAG.truncated)")
+    parser.add_argument(
+        "--in-place",
+        action="store_true",
+        help="replace BAG with the repaired bag (the damaged file is kept as BAG.truncated)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
     counts = ", ".join(f"{t} {n}" for t, n in result.topics.items()) or "no messages"
     tail = "the file was complete" if result.complete else f"dropped the damaged tail ({result.stop_reason})"
     skipped = "".join(f"; left out {t}: {why}" for t, why in result.skipped.items())
-    print(f"repaired {src} -> {dst}: {result.messages} messages ({counts}); "
-          f"read {result.bytes_read} of {result.file_size} bytes; {tail}{skipped}")
+    print(
+        f"repaired {src} -> {dst}: {result.messages} messages ({counts}); "
+        f"read {result.bytes_read} of {result.file_size} bytes; {tail}{skipped}"
+    )
     return 0

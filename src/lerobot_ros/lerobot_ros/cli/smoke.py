@@ -29,11 +29,16 @@ def run(args: argparse.Namespace) -> int:
     try:
         listener = subprocess.run(
             node_command("listener", "-p", f"count:={args.count}"),
-            capture_output=True, text=True, timeout=args.timeout,
+            capture_output=True,
+            text=True,
+            timeout=args.timeout,
         )
     except subprocess.TimeoutExpired:
-        print(f"error: the listener got fewer than {args.count} messages in {args.timeout:.0f} s; "
-              "is DDS blocked (ROS_DOMAIN_ID, ROS_AUTOMATIC_DISCOVERY_RANGE)?", file=sys.stderr)
+        print(
+            f"error: the listener got fewer than {args.count} messages in {args.timeout:.0f} s; "
+            "is DDS blocked (ROS_DOMAIN_ID, ROS_AUTOMATIC_DISCOVERY_RANGE)?",
+            file=sys.stderr,
+        )
         return 1
     finally:
         talker.stop()  # SIGINT, escalating; also when Ctrl-C ends the wait above
@@ -42,7 +47,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: listener exited with status {listener.returncode}", file=sys.stderr)
         return 1
     summary = json.loads(listener.stdout.strip().splitlines()[-1])
-    print(f"received {summary['joint_states']} joint states and {summary['images']} images "
-          f"{tuple(summary['image_shape'])} over DDS in {time.monotonic() - start:.1f} s")
+    print(
+        f"received {summary['joint_states']} joint states and {summary['images']} images "
+        f"{tuple(summary['image_shape'])} over DDS in {time.monotonic() - start:.1f} s"
+    )
     print(f"last joint positions (rad): {summary['last_positions_rad']}")
     return 0

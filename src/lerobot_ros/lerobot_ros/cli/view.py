@@ -16,15 +16,27 @@ from pathlib import Path
 
 
 def add_arguments(p) -> None:
-    p.add_argument("source", nargs="?", help="bag folder/file or LeRobotDataset folder to replay; omit for the live view")
-    p.add_argument("--contract", default=None, help="contract file or shipped name (live: default so101; bag: the one stored in it)")
+    p.add_argument(
+        "source", nargs="?", help="bag folder/file or LeRobotDataset folder to replay; omit for the live view"
+    )
+    p.add_argument(
+        "--contract",
+        default=None,
+        help="contract file or shipped name (live: default so101; bag: the one stored in it)",
+    )
     p.add_argument("--episode", type=int, default=0, help="dataset episode to replay")
-    p.add_argument("--viewer", default="auto", choices=["auto", "web", "native", "none"],
-                   help="auto: native viewer with a display, else the served web viewer")
+    p.add_argument(
+        "--viewer",
+        default="auto",
+        choices=["auto", "web", "native", "none"],
+        help="auto: native viewer with a display, else the served web viewer",
+    )
     p.add_argument("--web-port", type=int, default=9090)
     p.add_argument("--grpc-port", type=int, default=9876)
     p.add_argument("--memory-limit", default="25%", help="data kept for the viewer (oldest dropped), e.g. 25%% or 2GB")
-    p.add_argument("--max-image-hz", type=float, default=None, help="frames shown per camera and second (live 10, replay all)")
+    p.add_argument(
+        "--max-image-hz", type=float, default=None, help="frames shown per camera and second (live 10, replay all)"
+    )
     p.add_argument("--urdf", default="", help="URDF for the 3D view ('' = SO-101 for so10x robots, 'none')")
     p.add_argument("--save", default=None, help="write an .rrd file instead of serving a viewer")
     p.add_argument("--use-sim-time", action="store_true", help="live: run on /clock (simulation)")
@@ -46,9 +58,16 @@ def _live(args) -> int:
     from lerobot_ros.nodes.viewer_node import ViewerNode
     from lerobot_ros.ros.entry import run_node
 
-    params = {"contract": args.contract or "so101", "viewer": args.viewer, "web_port": args.web_port,
-              "grpc_port": args.grpc_port, "memory_limit": args.memory_limit, "urdf": args.urdf,
-              "max_image_hz": 10.0 if args.max_image_hz is None else args.max_image_hz, "save": args.save or ""}
+    params = {
+        "contract": args.contract or "so101",
+        "viewer": args.viewer,
+        "web_port": args.web_port,
+        "grpc_port": args.grpc_port,
+        "memory_limit": args.memory_limit,
+        "urdf": args.urdf,
+        "max_image_hz": 10.0 if args.max_image_hz is None else args.max_image_hz,
+        "save": args.save or "",
+    }
     overrides = [Parameter(k, value=v) for k, v in params.items()]
     overrides.append(Parameter("use_sim_time", value=bool(args.use_sim_time)))
 
@@ -67,13 +86,22 @@ def _live(args) -> int:
 
 
 def _replay(args) -> int:
+    import rerun as rr
+
     from lerobot_ros.bag import BagError
     from lerobot_ros.contract import ContractError, load_contract
-    from lerobot_ros.viewer import ReplayError, ViewerLayout, ViewerLog, is_dataset, load_robot, open_viewer, replay_bag, replay_dataset
+    from lerobot_ros.viewer import (
+        ReplayError,
+        ViewerLayout,
+        ViewerLog,
+        is_dataset,
+        load_robot,
+        open_viewer,
+        replay_bag,
+        replay_dataset,
+    )
     from lerobot_ros.viewer.replay import bag_contract, dataset_contract, dataset_features
     from lerobot_ros.viz import UrdfError
-
-    import rerun as rr
 
     source = Path(args.source)
     if not source.exists():
@@ -96,8 +124,15 @@ def _replay(args) -> int:
         robot = load_robot(args.urdf, robot_type)
         layout = ViewerLayout.from_features(features, robot_3d=robot is not None)
         recording = rr.RecordingStream("lerobot_ros", recording_id=f"replay-{source.name}")
-        endpoint = open_viewer(recording, layout.blueprint(live=False), args.viewer, args.web_port, args.grpc_port,
-                               args.memory_limit, args.save)
+        endpoint = open_viewer(
+            recording,
+            layout.blueprint(live=False),
+            args.viewer,
+            args.web_port,
+            args.grpc_port,
+            args.memory_limit,
+            args.save,
+        )
         log = ViewerLog(recording, layout)
         hz = args.max_image_hz or 0.0
         started = time.monotonic()
@@ -109,15 +144,21 @@ def _replay(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     recording.flush()
-    print(f"[viewer] {source.name}: {stats.images} frames, {stats.vectors['state']} state and {stats.vectors['action']} "
-          f"action samples, {stats.chunks} chunks, {stats.diagnostics} diagnostics in {time.monotonic() - started:.1f} s", flush=True)
+    print(
+        f"[viewer] {source.name}: {stats.images} frames, {stats.vectors['state']} state and {stats.vectors['action']} "
+        f"action samples, {stats.chunks} chunks, {stats.diagnostics} diagnostics in {time.monotonic() - started:.1f} s",
+        flush=True,
+    )
     if endpoint.mode == "file":
         recording.disconnect()
         print(f"[viewer] wrote {endpoint.url} (open it with: rerun {endpoint.url})", flush=True)
         return 0
     if endpoint.mode == "none":
         return 0
-    print(f"[viewer] {'open' if endpoint.mode == 'web' else 'native viewer on'} {endpoint.url}  (Ctrl-C to stop)", flush=True)
+    print(
+        f"[viewer] {'open' if endpoint.mode == 'web' else 'native viewer on'} {endpoint.url}  (Ctrl-C to stop)",
+        flush=True,
+    )
     try:
         deadline = None if args.exit_after is None else time.monotonic() + args.exit_after
         while deadline is None or time.monotonic() < deadline:

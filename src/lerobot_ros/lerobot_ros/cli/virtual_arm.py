@@ -22,9 +22,15 @@ DEFAULT_DIR = "/tmp/lerobot_ros/virtual"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("arm", choices=sorted(ARM_PRESETS), help="which arm to emulate")
-    parser.add_argument("--role", choices=["both", "leader", "follower"], default="both", help="arms to start (default both)")
-    parser.add_argument("--dir", default=DEFAULT_DIR, help=f"folder for the port links and calibration files (default {DEFAULT_DIR})")
-    parser.add_argument("--duration", type=float, default=0.0, help="stop after this many seconds (default: run until Ctrl-C)")
+    parser.add_argument(
+        "--role", choices=["both", "leader", "follower"], default="both", help="arms to start (default both)"
+    )
+    parser.add_argument(
+        "--dir", default=DEFAULT_DIR, help=f"folder for the port links and calibration files (default {DEFAULT_DIR})"
+    )
+    parser.add_argument(
+        "--duration", type=float, default=0.0, help="stop after this many seconds (default: run until Ctrl-C)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON line with ports and calibration files")
 
 

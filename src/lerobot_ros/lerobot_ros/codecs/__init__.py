@@ -4,7 +4,18 @@ Decoders are duck-typed: they read attributes, so they accept rclpy messages and
 that `rosbags` deserializes alike. Encoders build rclpy messages.
 """
 
+from lerobot_ros.codecs.arrays import float64_array, float64_multi_array_to_numpy, numpy_to_float64_multi_array
+from lerobot_ros.codecs.camera_info import camera_info_to_dict, make_camera_info
+from lerobot_ros.codecs.compressed import compressed_to_numpy, image_to_compressed, numpy_to_compressed
+from lerobot_ros.codecs.episode import episode_to_status
 from lerobot_ros.codecs.errors import CodecError
+from lerobot_ros.codecs.image import (
+    IMAGE_ENCODINGS,
+    image_to_numpy,
+    image_to_rgb,
+    numpy_to_image,
+)
+from lerobot_ros.codecs.joint_state import joint_state_to_numpy, numpy_to_joint_state
 from lerobot_ros.codecs.time import (
     duration_to_ns,
     ns_to_duration,
@@ -14,18 +25,7 @@ from lerobot_ros.codecs.time import (
     split_ns,
     time_to_ns,
 )
-from lerobot_ros.codecs.image import (
-    IMAGE_ENCODINGS,
-    image_to_numpy,
-    image_to_rgb,
-    numpy_to_image,
-)
-from lerobot_ros.codecs.compressed import compressed_to_numpy, image_to_compressed, numpy_to_compressed
-from lerobot_ros.codecs.camera_info import camera_info_to_dict, make_camera_info
-from lerobot_ros.codecs.joint_state import joint_state_to_numpy, numpy_to_joint_state
-from lerobot_ros.codecs.arrays import float64_array, float64_multi_array_to_numpy, numpy_to_float64_multi_array
 from lerobot_ros.codecs.trajectory import chunk_to_joint_trajectory, joint_trajectory_to_chunk
-from lerobot_ros.codecs.episode import episode_to_status
 
 __all__ = [
     "CodecError",

@@ -7,7 +7,7 @@ tick's latency; refilling only the values (and the stamp) does not.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from sensor_msgs.msg import JointState

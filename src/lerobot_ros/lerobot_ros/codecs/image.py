@@ -47,9 +47,7 @@ def image_to_numpy(msg, copy: bool = False) -> np.ndarray:
         raise CodecError(f"image step {step} is smaller than one row ({width} px x {channels} ch x {dtype.itemsize} B)")
     buf = np.frombuffer(msg.data, dtype=np.uint8)
     if buf.size < step * height:
-        raise CodecError(
-            f"image data has {buf.size} bytes, expected {step * height} (height {height} x step {step})"
-        )
+        raise CodecError(f"image data has {buf.size} bytes, expected {step * height} (height {height} x step {step})")
     rows = buf[: step * height].reshape(height, step)[:, :row_bytes]
     if not rows.flags.c_contiguous:  # padded rows: one copy to drop the padding
         rows = np.ascontiguousarray(rows)

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import yaml
 
-from lerobot_ros.conventions.qos import PROFILE_NAMES
 from lerobot_ros.contract import messages as M
 from lerobot_ros.contract import transforms as T
 from lerobot_ros.contract.errors import ContractError
@@ -25,11 +24,22 @@ from lerobot_ros.contract.model import (
     Feature,
     TaskSource,
 )
+from lerobot_ros.conventions.qos import PROFILE_NAMES
 
 TOP_KEYS = {"version", "robot_type", "fps", "description", "features", "task", "episode_boundary"}
 FEATURE_KEYS = {
-    "topic", "type", "qos", "timeline", "alignment", "names", "joints", "field", "slice", "indices",
-    "transforms", "shape",
+    "topic",
+    "type",
+    "qos",
+    "timeline",
+    "alignment",
+    "names",
+    "joints",
+    "field",
+    "slice",
+    "indices",
+    "transforms",
+    "shape",
 }
 RESERVED = {"timestamp", "frame_index", "episode_index", "index", "task_index", "task"}
 _NAME = re.compile(r"^[A-Za-z0-9_]+(\.[A-Za-z0-9_]+)*$")
@@ -133,7 +143,9 @@ def parse_contract(data) -> Contract:
         _unknown(boundary, {"topic", "type"}, "episode_boundary")
         btype = M.normalize_type(_str(boundary.get("type", M.EPISODE_STATUS), "episode_boundary.type"))
         if btype != M.EPISODE_STATUS:
-            raise ContractError(f"only {M.EPISODE_STATUS} marks episode boundaries, got {btype!r}", "episode_boundary.type")
+            raise ContractError(
+                f"only {M.EPISODE_STATUS} marks episode boundaries, got {btype!r}", "episode_boundary.type"
+            )
         boundary = EpisodeBoundary(_topic(_req(boundary, "topic", "episode_boundary"), "episode_boundary.topic"), btype)
     return Contract(
         robot_type=robot_type,
@@ -181,7 +193,9 @@ def _alignment(spec, default: str, is_image: bool, key: str) -> Alignment:
     _unknown(spec, {"policy", "tolerance_ms"}, key)
     policy = spec.get("policy", default)
     if policy not in ALIGNMENT_POLICIES:
-        raise ContractError(f"unknown alignment policy {policy!r}; use one of {list(ALIGNMENT_POLICIES)}", f"{key}.policy")
+        raise ContractError(
+            f"unknown alignment policy {policy!r}; use one of {list(ALIGNMENT_POLICIES)}", f"{key}.policy"
+        )
     if policy == "interpolate" and is_image:
         raise ContractError("images are never interpolated; use nearest, asof or hold", f"{key}.policy")
     tol = spec.get("tolerance_ms")
@@ -193,7 +207,11 @@ def _alignment(spec, default: str, is_image: bool, key: str) -> Alignment:
 
 
 def _int_list(value, key: str) -> list[int]:
-    if not isinstance(value, list) or not value or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
+    if (
+        not isinstance(value, list)
+        or not value
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value)
+    ):
         raise ContractError(f"expected a non-empty list of non-negative integers, got {value!r}", key)
     return value
 
@@ -220,7 +238,9 @@ def parse_feature(name, spec, fps: int) -> Feature:
     topic = _topic(_req(spec, "topic", key), f"{key}.topic")
     msg_type = M.normalize_type(_str(_req(spec, "type", key), f"{key}.type"))
     if msg_type not in M.FEATURE_TYPES:
-        raise ContractError(f"unsupported message type {msg_type!r}; use one of {sorted(M.FEATURE_TYPES)}", f"{key}.type")
+        raise ContractError(
+            f"unsupported message type {msg_type!r}; use one of {sorted(M.FEATURE_TYPES)}", f"{key}.type"
+        )
     kind, has_header = M.FEATURE_TYPES[msg_type]
     is_image = kind == "image"
     if is_image and not (name == "observation.image" or name.startswith("observation.images.")):
@@ -237,16 +257,26 @@ def parse_feature(name, spec, fps: int) -> Feature:
         raise ContractError(f"{msg_type} has no header stamp; use timeline: receive", f"{key}.timeline")
     default_policy = "nearest" if is_image else ("hold" if name == "action" or kind == "flag" else "interpolate")
     alignment = _alignment(spec.get("alignment"), default_policy, is_image, f"{key}.alignment")
-    feature = Feature(name=name, topic=topic, msg_type=msg_type, kind=kind, qos=qos, timeline=timeline, alignment=alignment, fps=fps)
+    feature = Feature(
+        name=name, topic=topic, msg_type=msg_type, kind=kind, qos=qos, timeline=timeline, alignment=alignment, fps=fps
+    )
     if is_image:
         for bad in ("names", "joints", "field", "slice", "indices"):
             if bad in spec:
                 raise ContractError(f"{bad!r} applies to vector features, not images", f"{key}.{bad}")
         shape = spec.get("shape")
-        if not isinstance(shape, list) or len(shape) != 3 or shape[2] != 3 or not all(isinstance(v, int) and v > 0 for v in shape):
+        if (
+            not isinstance(shape, list)
+            or len(shape) != 3
+            or shape[2] != 3
+            or not all(isinstance(v, int) and v > 0 for v in shape)
+        ):
             raise ContractError(f"expected the dataset image shape [height, width, 3], got {shape!r}", f"{key}.shape")
         feature.shape = tuple(shape)
-        feature.transforms = [T.parse_image(t, f"{key}.transforms[{i}]") for i, t in enumerate(_list(spec.get("transforms"), f"{key}.transforms"))]
+        feature.transforms = [
+            T.parse_image(t, f"{key}.transforms[{i}]")
+            for i, t in enumerate(_list(spec.get("transforms"), f"{key}.transforms"))
+        ]
         return feature
     if kind == "flag":
         return _flag(feature, spec, key)
@@ -254,7 +284,8 @@ def parse_feature(name, spec, fps: int) -> Feature:
         raise ContractError("vector features take their shape from `names`", f"{key}.shape")
     _vector_selector(feature, spec, key)
     feature.transforms = [
-        T.parse_numeric(t, feature.names, f"{key}.transforms[{i}]") for i, t in enumerate(_list(spec.get("transforms"), f"{key}.transforms"))
+        T.parse_numeric(t, feature.names, f"{key}.transforms[{i}]")
+        for i, t in enumerate(_list(spec.get("transforms"), f"{key}.transforms"))
     ]
     return feature
 
@@ -271,7 +302,9 @@ def _flag(feature: Feature, spec: dict, key: str) -> Feature:
     """A std_msgs/Bool feature: one bool per frame (dataset dtype bool, shape (1,)), held between messages."""
     for bad in ("names", "joints", "field", "slice", "indices", "shape", "transforms"):
         if bad in spec:
-            raise ContractError(f"{bad!r} does not apply to a std_msgs/Bool feature (one bool per frame)", f"{key}.{bad}")
+            raise ContractError(
+                f"{bad!r} does not apply to a std_msgs/Bool feature (one bool per frame)", f"{key}.{bad}"
+            )
     if feature.alignment.policy == "interpolate":
         raise ContractError("a bool cannot be interpolated; use hold, asof or nearest", f"{key}.alignment")
     feature.names = [feature.name]
@@ -282,7 +315,9 @@ def _vector_selector(feature: Feature, spec: dict, key: str) -> None:
     """joints / field / slice / indices / names of a vector feature, cross-checked."""
     joints = _str_list(spec["joints"], f"{key}.joints") if "joints" in spec else None
     if joints is not None and feature.msg_type == M.FLOAT64_ARRAY:
-        raise ContractError("Float64MultiArray has no joint names; select values with slice or indices", f"{key}.joints")
+        raise ContractError(
+            "Float64MultiArray has no joint names; select values with slice or indices", f"{key}.joints"
+        )
     if "field" in spec:
         if feature.msg_type != M.JOINT_STATE:
             raise ContractError("field applies to JointState only", f"{key}.field")

@@ -3,9 +3,10 @@ values and encodes LeRobot values back into ROS messages (for publishing actions
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -113,7 +114,9 @@ class Feature:
                 )
             return values[self.indices]
         if values.size != len(self.names):
-            raise ContractError(f"{self.topic} ({self.name}): message has {values.size} values, expected {len(self.names)}")
+            raise ContractError(
+                f"{self.topic} ({self.name}): message has {values.size} values, expected {len(self.names)}"
+            )
         return values
 
     def to_lerobot(self, ros_values: np.ndarray) -> np.ndarray:
@@ -191,7 +194,9 @@ class Feature:
             raise ContractError(f"{self.name} needs {width} values, got shape {ros.shape}")
         joint_names = self.joints or [n.removesuffix(".pos") for n in self.names]
         if self.msg_type == M.TRAJECTORY:
-            return chunk_to_joint_trajectory(joint_names, ros.reshape(-1, width), self.fps, stamp_ns=stamp_ns, frame_id=frame_id)
+            return chunk_to_joint_trajectory(
+                joint_names, ros.reshape(-1, width), self.fps, stamp_ns=stamp_ns, frame_id=frame_id
+            )
         if ros.ndim != 1:
             raise ContractError(f"{self.name} takes one ({width},) vector, got shape {ros.shape}")
         if self.msg_type == M.JOINT_STATE:

@@ -7,8 +7,8 @@ Numeric transforms act on a feature's vector, optionally only on some of its ele
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import cv2
 import numpy as np
@@ -138,13 +138,17 @@ def parse_numeric(spec, names: Sequence[str], key: str):
         raise ContractError(f"expected a transform such as 'rad2deg' or {{linear: ...}}, got {spec!r}", key)
     ops = [k for k in spec if k != "only"]
     if len(ops) != 1 or ops[0] not in NUMERIC_OPS:
-        raise ContractError(f"expected exactly one of {list(NUMERIC_OPS)} (plus optional 'only'), got {list(spec)}", key)
+        raise ContractError(
+            f"expected exactly one of {list(NUMERIC_OPS)} (plus optional 'only'), got {list(spec)}", key
+        )
     op = ops[0]
     arg = spec[op]
     mask = _mask(spec.get("only"), names, f"{key}.only")
     akey = f"{key}.{op}"
     if op in ("rad2deg", "deg2rad") and arg not in (True, None):
-        raise ContractError(f"{op} takes no value (got {arg!r}): write `- {op}` to convert, or remove it to keep the units", akey)
+        raise ContractError(
+            f"{op} takes no value (got {arg!r}): write `- {op}` to convert, or remove it to keep the units", akey
+        )
     if op == "rad2deg":
         return Affine(op, 180.0 / np.pi, 0.0, mask)
     if op == "deg2rad":
@@ -175,7 +179,9 @@ def parse_numeric(spec, names: Sequence[str], key: str):
 def parse_image(spec, key: str):
     """One image transform: `{crop: [top, left, height, width]}` or `{resize: [height, width]}`."""
     if not isinstance(spec, dict) or len(spec) != 1 or next(iter(spec)) not in IMAGE_OPS:
-        raise ContractError(f"expected {{crop: [top, left, height, width]}} or {{resize: [height, width]}}, got {spec!r}", key)
+        raise ContractError(
+            f"expected {{crop: [top, left, height, width]}} or {{resize: [height, width]}}, got {spec!r}", key
+        )
     op, arg = next(iter(spec.items()))
     size = 4 if op == "crop" else 2
     if (

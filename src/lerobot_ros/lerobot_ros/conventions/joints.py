@@ -10,7 +10,12 @@ from __future__ import annotations
 ARM_JOINTS: tuple[str, ...] = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
 SO101_JOINTS = ARM_JOINTS
 
-JOINT_NAMES: dict[str, tuple[str, ...]] = {"so100": ARM_JOINTS, "so101": ARM_JOINTS, "koch": ARM_JOINTS, "omx": ARM_JOINTS}
+JOINT_NAMES: dict[str, tuple[str, ...]] = {
+    "so100": ARM_JOINTS,
+    "so101": ARM_JOINTS,
+    "koch": ARM_JOINTS,
+    "omx": ARM_JOINTS,
+}
 
 
 def joint_names(robot: str) -> tuple[str, ...]:

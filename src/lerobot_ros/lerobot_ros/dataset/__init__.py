@@ -3,4 +3,12 @@
 from lerobot_ros.dataset.convert import BagJob, convert_bag
 from lerobot_ros.dataset.writer import DEFAULT_VCODEC, create_dataset, merge_parts, vcodec_choices, verify_dataset
 
-__all__ = ["BagJob", "DEFAULT_VCODEC", "convert_bag", "create_dataset", "merge_parts", "vcodec_choices", "verify_dataset"]
+__all__ = [
+    "BagJob",
+    "DEFAULT_VCODEC",
+    "convert_bag",
+    "create_dataset",
+    "merge_parts",
+    "vcodec_choices",
+    "verify_dataset",
+]

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import shutil
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
-from typing import Iterator
 
 from lerobot_ros.bag import BagError, BagReader
 from lerobot_ros.bag.episodes import iter_frames, plan_bag
@@ -98,7 +98,14 @@ def read_bag(job: BagJob, stop=None) -> Iterator:
             entry.notes = plan.notes
             keep = []
             for i, ep in enumerate(plan.episodes):
-                info = EpisodeEntry(i, ep.frames, ep.task, ep.warnings, round(ep.frames / contract.fps, 3), ep.report.to_dict()["streams"])
+                info = EpisodeEntry(
+                    i,
+                    ep.frames,
+                    ep.task,
+                    ep.warnings,
+                    round(ep.frames / contract.fps, 3),
+                    ep.report.to_dict()["streams"],
+                )
                 if job.strict and ep.warnings:
                     info.skipped = "--strict: " + "; ".join(ep.warnings)
                 else:

@@ -97,7 +97,7 @@ def export_dataset(dataset, contract: Contract, out: Path, episodes: list[int] |
 
 def _episode_task(dataset, ep: int) -> str:
     row = dataset.meta.episodes[ep]
-    tasks = row["tasks"] if "tasks" in row else []
+    tasks = row.get("tasks", [])
     return str(tasks[0]) if len(tasks) else ""
 
 
@@ -113,7 +113,9 @@ def _open_writer(path: Path, contract: Contract, dataset, ep: int) -> BagWriter:
     return writer
 
 
-def _write_episode(writer: BagWriter, dataset, contract: Contract, ep: int, n: int, start: int, boundary, progress) -> int:
+def _write_episode(
+    writer: BagWriter, dataset, contract: Contract, ep: int, n: int, start: int, boundary, progress
+) -> int:
     from std_msgs.msg import String
 
     row = dataset.meta.episodes[ep]

@@ -21,7 +21,7 @@ import multiprocessing as mp
 import os
 import queue as queue_mod
 import signal
-from typing import Iterator
+from collections.abc import Iterator
 
 from lerobot_ros.dataset.convert import END, FAILED, BagEntry, BagJob, BagStatus, read_bag
 
@@ -62,8 +62,15 @@ class DecodePool:
         self.n = max(1, min(workers, len(jobs)))
         self.stop = ctx.Event()
         self.queues = [ctx.Queue(maxsize=QUEUE_FRAMES) for _ in range(self.n)]
-        self.procs = [ctx.Process(target=_decode_worker, args=(jobs[w::self.n], self.queues[w], self.stop), daemon=True,
-                                  name=f"lerobot-ros-decode-{w}") for w in range(self.n)]
+        self.procs = [
+            ctx.Process(
+                target=_decode_worker,
+                args=(jobs[w :: self.n], self.queues[w], self.stop),
+                daemon=True,
+                name=f"lerobot-ros-decode-{w}",
+            )
+            for w in range(self.n)
+        ]
         for proc in self.procs:
             proc.start()
 

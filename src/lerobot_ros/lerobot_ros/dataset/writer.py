@@ -21,7 +21,9 @@ def vcodec_choices() -> list[str]:
     return sorted(set(VALID_VIDEO_CODECS) | set(VIDEO_CODECS_ALIASES))
 
 
-def create_dataset(root: Path, repo_id: str, contract: Contract, vcodec: str = DEFAULT_VCODEC, encoder_threads: int | None = None):
+def create_dataset(
+    root: Path, repo_id: str, contract: Contract, vcodec: str = DEFAULT_VCODEC, encoder_threads: int | None = None
+):
     """An empty LeRobotDataset for the contract's features: streaming video encoding, codec `vcodec`."""
     from lerobot.configs.video import RGBEncoderConfig
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
@@ -48,9 +50,7 @@ def merge_parts(parts: list[tuple[str, Path]], repo_id: str, out: Path) -> None:
     from lerobot.datasets.aggregate import aggregate_datasets
 
     logging.getLogger("lerobot").setLevel(logging.WARNING)
-    aggregate_datasets(
-        repo_ids=[r for r, _ in parts], roots=[p for _, p in parts], aggr_repo_id=repo_id, aggr_root=out
-    )
+    aggregate_datasets(repo_ids=[r for r, _ in parts], roots=[p for _, p in parts], aggr_repo_id=repo_id, aggr_root=out)
 
 
 def _set_repo_id(root: Path, repo_id: str) -> None:

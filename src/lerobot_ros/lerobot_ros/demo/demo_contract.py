@@ -14,7 +14,9 @@ from lerobot_ros.contract import load_contract
 from lerobot_ros.contract.loader import resolve
 
 
-def write_demo_contract(base: str, out: Path, image_topic: str, height: int, width: int, namespace: str = "/sim") -> Path:
+def write_demo_contract(
+    base: str, out: Path, image_topic: str, height: int, width: int, namespace: str = "/sim"
+) -> Path:
     """Copy contract `base` to `out` with its single image feature on `image_topic` at height x width.
 
     One bag per episode: the episode_boundary key is dropped (the demo starts and stops the recorder per

@@ -9,10 +9,9 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from lerobot_ros.ros.qos import EPISODE_STATUS_QOS  # as the bridge publishes episode_status
 from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import ResetEpisode, StartEpisode, StopEpisode
-
-from lerobot_ros.ros.qos import EPISODE_STATUS_QOS  # as the bridge publishes episode_status
 
 
 class DemoError(RuntimeError):
@@ -76,9 +75,14 @@ class EpisodeDriver:
             alive()
             if warm is None and self.reset_client.service_is_ready():
                 warm = self.reset_client.call_async(ResetEpisode.Request(seed=-1, options=""))
-            missing = [c.srv_name for c in (self.reset_client, self.start_client, self.stop_client) if not c.service_is_ready()]
-            missing += [t for t in topics if not any(
-                i.node_name == "episode_recorder" for i in self.node.get_subscriptions_info_by_topic(t))]
+            missing = [
+                c.srv_name for c in (self.reset_client, self.start_client, self.stop_client) if not c.service_is_ready()
+            ]
+            missing += [
+                t
+                for t in topics
+                if not any(i.node_name == "episode_recorder" for i in self.node.get_subscriptions_info_by_topic(t))
+            ]
             if warm is not True and (warm is None or not warm.done()):
                 missing.append("the simulator's first reset")
             elif not self.idle():
@@ -113,15 +117,24 @@ class EpisodeDriver:
                 last_change = time.monotonic()
             if time.monotonic() > deadline:
                 self._call(self.stop_client, StopEpisode.Request(outcome="discard"), 30.0)
-                raise DemoError(f"episode {index} (seed {seed}) did not finish within {timeout:g} s "
-                                f"(last step {last_step}); see the launch log")
+                raise DemoError(
+                    f"episode {index} (seed {seed}) did not finish within {timeout:g} s "
+                    f"(last step {last_step}); see the launch log"
+                )
             time.sleep(0.01)
         outcome = "success" if status.success else "failure"
         stopped = self._call(self.stop_client, StopEpisode.Request(outcome=outcome), 60.0)
         if not stopped.success or not stopped.bag_path:
             raise DemoError(f"recorder could not save episode {index}: {stopped.message}")
-        return RecordedEpisode(index, seed, int(status.step), bool(status.success), float(status.sum_reward),
-                               stopped.bag_path, time.monotonic() - t0)
+        return RecordedEpisode(
+            index,
+            seed,
+            int(status.step),
+            bool(status.success),
+            float(status.sum_reward),
+            stopped.bag_path,
+            time.monotonic() - t0,
+        )
 
     def _reset(self, seed: int):
         reset = self._call(self.reset_client, ResetEpisode.Request(seed=seed, options=""), 120.0)

@@ -118,8 +118,15 @@ class LaunchProcess(ChildProcess):
     as a second Ctrl-C (skip ahead a step), and SIGKILL comes 15 s after that."""
 
     def __init__(self, args: list[str], log: Path, env: dict, timeout: float = 40.0):
-        super().__init__(_cli("launch", *args), label="launch", env=env, log=log, stdin=None,
-                         sigterm_timeout=timeout, sigkill_timeout=15.0)
+        super().__init__(
+            _cli("launch", *args),
+            label="launch",
+            env=env,
+            log=log,
+            stdin=None,
+            sigterm_timeout=timeout,
+            sigkill_timeout=15.0,
+        )
         self.start()
 
     def check_alive(self) -> None:
@@ -159,7 +166,7 @@ def child_env() -> dict:
     return env
 
 
-def record(cfg: DemoConfig, res: DemoResult, printer=print) -> "LaunchProcess":
+def record(cfg: DemoConfig, res: DemoResult, printer=print) -> LaunchProcess:
     """Start the launch and record the episodes; returns the launch still running (eval may attach to it)."""
     from lerobot_ros.contract import load_contract
     from lerobot_ros.demo.driver import EpisodeDriver
@@ -167,15 +174,29 @@ def record(cfg: DemoConfig, res: DemoResult, printer=print) -> "LaunchProcess":
     from lerobot_ros.ros.sim_rate import SimRateListener
 
     out = cfg.out
-    contract_path = write_demo_contract(cfg.spec["contract"], out / "contract.yaml", cfg.spec["camera"], cfg.height, cfg.width)
+    contract_path = write_demo_contract(
+        cfg.spec["contract"], out / "contract.yaml", cfg.spec["camera"], cfg.height, cfg.width
+    )
     contract = load_contract(str(contract_path))
     res.bags_dir = out / "bags"
-    args = [cfg.spec["launch"], "expert:=true", "record:=true", "mode:=lockstep", "rviz:=false",
-            f"task:={cfg.sim_task}", f"contract:={contract_path}", f"output_dir:={res.bags_dir}",
-            f"render_width:={cfg.width}", f"render_height:={cfg.height}", "reset_on_start:=false"]
+    args = [
+        cfg.spec["launch"],
+        "expert:=true",
+        "record:=true",
+        "mode:=lockstep",
+        "rviz:=false",
+        f"task:={cfg.sim_task}",
+        f"contract:={contract_path}",
+        f"output_dir:={res.bags_dir}",
+        f"render_width:={cfg.width}",
+        f"render_height:={cfg.height}",
+        "reset_on_start:=false",
+    ]
     printer(f"[demo] 1/{cfg.n_steps} launch: lerobot-ros launch {' '.join(args)}")
     launch = LaunchProcess(args, out / "logs" / "launch.log", child_env())
-    topics = sorted({f.topic for f in contract.features.values()} | ({contract.task.topic} if contract.task.topic else set()))
+    topics = sorted(
+        {f.topic for f in contract.features.values()} | ({contract.task.topic} if contract.task.topic else set())
+    )
     try:
         with RosRuntime() as ros:
             node = ros.create_node("lerobot_ros_demo")
@@ -185,14 +206,18 @@ def record(cfg: DemoConfig, res: DemoResult, printer=print) -> "LaunchProcess":
             driver.wait_ready(topics, cfg.startup_timeout_s, alive=launch.check_alive)
             res.timings["startup_s"] = time.monotonic() - t0
             printer(f"[demo]      nodes up in {res.timings['startup_s']:.0f} s (log: {launch.log_path})")
-            printer(f"[demo] 2/{cfg.n_steps} record {cfg.episodes} episode(s) of {cfg.env} {cfg.sim_task} with the scripted expert")
+            printer(
+                f"[demo] 2/{cfg.n_steps} record {cfg.episodes} episode(s) of {cfg.env} {cfg.sim_task} with the scripted expert"
+            )
             t0 = time.monotonic()
             for i in range(cfg.episodes):
                 ep = driver.run_episode(cfg.seed + i, cfg.episode_timeout_s, alive=launch.check_alive)
                 res.episodes.append(ep)
-                printer(f"[demo]      episode {i} (seed {ep.seed}): {ep.steps} steps, "
-                        f"{'success' if ep.success else 'failure'}, {ep.wall_s:.1f} s -> {ep.bag}"
-                        + (f"; {rates.summary('/sim')}" if rates.summary("/sim") else ""))
+                printer(
+                    f"[demo]      episode {i} (seed {ep.seed}): {ep.steps} steps, "
+                    f"{'success' if ep.success else 'failure'}, {ep.wall_s:.1f} s -> {ep.bag}"
+                    + (f"; {rates.summary('/sim')}" if rates.summary("/sim") else "")
+                )
             res.timings["record_s"] = time.monotonic() - t0
     except BaseException:
         launch.stop()
@@ -200,7 +225,7 @@ def record(cfg: DemoConfig, res: DemoResult, printer=print) -> "LaunchProcess":
     return launch
 
 
-def stop_launch(launch: "LaunchProcess", printer=print) -> None:
+def stop_launch(launch: LaunchProcess, printer=print) -> None:
     code = launch.stop()
     if code not in (0, None):
         printer(f"[demo]      note: the launch ended with status {code} (log: {launch.log_path})")
@@ -210,9 +235,25 @@ def convert(cfg: DemoConfig, res: DemoResult, printer=print) -> None:
     res.dataset_dir = cfg.out / "dataset"
     printer(f"[demo] 4/{cfg.n_steps} convert {len(res.episodes)} bag(s) -> LeRobotDataset {res.dataset_dir}")
     t0 = time.monotonic()
-    _run_step(_cli("convert", str(res.bags_dir), "--contract", str(cfg.out / "contract.yaml"), "--out",
-                   str(res.dataset_dir), "--repo-id", "local/lerobot_ros_demo", "--vcodec", cfg.vcodec, "--no-progress"),
-              cfg.out / "logs" / "convert.log", child_env(), 900, "lerobot-ros convert")
+    _run_step(
+        _cli(
+            "convert",
+            str(res.bags_dir),
+            "--contract",
+            str(cfg.out / "contract.yaml"),
+            "--out",
+            str(res.dataset_dir),
+            "--repo-id",
+            "local/lerobot_ros_demo",
+            "--vcodec",
+            cfg.vcodec,
+            "--no-progress",
+        ),
+        cfg.out / "logs" / "convert.log",
+        child_env(),
+        900,
+        "lerobot-ros convert",
+    )
     res.timings["convert_s"] = time.monotonic() - t0
     info = json.loads((res.dataset_dir / "meta" / "info.json").read_text())
     res.dataset_frames, res.dataset_episodes = int(info["total_frames"]), int(info["total_episodes"])
@@ -220,11 +261,26 @@ def convert(cfg: DemoConfig, res: DemoResult, printer=print) -> None:
     res.video = videos[0] if videos else None
 
 
-def _run_eval(cfg: DemoConfig, source: list[str], eval_dir: Path, log_name: str, step: str, printer=print
-              ) -> tuple[Path | None, float | None, Path | None, str]:
+def _run_eval(
+    cfg: DemoConfig, source: list[str], eval_dir: Path, log_name: str, step: str, printer=print
+) -> tuple[Path | None, float | None, Path | None, str]:
     """`lerobot-ros eval` with `source` (--expert [--attach NS] | --policy.path DIR): info, success, video, note."""
-    args = ["eval", "--env", cfg.env, "--task", cfg.sim_task, *source, "--n-episodes", str(cfg.eval_episodes),
-            "--render", f"{cfg.height}x{cfg.width}", "--videos", "1", "--output-dir", str(eval_dir)]
+    args = [
+        "eval",
+        "--env",
+        cfg.env,
+        "--task",
+        cfg.sim_task,
+        *source,
+        "--n-episodes",
+        str(cfg.eval_episodes),
+        "--render",
+        f"{cfg.height}x{cfg.width}",
+        "--videos",
+        "1",
+        "--output-dir",
+        str(eval_dir),
+    ]
     printer(f"[demo] {step} lerobot-ros {' '.join(args)}")
     try:
         _run_step(_cli(*args), cfg.out / "logs" / log_name, child_env(), 1200, "lerobot-ros eval")
@@ -255,7 +311,8 @@ def evaluate(cfg: DemoConfig, res: DemoResult, printer=print, attach: str | None
     t0 = time.monotonic()
     try:
         res.eval_info, res.eval_success, res.eval_video, res.eval_note = _run_eval(
-            cfg, source, cfg.out / "eval", "eval.log", f"3/{cfg.n_steps}", printer)
+            cfg, source, cfg.out / "eval", "eval.log", f"3/{cfg.n_steps}", printer
+        )
     finally:
         res.timings["eval_s"] = time.monotonic() - t0
 
@@ -264,13 +321,21 @@ def train_and_evaluate(cfg: DemoConfig, res: DemoResult, printer=print) -> None:
     """--train N: ACT on the demo dataset with lerobot-train, then that checkpoint through policy_node."""
     from lerobot_ros.demo.train import OFFLINE_BACKBONE_NOTE, train_act
 
-    printer(f"[demo] 5/{cfg.n_steps} lerobot-train: ACT for {cfg.train_steps} step(s) on {res.dataset_dir} "
-            f"(log: {cfg.out / 'logs' / 'train.log'})")
+    printer(
+        f"[demo] 5/{cfg.n_steps} lerobot-train: ACT for {cfg.train_steps} step(s) on {res.dataset_dir} "
+        f"(log: {cfg.out / 'logs' / 'train.log'})"
+    )
     printer(f"[demo]      {OFFLINE_BACKBONE_NOTE}")
     t0 = time.monotonic()
     try:
-        res.train = train_act(res.dataset_dir, "local/lerobot_ros_demo", cfg.out / "train", cfg.train_steps,
-                              cfg.out / "logs" / "train.log", batch_size=cfg.train_batch_size)
+        res.train = train_act(
+            res.dataset_dir,
+            "local/lerobot_ros_demo",
+            cfg.out / "train",
+            cfg.train_steps,
+            cfg.out / "logs" / "train.log",
+            batch_size=cfg.train_batch_size,
+        )
     except DemoError as exc:
         res.train_note = f"FAILED: {exc}"
         printer(f"[demo]      {res.train_note}")
@@ -286,8 +351,13 @@ def train_and_evaluate(cfg: DemoConfig, res: DemoResult, printer=print) -> None:
     t0 = time.monotonic()
     try:
         res.trained_eval_info, res.trained_eval_success, _, res.trained_eval_note = _run_eval(
-            cfg, ["--policy.path", str(tr.checkpoint)], cfg.out / "eval_trained", "eval_trained.log",
-            f"6/{cfg.n_steps}", printer)
+            cfg,
+            ["--policy.path", str(tr.checkpoint)],
+            cfg.out / "eval_trained",
+            "eval_trained.log",
+            f"6/{cfg.n_steps}",
+            printer,
+        )
     finally:
         res.timings["eval_trained_s"] = time.monotonic() - t0
 
@@ -318,18 +388,32 @@ def run_demo(cfg: DemoConfig, printer=print) -> DemoResult:
 def summary_dict(cfg: DemoConfig, res: DemoResult) -> dict:
     wins = sum(e.success for e in res.episodes)
     return {
-        "env": cfg.env, "task": cfg.sim_task,
-        "recorded_episodes": len(res.episodes), "recorded_successes": wins,
+        "env": cfg.env,
+        "task": cfg.sim_task,
+        "recorded_episodes": len(res.episodes),
+        "recorded_successes": wins,
         "record_success_rate": round(100.0 * wins / max(1, len(res.episodes)), 1),
-        "dataset_episodes": res.dataset_episodes, "dataset_frames": res.dataset_frames,
-        "bags": str(res.bags_dir), "dataset": str(res.dataset_dir), "video": str(res.video) if res.video else None,
-        "eval_info": str(res.eval_info) if res.eval_info else None, "eval_pc_success": res.eval_success,
-        "eval_video": str(res.eval_video) if res.eval_video else None, "eval_note": res.eval_note,
-        "train": None if res.train is None else {
-            "steps": res.train.steps, "checkpoint": str(res.train.checkpoint), "first_loss": res.train.first_loss,
-            "final_loss": res.train.final_loss, "seconds": round(res.train.seconds, 1)},
+        "dataset_episodes": res.dataset_episodes,
+        "dataset_frames": res.dataset_frames,
+        "bags": str(res.bags_dir),
+        "dataset": str(res.dataset_dir),
+        "video": str(res.video) if res.video else None,
+        "eval_info": str(res.eval_info) if res.eval_info else None,
+        "eval_pc_success": res.eval_success,
+        "eval_video": str(res.eval_video) if res.eval_video else None,
+        "eval_note": res.eval_note,
+        "train": None
+        if res.train is None
+        else {
+            "steps": res.train.steps,
+            "checkpoint": str(res.train.checkpoint),
+            "first_loss": res.train.first_loss,
+            "final_loss": res.train.final_loss,
+            "seconds": round(res.train.seconds, 1),
+        },
         "train_note": res.train_note,
         "trained_eval_info": str(res.trained_eval_info) if res.trained_eval_info else None,
-        "trained_eval_pc_success": res.trained_eval_success, "trained_eval_note": res.trained_eval_note,
+        "trained_eval_pc_success": res.trained_eval_success,
+        "trained_eval_note": res.trained_eval_note,
         "timings_s": {k: round(v, 1) for k, v in res.timings.items()},
     }

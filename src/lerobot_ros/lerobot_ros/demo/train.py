@@ -43,13 +43,22 @@ class TrainResult:
     seconds: float
 
 
-def lerobot_train_command(dataset_root: Path, repo_id: str, output_dir: Path, steps: int,
-                          batch_size: int = 8, device: str = "cpu") -> list[str]:
+def lerobot_train_command(
+    dataset_root: Path, repo_id: str, output_dir: Path, steps: int, batch_size: int = 8, device: str = "cpu"
+) -> list[str]:
     """`lerobot-train` arguments that work offline on a CPU (see the module docstring)."""
     return [
-        "lerobot-train", f"--dataset.repo_id={repo_id}", f"--dataset.root={dataset_root}", "--policy.type=act",
-        "--policy.pretrained_backbone_weights=null", "--policy.push_to_hub=false", f"--policy.device={device}",
-        "--wandb.enable=false", f"--steps={steps}", f"--batch_size={batch_size}", f"--output_dir={output_dir}",
+        "lerobot-train",
+        f"--dataset.repo_id={repo_id}",
+        f"--dataset.root={dataset_root}",
+        "--policy.type=act",
+        "--policy.pretrained_backbone_weights=null",
+        "--policy.push_to_hub=false",
+        f"--policy.device={device}",
+        "--wandb.enable=false",
+        f"--steps={steps}",
+        f"--batch_size={batch_size}",
+        f"--output_dir={output_dir}",
     ]
 
 
@@ -64,8 +73,15 @@ def parse_losses(log_text: str) -> list[tuple[int, float]]:
     return out
 
 
-def train_act(dataset_root: Path, repo_id: str, output_dir: Path, steps: int, log_path: Path,
-              timeout_s: float = 3600.0, batch_size: int = 8) -> TrainResult:
+def train_act(
+    dataset_root: Path,
+    repo_id: str,
+    output_dir: Path,
+    steps: int,
+    log_path: Path,
+    timeout_s: float = 3600.0,
+    batch_size: int = 8,
+) -> TrainResult:
     """Run lerobot-train in a child process; the checkpoint appears at `output_dir` whole, or not at all."""
     if steps < 1:
         raise DemoError("--train needs at least 1 step")
@@ -96,5 +112,10 @@ def train_act(dataset_root: Path, repo_id: str, output_dir: Path, steps: int, lo
     if not (checkpoint / "config.json").is_file():
         raise DemoError(f"lerobot-train finished but wrote no checkpoint at {checkpoint} (log: {log_path})")
     losses = parse_losses(text)
-    return TrainResult(checkpoint=checkpoint, steps=steps, first_loss=losses[0][1] if losses else None,
-                       final_loss=losses[-1][1] if losses else None, seconds=time.monotonic() - t0)
+    return TrainResult(
+        checkpoint=checkpoint,
+        steps=steps,
+        first_loss=losses[0][1] if losses else None,
+        final_loss=losses[-1][1] if losses else None,
+        seconds=time.monotonic() - t0,
+    )

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from lerobot_ros.ros.runtime import wait_until
 
@@ -20,8 +20,17 @@ RESET_TYPE = "lerobot_ros_msgs/srv/ResetEpisode"
 TRIGGER_TYPE = "std_srvs/srv/Trigger"
 CLOCK_TYPE = "rosgraph_msgs/msg/Clock"
 BRIDGE_PARAMS = (
-    "env", "task", "task_id", "mode", "render_width", "render_height", "shadows", "antialias",
-    "max_episode_steps", "cameras", "publish_clock",
+    "env",
+    "task",
+    "task_id",
+    "mode",
+    "render_width",
+    "render_height",
+    "shadows",
+    "antialias",
+    "max_episode_steps",
+    "cameras",
+    "publish_clock",
 )
 
 
@@ -98,7 +107,9 @@ def clock_topic_of(node, bridge: str) -> str | None:
 def sources_of(node, ns: str) -> tuple[list[str], dict[str, str]]:
     """Nodes publishing NS/commands other than `node` itself, and the ~/reset services of the policy nodes."""
     me = fqn(node.get_name(), node.get_namespace())
-    sources = sorted({fqn(i.node_name, i.node_namespace) for i in node.get_publishers_info_by_topic(ns_join(ns, "commands"))} - {me})
+    sources = sorted(
+        {fqn(i.node_name, i.node_namespace) for i in node.get_publishers_info_by_topic(ns_join(ns, "commands"))} - {me}
+    )
     resets = {}
     for src in sources:
         try:
@@ -184,7 +195,11 @@ def find_bridge(
 
 def not_found_message(ns: str, timeout_s: float, seen: list[str]) -> str:
     others = ", ".join(seen) if seen else "none"
-    launch = f"lerobot-ros launch sim_metaworld namespace:={ns.strip('/')}" if ns != "/" else "lerobot-ros launch sim_metaworld"
+    launch = (
+        f"lerobot-ros launch sim_metaworld namespace:={ns.strip('/')}"
+        if ns != "/"
+        else "lerobot-ros launch sim_metaworld"
+    )
     return (
         f"no sim bridge in namespace {ns} after {timeout_s:g} s: looked for the service "
         f"{ns_join(ns, 'reset_episode')} ({RESET_TYPE}) next to {ns_join(ns, 'episode_status')} and "

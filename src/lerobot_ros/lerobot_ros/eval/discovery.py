@@ -6,7 +6,12 @@ from __future__ import annotations
 import time
 
 from lerobot_ros.eval.attach import (
-    AttachedBridge, AttachError, find_bridge, no_source_message, ns_join, settled_sources,
+    AttachedBridge,
+    AttachError,
+    find_bridge,
+    no_source_message,
+    ns_join,
+    settled_sources,
 )
 from lerobot_ros.eval.plan import EvalPlan, EvalSetupError, adopt
 
@@ -30,12 +35,29 @@ def make_worker(node, plan: EvalPlan, ns: str, cls, check_alive, source_inputs: 
     `source_inputs`: EvalProcesses.source_inputs, read from what it was started on)."""
     camera = plan.cameras[0] if plan.cameras else None
     if plan.policy_path:
-        return cls(node, ns, camera, ns_join(ns, "policy_node/reset"), check_alive, stall_timeout_s=plan.stall_timeout_s,
-                   answers_final=True, source_inputs=source_inputs)
+        return cls(
+            node,
+            ns,
+            camera,
+            ns_join(ns, "policy_node/reset"),
+            check_alive,
+            stall_timeout_s=plan.stall_timeout_s,
+            answers_final=True,
+            source_inputs=source_inputs,
+        )
     # the scripted expert is stateless: an episode that never started (a lost first observation) is
     # safely reset again with the same seed
-    return cls(node, ns, camera, None, check_alive, stall_timeout_s=plan.stall_timeout_s, kick_after_s=15.0,
-               answers_final=False, source_inputs=source_inputs)
+    return cls(
+        node,
+        ns,
+        camera,
+        None,
+        check_alive,
+        stall_timeout_s=plan.stall_timeout_s,
+        kick_after_s=15.0,
+        answers_final=False,
+        source_inputs=source_inputs,
+    )
 
 
 def wait_started(workers, timeout_s: float) -> None:
@@ -64,7 +86,9 @@ class Attacher:
                 f"{plan.render[0]}x{plan.render[1]}, policy source(s): {', '.join(b.sources) or 'none yet'}"
             )
         if list(plan.modes) != ["lockstep"]:
-            self.print("note: a realtime bridge steps on the wall clock; scores will not match lerobot-eval's step for step")
+            self.print(
+                "note: a realtime bridge steps on the wall clock; scores will not match lerobot-eval's step for step"
+            )
         return plan, bridges
 
     def workers(self, bridges: list[AttachedBridge], processes, check_alive) -> list:
@@ -103,8 +127,15 @@ class Attacher:
     def running_source(self, b: AttachedBridge, timeout_s: float, check_alive):
         """The evaluator's handle of an attached bridge whose policy source already runs."""
         plan, node = self.plan, self.node
-        w = self.cls(node, b.ns, plan.cameras[0] if plan.cameras else None, None, check_alive,
-                     stall_timeout_s=plan.stall_timeout_s, answers_final=None)
+        w = self.cls(
+            node,
+            b.ns,
+            plan.cameras[0] if plan.cameras else None,
+            None,
+            check_alive,
+            stall_timeout_s=plan.stall_timeout_s,
+            answers_final=None,
+        )
         w.wait_ready(timeout_s, hint=no_source_message(b, timeout_s))
         sources, resets = settled_sources(node, b.ns)  # a policy node's ~/reset may show up after its publisher
         if len(sources) > 1:

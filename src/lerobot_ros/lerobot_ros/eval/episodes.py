@@ -31,8 +31,18 @@ class TaskOutcome:
 class EpisodeLoop:
     """Runs one task's episodes over the workers (one thread each)."""
 
-    def __init__(self, task: TaskRef, n_episodes: int, start_seed: int, videos: int, videos_dir: Path, writer,
-                 printer=print, alive=None, keep=None):
+    def __init__(
+        self,
+        task: TaskRef,
+        n_episodes: int,
+        start_seed: int,
+        videos: int,
+        videos_dir: Path,
+        writer,
+        printer=print,
+        alive=None,
+        keep=None,
+    ):
         self.task, self.n, self.start_seed, self.videos = task, n_episodes, start_seed, videos
         self.videos_dir, self.writer, self.print = Path(videos_dir), writer, printer
         #: worker -> one line when its own processes died (None while they run); None: no such check
@@ -126,6 +136,11 @@ class EpisodeLoop:
                 w.enable_video(False)
         failed = []
         for i in sorted(jobs):
-            failed.append({"episode_ix": i, "seed": self.start_seed + i,
-                           "reason": f"no bridge left to run it ({lost[-1] if lost else 'none started'})"})
+            failed.append(
+                {
+                    "episode_ix": i,
+                    "seed": self.start_seed + i,
+                    "reason": f"no bridge left to run it ({lost[-1] if lost else 'none started'})",
+                }
+            )
         return TaskOutcome(results, eval_s, sorted(failed, key=lambda f: f["episode_ix"]), lost)

@@ -137,19 +137,33 @@ def policy_image_shapes(policy_path: str) -> dict[str, tuple[int, int]]:
 
 
 def image_kind(feature: dict) -> str | None:
-    """"Image" or "CompressedImage" for an image feature of a contract mapping (any spelling of its type), else None."""
+    """ "Image" or "CompressedImage" for an image feature of a contract mapping (any spelling of its type), else None."""
     name = str(feature.get("type", "")).rsplit("/", 1)[-1]
     return name if name in ("Image", "CompressedImage") else None
 
 
-def describe_task(env: str, task: TaskRef, render: tuple[int, int], shadows: bool, antialias: bool,
-                  cameras: list[str] | None = None, max_episode_steps: int = 0, preflight: bool = True):
+def describe_task(
+    env: str,
+    task: TaskRef,
+    render: tuple[int, int],
+    shadows: bool,
+    antialias: bool,
+    cameras: list[str] | None = None,
+    max_episode_steps: int = 0,
+    preflight: bool = True,
+):
     """The evaluator's own (never built) copy of a task's simulator: task text, cameras, fps."""
     from lerobot_ros.sim import RenderSettings, SimStartupError, make_sim
 
     try:
-        sim = make_sim(env, task.task, RenderSettings.of_size(render, shadows, antialias), cameras=cameras,
-                       task_id=task.task_id, max_episode_steps=max_episode_steps)
+        sim = make_sim(
+            env,
+            task.task,
+            RenderSettings.of_size(render, shadows, antialias),
+            cameras=cameras,
+            task_id=task.task_id,
+            max_episode_steps=max_episode_steps,
+        )
         if preflight:
             sim.preflight()
     except (SimStartupError, ValueError) as exc:
@@ -170,11 +184,19 @@ def plan_eval(cfg: EvalConfig) -> EvalPlan:
     if len(sizes) > 1 and cfg.render is None:
         raise EvalSetupError(f"the policy's cameras differ in size {sorted(sizes)}; pass --render HxW")
     common = dict(
-        policy_path=cfg.policy_path, expert=cfg.expert, n_episodes=cfg.n_episodes, start_seed=cfg.start_seed,
-        videos=cfg.videos, output_dir=Path(cfg.output_dir), device=cfg.device,
-        policy_seed=cfg.start_seed if cfg.policy_seed is None else cfg.policy_seed, policy_shapes=shapes,
-        start_timeout_s=cfg.startup_timeout_s or 180.0, find_timeout_s=cfg.startup_timeout_s or 30.0,
-        stall_timeout_s=cfg.stall_timeout_s, profile=cfg.profile,
+        policy_path=cfg.policy_path,
+        expert=cfg.expert,
+        n_episodes=cfg.n_episodes,
+        start_seed=cfg.start_seed,
+        videos=cfg.videos,
+        output_dir=Path(cfg.output_dir),
+        device=cfg.device,
+        policy_seed=cfg.start_seed if cfg.policy_seed is None else cfg.policy_seed,
+        policy_shapes=shapes,
+        start_timeout_s=cfg.startup_timeout_s or 180.0,
+        find_timeout_s=cfg.startup_timeout_s or 30.0,
+        stall_timeout_s=cfg.stall_timeout_s,
+        profile=cfg.profile,
         record_dir=Path(cfg.record_dir) if cfg.record_dir else None,
         dataset_dir=Path(cfg.dataset_dir) if cfg.dataset_dir else None,
     )
@@ -199,10 +221,19 @@ def plan_eval(cfg: EvalConfig) -> EvalPlan:
         attach = tuple(dict.fromkeys(_normalize(a) for a in cfg.attach))
         asked = (TaskRef(cfg.task, 0, cfg.task),) if cfg.task else ()
         return EvalPlan(
-            env=cfg.env or "", tasks=asked, task_descriptions=(), workers=len(attach),
-            render=tuple(cfg.render) if cfg.render else (0, 0), shadows=cfg.shadows, antialias=cfg.antialias,
-            max_episode_steps=cfg.max_episode_steps, contract=cfg.contract or "", cameras=(), fps=0.0,
-            attach=attach, **common,
+            env=cfg.env or "",
+            tasks=asked,
+            task_descriptions=(),
+            workers=len(attach),
+            render=tuple(cfg.render) if cfg.render else (0, 0),
+            shadows=cfg.shadows,
+            antialias=cfg.antialias,
+            max_episode_steps=cfg.max_episode_steps,
+            contract=cfg.contract or "",
+            cameras=(),
+            fps=0.0,
+            attach=attach,
+            **common,
         )
     if not cfg.policy_path and not cfg.expert:
         raise EvalSetupError("give exactly one policy source: --policy.path FOLDER or --expert")
@@ -218,12 +249,23 @@ def plan_eval(cfg: EvalConfig) -> EvalPlan:
         raise EvalSetupError(str(exc)) from None
     workers = auto_workers(cfg.workers, cfg.n_episodes)
     render = tuple(cfg.render) if cfg.render is not None else (sizes.pop() if sizes else (480, 480))
-    sims = [describe_task(env, t, render, cfg.shadows, cfg.antialias, max_episode_steps=cfg.max_episode_steps)
-            for t in tasks]
+    sims = [
+        describe_task(env, t, render, cfg.shadows, cfg.antialias, max_episode_steps=cfg.max_episode_steps)
+        for t in tasks
+    ]
     return EvalPlan(
-        env=env, tasks=tasks, task_descriptions=tuple(s.task for s in sims), workers=workers, render=render,
-        shadows=cfg.shadows, antialias=cfg.antialias, max_episode_steps=cfg.max_episode_steps,
-        contract=cfg.contract or SIMS[env].contract, cameras=tuple(sims[0].cameras), fps=float(sims[0].fps), **common,
+        env=env,
+        tasks=tasks,
+        task_descriptions=tuple(s.task for s in sims),
+        workers=workers,
+        render=render,
+        shadows=cfg.shadows,
+        antialias=cfg.antialias,
+        max_episode_steps=cfg.max_episode_steps,
+        contract=cfg.contract or SIMS[env].contract,
+        cameras=tuple(sims[0].cameras),
+        fps=float(sims[0].fps),
+        **common,
     )
 
 
@@ -236,7 +278,9 @@ def bridge_setup(params: dict) -> dict:
     env = str(params.get("env", "metaworld"))
     default = SIMS[env].default_task if env in SIMS else ""
     return {
-        "env": env, "task": str(params.get("task") or default), "task_id": int(params.get("task_id", 0)),
+        "env": env,
+        "task": str(params.get("task") or default),
+        "task_id": int(params.get("task_id", 0)),
         "render": (int(params.get("render_height", 480)), int(params.get("render_width", 480))),
     }
 
@@ -282,8 +326,16 @@ def adopt(plan: EvalPlan, bridges: list) -> EvalPlan:
     task = TaskRef(first["task"], first["task_id"], first["task"])
     sim = describe_task(env, task, (h, w), shadows, antialias, cams, max_steps, preflight=False)
     return replace(
-        plan, env=env, tasks=(task,), task_descriptions=(sim.task,), render=(h, w), shadows=shadows, antialias=antialias,
-        max_episode_steps=max_steps, cameras=tuple(sim.cameras), fps=float(sim.fps),
+        plan,
+        env=env,
+        tasks=(task,),
+        task_descriptions=(sim.task,),
+        render=(h, w),
+        shadows=shadows,
+        antialias=antialias,
+        max_episode_steps=max_steps,
+        cameras=tuple(sim.cameras),
+        fps=float(sim.fps),
         contract=plan.contract or (SIMS[env].contract if env in SIMS else ""),
         modes=tuple(sorted({str(b.params.get("mode", "lockstep")) for b in bridges})),
     )

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from lerobot_ros.launch_runner.supervisor import ChildProcess
 
+
 def ros_param(name: str, value) -> list[str]:
     """`-p name:=value` with ROS' YAML value syntax (booleans lower case, lists in brackets)."""
     if isinstance(value, bool):
@@ -48,7 +49,16 @@ class NodeSpec:
     remaps: dict = field(default_factory=dict)
 
     def argv(self) -> list[str]:
-        args = [sys.executable, "-m", self.module, "--ros-args", "-r", f"__node:={self.name}", "-r", f"__ns:={self.namespace}"]
+        args = [
+            sys.executable,
+            "-m",
+            self.module,
+            "--ros-args",
+            "-r",
+            f"__node:={self.name}",
+            "-r",
+            f"__ns:={self.namespace}",
+        ]
         for k, v in self.params.items():
             args += ros_param(k, v)
         for a, b in self.remaps.items():
@@ -62,8 +72,15 @@ class NodeProcess(ChildProcess):
 
     def __init__(self, spec: NodeSpec, log_path: Path, env: dict | None = None, timeout: float = 10.0):
         self.spec = spec
-        super().__init__(spec.argv(), label=f"{spec.namespace.rstrip('/')}/{spec.name}", env=env or dict(os.environ),
-                         log=log_path, stdin=None, sigterm_timeout=timeout, sigkill_timeout=3.0)
+        super().__init__(
+            spec.argv(),
+            label=f"{spec.namespace.rstrip('/')}/{spec.name}",
+            env=env or dict(os.environ),
+            log=log_path,
+            stdin=None,
+            sigterm_timeout=timeout,
+            sigkill_timeout=3.0,
+        )
         self.start()
 
     def tail(self, lines: int = 5) -> str:
@@ -78,12 +95,14 @@ class NodeProcess(ChildProcess):
         code = self.poll()
         if code is None:
             return None
-        last = (self.tail(20).splitlines() or ["no output"])
+        last = self.tail(20).splitlines() or ["no output"]
         reason = next((ln for ln in reversed(last) if ln.strip() and not ln.startswith(" ")), last[-1])
         return f"{self.label} exited with code {code}: {reason.strip()} (log: {self.log_path})"
 
 
-def namespaced_contract(source: dict, namespace: str, image_shape: tuple[int, int] | None, base_ns: str = "/sim") -> dict:
+def namespaced_contract(
+    source: dict, namespace: str, image_shape: tuple[int, int] | None, base_ns: str = "/sim"
+) -> dict:
     """A copy of a sim contract whose topics live under `namespace` instead of `base_ns`, every
     observation reliable (lockstep waits on each message: a dropped one would stall the episode), and
     image shapes set to the bridge's render size."""
@@ -93,7 +112,7 @@ def namespaced_contract(source: dict, namespace: str, image_shape: tuple[int, in
 
     def move(topic: str) -> str:
         if topic == base or topic.startswith(base + "/"):
-            return (ns.rstrip("/") + topic[len(base):]) or "/"
+            return (ns.rstrip("/") + topic[len(base) :]) or "/"
         return topic
 
     for key in ("task", "episode_boundary"):
@@ -107,7 +126,9 @@ def namespaced_contract(source: dict, namespace: str, image_shape: tuple[int, in
             feature["shape"] = [int(image_shape[0]), int(image_shape[1]), 3]
             # a resize to the dataset's size (libero, so101_sim) must now give the policy's size
             feature["transforms"] = [
-                {**t, "resize": [int(image_shape[0]), int(image_shape[1])]} if isinstance(t, dict) and "resize" in t else t
+                {**t, "resize": [int(image_shape[0]), int(image_shape[1])]}
+                if isinstance(t, dict) and "resize" in t
+                else t
                 for t in feature.get("transforms") or []
             ]
     return data

@@ -83,7 +83,9 @@ class Profile:
         lines = [f"profile (wall {total_s:.2f} s):"]
         for name, s in self.phases.items():
             n = self.counts[name]
-            lines.append(f"  {name:52s} {s:8.2f} s {100 * s / max(total_s, 1e-9):5.1f}%" + (f"  ({n}x)" if n > 1 else ""))
+            lines.append(
+                f"  {name:52s} {s:8.2f} s {100 * s / max(total_s, 1e-9):5.1f}%" + (f"  ({n}x)" if n > 1 else "")
+            )
         if self.startup:
             lines.append("  per bridge (mean):")
             for name, v in self.startup.items():

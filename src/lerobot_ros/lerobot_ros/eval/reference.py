@@ -140,7 +140,10 @@ def load_reference_policy(path: str, device: str = "cpu"):
     pre, post = make_pre_post_processors(
         policy_cfg=cfg,
         pretrained_path=path,
-        preprocessor_overrides={"device_processor": {"device": device}, "rename_observations_processor": {"rename_map": {}}},
+        preprocessor_overrides={
+            "device_processor": {"device": device},
+            "rename_observations_processor": {"rename_map": {}},
+        },
     )
     return policy, pre, post
 
@@ -184,9 +187,16 @@ def run_lerobot_eval(
     policy.reset = timed_reset
     with torch.no_grad():
         info = eval_policy_all(
-            envs=envs, policy=policy, env_preprocessor=env_pre, env_postprocessor=env_post, preprocessor=pre,
-            postprocessor=post, n_episodes=n_episodes, max_episodes_rendered=max_episodes_rendered,
-            videos_dir=videos_dir, start_seed=start_seed,
+            envs=envs,
+            policy=policy,
+            env_preprocessor=env_pre,
+            env_postprocessor=env_post,
+            preprocessor=pre,
+            postprocessor=post,
+            n_episodes=n_episodes,
+            max_episodes_rendered=max_episodes_rendered,
+            videos_dir=videos_dir,
+            start_seed=start_seed,
         )
     end = time.monotonic()
     info["wall_s"] = end - t0

@@ -104,24 +104,34 @@ def build_eval_info(
         for e in episodes:
             e.group, e.task_id = task_group, task_id
     order = list(tasks) if tasks else list(dict.fromkeys((e.group, e.task_id) for e in episodes))
-    by_task = {key: sorted((e for e in episodes if (e.group, e.task_id) == key), key=lambda e: e.index) for key in order}
+    by_task = {
+        key: sorted((e for e in episodes if (e.group, e.task_id) == key), key=lambda e: e.index) for key in order
+    }
     per_task, groups = [], {}
     for (group, tid), eps in by_task.items():
-        per_task.append({"task_group": group, "task_id": tid, "metrics": {
-            "sum_rewards": [e.sum_reward for e in eps],
-            "max_rewards": [e.max_reward for e in eps],
-            "successes": [e.success for e in eps],
-            "video_paths": [e.video_path for e in eps if e.video_path],
-            "predicted_video_paths": [],
-        }})
+        per_task.append(
+            {
+                "task_group": group,
+                "task_id": tid,
+                "metrics": {
+                    "sum_rewards": [e.sum_reward for e in eps],
+                    "max_rewards": [e.max_reward for e in eps],
+                    "successes": [e.success for e in eps],
+                    "video_paths": [e.video_path for e in eps if e.video_path],
+                    "predicted_video_paths": [],
+                },
+            }
+        )
         groups.setdefault(group, []).extend(eps)
     ordered = [e for eps in by_task.values() for e in eps]
     overall = _aggregate(ordered)
     n = len(ordered)
     overall = {
         **{k: overall[k] for k in ("avg_sum_reward", "avg_max_reward", "pc_success", "n_episodes")},
-        "eval_s": float(eval_s), "eval_ep_s": float(eval_s) / max(1, n),
-        "video_paths": overall["video_paths"], "predicted_video_paths": [],
+        "eval_s": float(eval_s),
+        "eval_ep_s": float(eval_s) / max(1, n),
+        "video_paths": overall["video_paths"],
+        "predicted_video_paths": [],
     }
     multi = len(by_task) > 1
 
@@ -130,8 +140,14 @@ def build_eval_info(
 
     info = {
         "per_episode": [
-            {"episode_ix": e.index, "sum_reward": e.sum_reward, "max_reward": e.max_reward,
-             "success": e.success, "seed": e.seed, **where(e)}
+            {
+                "episode_ix": e.index,
+                "sum_reward": e.sum_reward,
+                "max_reward": e.max_reward,
+                "success": e.success,
+                "seed": e.seed,
+                **where(e),
+            }
             for e in ordered
         ],
         "per_task": per_task,
@@ -140,8 +156,16 @@ def build_eval_info(
     }
     info["lerobot_ros"] = {
         "episodes": [
-            {"episode_ix": e.index, **where(e), "seed": e.seed, "n_steps": e.n_steps,
-             "wall_s": round(e.wall_s, 3), "worker": e.worker, "task": e.task, **({"notes": e.notes} if e.notes else {})}
+            {
+                "episode_ix": e.index,
+                **where(e),
+                "seed": e.seed,
+                "n_steps": e.n_steps,
+                "wall_s": round(e.wall_s, 3),
+                "worker": e.worker,
+                "task": e.task,
+                **({"notes": e.notes} if e.notes else {}),
+            }
             for e in ordered
         ],
         **(extra or {}),

@@ -72,7 +72,7 @@ class Tape:
         self.action_topic = ""
         for name, feature in contract["features"].items():
             topic = str(feature["topic"])
-            here = ns_join(ns, topic[len("/sim/"):]) if topic.startswith("/sim/") else topic
+            here = ns_join(ns, topic[len("/sim/") :]) if topic.startswith("/sim/") else topic
             self.types[topic] = M.normalize_type(str(feature["type"]))
             if name == "action":
                 self.action_topic, self._action_here = topic, here
@@ -83,11 +83,23 @@ class Tape:
         self._subs = []
         for here, topic in self.observations.items():
             cls = M.message_class(self.types[topic])
-            self._subs.append(node.create_subscription(cls, here, lambda raw, t=here: self._on_obs(t, raw), RECORDING_QOS, raw=True))
-        self._subs.append(node.create_subscription(
-            M.message_class(self.types[self.action_topic]), self._action_here, self._on_action, RECORDING_QOS, raw=True))
-        self._subs.append(node.create_subscription(
-            EpisodeStatus, ns_join(ns, "episode_status"), self._on_status, STATUS_FOLLOWER_QOS, raw=True))
+            self._subs.append(
+                node.create_subscription(cls, here, lambda raw, t=here: self._on_obs(t, raw), RECORDING_QOS, raw=True)
+            )
+        self._subs.append(
+            node.create_subscription(
+                M.message_class(self.types[self.action_topic]),
+                self._action_here,
+                self._on_action,
+                RECORDING_QOS,
+                raw=True,
+            )
+        )
+        self._subs.append(
+            node.create_subscription(
+                EpisodeStatus, ns_join(ns, "episode_status"), self._on_status, STATUS_FOLLOWER_QOS, raw=True
+            )
+        )
         self.clear()
 
     def close(self) -> None:
@@ -182,8 +194,16 @@ class Rollouts:
     """Where an evaluation keeps its episodes: bags in `record_dir` (or a scratch folder when only a
     dataset is asked for), converted into `dataset_dir` at the end."""
 
-    def __init__(self, record_dir: Path | None, dataset_dir: Path | None, output_dir: Path, contract: dict,
-                 render: tuple[int, int], n_episodes: int, cameras: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        record_dir: Path | None,
+        dataset_dir: Path | None,
+        output_dir: Path,
+        contract: dict,
+        render: tuple[int, int],
+        n_episodes: int,
+        cameras: tuple[str, ...] = (),
+    ):
         self.dataset_dir = Path(dataset_dir).resolve() if dataset_dir else None
         self.scratch = record_dir is None
         self.bags = Path(record_dir).resolve() if record_dir else Path(output_dir).resolve() / ".rollout_bags"
@@ -204,9 +224,15 @@ class Rollouts:
         return self.bags / f"episode_{task_position * self.n_episodes + episode:06d}"
 
     def save(self, tape: Tape, task_position: int, result) -> Path:
-        custom = {"task": result.task, "seed": str(result.seed), "episode_ix": str(result.index),
-                  "task_group": result.group, "task_id": str(result.task_id),
-                  "outcome": "success" if result.success else "failure", "sum_reward": repr(result.sum_reward)}
+        custom = {
+            "task": result.task,
+            "seed": str(result.seed),
+            "episode_ix": str(result.index),
+            "task_group": result.group,
+            "task_id": str(result.task_id),
+            "outcome": "success" if result.success else "failure",
+            "sum_reward": repr(result.sum_reward),
+        }
         path = tape.save(self.bag_path(task_position, result.index), result.n_steps, custom)
         self.saved[path.name] = result.n_steps
         return path
@@ -218,8 +244,20 @@ class Rollouts:
         out = self.dataset_dir
         staging = out.with_name(f".{out.name}.eval-partial")
         shutil.rmtree(staging, ignore_errors=True)
-        argv = [sys.executable, "-m", "lerobot_ros.cli.main", "convert", str(self.bags), "--contract",
-                str(self.bags / CONTRACT_NAME), "--out", str(staging), "--repo-id", f"local/{out.name}", "--no-progress"]
+        argv = [
+            sys.executable,
+            "-m",
+            "lerobot_ros.cli.main",
+            "convert",
+            str(self.bags),
+            "--contract",
+            str(self.bags / CONTRACT_NAME),
+            "--out",
+            str(staging),
+            "--repo-id",
+            f"local/{out.name}",
+            "--no-progress",
+        ]
         printer(f"converting {len(self.saved)} episode bag(s) -> LeRobotDataset {out} ...")
         log.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -227,7 +265,9 @@ class Rollouts:
                 code = subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, env=dict(os.environ)).returncode
             if code != 0 or not staging.is_dir():
                 tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-3:])
-                raise RolloutError(f"converting the episodes failed (exit {code}): {tail} (log: {log}); no dataset written")
+                raise RolloutError(
+                    f"converting the episodes failed (exit {code}): {tail} (log: {log}); no dataset written"
+                )
             self._check_report(staging, out)
             staging.rename(out)
         finally:
@@ -243,8 +283,10 @@ class Rollouts:
         frames = [e["frames"] for b in report["bags"] for e in b["episodes"] if e.get("written")]
         steps = [self.saved[name] for name in sorted(self.saved)]  # convert takes the bags in name order
         if frames != steps:
-            raise RolloutError(f"the converted dataset has episodes of {frames} frames, the evaluation ran {steps} steps; "
-                               "no dataset written")
+            raise RolloutError(
+                f"the converted dataset has episodes of {frames} frames, the evaluation ran {steps} steps; "
+                "no dataset written"
+            )
         report["dataset"] = str(out)
         qa.write_text(json.dumps(report, indent=2))
 

@@ -25,7 +25,15 @@ from lerobot_ros.eval.profile import Profile
 from lerobot_ros.eval.results import build_eval_info, write_json_atomic
 from lerobot_ros.eval.startup import EvalProcesses, tick_stream
 
-__all__ = ["EvalConfig", "EvalPlan", "EvalSetupError", "Evaluation", "free_namespaces", "policy_image_shapes", "run_eval"]
+__all__ = [
+    "EvalConfig",
+    "EvalPlan",
+    "EvalSetupError",
+    "Evaluation",
+    "free_namespaces",
+    "policy_image_shapes",
+    "run_eval",
+]
 
 
 class Evaluation:
@@ -109,8 +117,15 @@ class Evaluation:
         from lerobot_ros.contract.loader import resolve
         from lerobot_ros.eval.rollouts import Rollouts
 
-        rollouts = Rollouts(plan.record_dir, plan.dataset_dir, self.out, yaml.safe_load(resolve(plan.contract).read_text()),
-                            plan.render, plan.n_episodes, plan.cameras)
+        rollouts = Rollouts(
+            plan.record_dir,
+            plan.dataset_dir,
+            self.out,
+            yaml.safe_load(resolve(plan.contract).read_text()),
+            plan.render,
+            plan.n_episodes,
+            plan.cameras,
+        )
         rollouts.start()
         return rollouts
 
@@ -126,8 +141,10 @@ class Evaluation:
                 raise
             raise EvalSetupError(str(exc)) from None
         if not r.scratch:
-            self.print(f"kept {len(r.saved)} episode bag(s) in {r.bags} (`lerobot-ros convert {r.bags} --contract "
-                       f"{r.bags / 'eval_contract.yaml'} --out DIR` makes the same dataset)")
+            self.print(
+                f"kept {len(r.saved)} episode bag(s) in {r.bags} (`lerobot-ros convert {r.bags} --contract "
+                f"{r.bags / 'eval_contract.yaml'} --out DIR` makes the same dataset)"
+            )
         if out is not None:
             self.print(f"wrote LeRobotDataset {out} ({len(r.saved)} episodes, {sum(r.saved.values())} frames)")
 
@@ -142,13 +159,17 @@ class Evaluation:
             with self.profile.phase("starting processes"):
                 for ns in namespaces:
                     procs.start(ns)
-            workers = [make_worker(node, plan, ns, worker_cls, procs.checker(ns), procs.source_inputs[ns]) for ns in namespaces]
+            workers = [
+                make_worker(node, plan, ns, worker_cls, procs.checker(ns), procs.source_inputs[ns]) for ns in namespaces
+            ]
             for w in workers if self.rollouts is not None else ():
                 w.tape = self.rollouts.tape(node, w.ns)  # subscribed before the bridges come up
             for w in workers:
                 w.step_profile = {} if plan.profile else None
-            self.print(f"{task.group} {task.task_id}: waiting for {len(namespaces)} bridge(s) and policy source(s) "
-                       f"({', '.join(namespaces)}) ...")
+            self.print(
+                f"{task.group} {task.task_id}: waiting for {len(namespaces)} bridge(s) and policy source(s) "
+                f"({', '.join(namespaces)}) ..."
+            )
             with self.profile.phase("nodes up (imports, policy load, discovery)"):
                 wait_started(workers, plan.start_timeout_s)
                 time.sleep(1.0)  # let the last discovery round settle on the bridges' side too
@@ -187,12 +208,20 @@ class Evaluation:
     def _episodes(self, task, workers, procs, writer_cls, setup_s):
         plan = self.plan
         index = plan.tasks.index(task)
-        self.print(f"ready in {setup_s:.1f} s; {plan.n_episodes} episode(s) of {plan.task_descriptions[index]!r}, "
-                   f"seeds {plan.start_seed}..")
+        self.print(
+            f"ready in {setup_s:.1f} s; {plan.n_episodes} episode(s) of {plan.task_descriptions[index]!r}, "
+            f"seeds {plan.start_seed}.."
+        )
         writer = writer_cls(plan.fps)
         loop = EpisodeLoop(
-            task, plan.n_episodes, plan.start_seed, plan.videos, self.out / "videos" / f"{task.group}_{task.task_id}",
-            writer, self.print, alive=(lambda w: procs.failure(w.ns)) if not plan.attach else None,
+            task,
+            plan.n_episodes,
+            plan.start_seed,
+            plan.videos,
+            self.out / "videos" / f"{task.group}_{task.task_id}",
+            writer,
+            self.print,
+            alive=(lambda w: procs.failure(w.ns)) if not plan.attach else None,
             keep=(lambda w, result: self.rollouts.save(w.tape, index, result)) if self.rollouts is not None else None,
         )
         self._scoring.join()
@@ -209,29 +238,46 @@ class Evaluation:
     def _write(self, outcomes, namespaces, setup_s, kicks, total_s) -> dict:
         plan = self.plan
         results = [r for o in outcomes for r in o.results]
-        failed = [dict(f, task_group=t.group, task_id=t.task_id) for o, t in zip(outcomes, plan.tasks) for f in o.failed]
+        failed = [
+            dict(f, task_group=t.group, task_id=t.task_id) for o, t in zip(outcomes, plan.tasks) for f in o.failed
+        ]
         video_errors = [e for o in outcomes for e in getattr(o, "video_errors", [])]
         first = plan.tasks[0]
         extra = {
-            "env": plan.env, "task": ",".join(dict.fromkeys(t.group for t in plan.tasks)),
+            "env": plan.env,
+            "task": ",".join(dict.fromkeys(t.group for t in plan.tasks)),
             "task_description": plan.task_descriptions[0] if len(plan.tasks) == 1 else list(plan.task_descriptions),
-            "mode": "/".join(plan.modes), "render": list(plan.render), "shadows": plan.shadows,
-            "workers": len(namespaces), "policy_source": plan.source_label,
+            "mode": "/".join(plan.modes),
+            "render": list(plan.render),
+            "shadows": plan.shadows,
+            "workers": len(namespaces),
+            "policy_source": plan.source_label,
             **({"attached": list(namespaces)} if plan.attach else {}),
-            "setup_s": round(setup_s, 3), "restarts": kicks,
+            "setup_s": round(setup_s, 3),
+            "restarts": kicks,
             **({"video_errors": video_errors} if video_errors else {}),
-            **({"failed_episodes": failed, "lost_bridges": [x for o in outcomes for x in o.lost_workers]} if failed else {}),
+            **(
+                {"failed_episodes": failed, "lost_bridges": [x for o in outcomes for x in o.lost_workers]}
+                if failed
+                else {}
+            ),
             **({"profile": self.profile.summary()} if self.profile.enabled else {}),
         }
         if len(plan.tasks) == 1:
             info = build_eval_info(results, first.group, first.task_id, sum(o.eval_s for o in outcomes), extra)
         else:
-            info = build_eval_info(results, eval_s=sum(o.eval_s for o in outcomes), extra=extra,
-                                   tasks=[(t.group, t.task_id) for t in plan.tasks])
+            info = build_eval_info(
+                results,
+                eval_s=sum(o.eval_s for o in outcomes),
+                extra=extra,
+                tasks=[(t.group, t.task_id) for t in plan.tasks],
+            )
         write_json_atomic(self.out / "eval_info.json", info)
         o = info["overall"]
         for group, g in info["per_group"].items() if len(info["per_group"]) > 1 else ():
-            self.print(f"{group}: {g['n_episodes']} episodes, success {g['pc_success']:.1f}%, avg_sum_reward {g['avg_sum_reward']:.3f}")
+            self.print(
+                f"{group}: {g['n_episodes']} episodes, success {g['pc_success']:.1f}%, avg_sum_reward {g['avg_sum_reward']:.3f}"
+            )
         self.print(
             f"{o['n_episodes']} episodes: success {o['pc_success']:.1f}%, avg_sum_reward {o['avg_sum_reward']:.3f}, "
             f"avg_max_reward {o['avg_max_reward']:.3f}, {o['eval_s']:.1f} s ({60 * o['n_episodes'] / max(o['eval_s'], 1e-9):.1f} episodes/min)"

@@ -66,11 +66,20 @@ class EvalProcesses:
         plan, task = self.plan, self.task
         clock = ns_join(ns, "clock")
         bridge = NodeSpec(
-            "lerobot_ros.nodes.sim_bridge_node", ns, "sim_bridge",
+            "lerobot_ros.nodes.sim_bridge_node",
+            ns,
+            "sim_bridge",
             params={
-                "env": plan.env, "task": task.task, "task_id": task.task_id, "mode": "lockstep",
-                "render_width": plan.render[1], "render_height": plan.render[0], "shadows": plan.shadows,
-                "antialias": plan.antialias, "max_episode_steps": plan.max_episode_steps, "reset_on_start": False,
+                "env": plan.env,
+                "task": task.task,
+                "task_id": task.task_id,
+                "mode": "lockstep",
+                "render_width": plan.render[1],
+                "render_height": plan.render[0],
+                "shadows": plan.shadows,
+                "antialias": plan.antialias,
+                "max_episode_steps": plan.max_episode_steps,
+                "reset_on_start": False,
             },
             remaps={"/clock": clock},
         )
@@ -104,10 +113,15 @@ class EvalProcesses:
         if plan.policy_path:
             contract = self.contract_for(ns)
             source = NodeSpec(
-                "lerobot_ros.nodes.policy_node", ns, "policy_node",
+                "lerobot_ros.nodes.policy_node",
+                ns,
+                "policy_node",
                 params={
-                    "pretrained_path": str(Path(plan.policy_path).expanduser().resolve()), "contract": str(contract),
-                    "device": plan.device, "tick_on": tick_stream(contract, plan.policy_path), "use_sim_time": True,
+                    "pretrained_path": str(Path(plan.policy_path).expanduser().resolve()),
+                    "contract": str(contract),
+                    "device": plan.device,
+                    "tick_on": tick_stream(contract, plan.policy_path),
+                    "use_sim_time": True,
                     "seed": plan.policy_seed,
                 },
                 remaps=remaps,
@@ -116,8 +130,11 @@ class EvalProcesses:
             self.source_inputs[ns] = policy_node_inputs(contract, plan.policy_path)
         else:
             source = NodeSpec(
-                "lerobot_ros.nodes.scripted_expert_node", ns, "scripted_expert",
-                params={"expert": plan.expert_name, "task": self.task.task}, remaps=remaps,
+                "lerobot_ros.nodes.scripted_expert_node",
+                ns,
+                "scripted_expert",
+                params={"expert": plan.expert_name, "task": self.task.task},
+                remaps=remaps,
             )
             self._add(ns, source, f"{self._label(ns)}_expert.log")
             self.source_inputs[ns] = tuple(ns_join(ns, t) for t in EXPERT_INPUTS)

@@ -11,11 +11,9 @@ from __future__ import annotations
 import json
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
-from lerobot_ros_msgs.msg import EpisodeStatus
-from lerobot_ros_msgs.srv import ResetEpisode
 from sensor_msgs.msg import Image
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
@@ -23,9 +21,12 @@ from std_srvs.srv import Trigger
 from lerobot_ros.codecs import image_to_rgb, time_to_ns
 from lerobot_ros.eval.attach import normalize_ns, ns_join
 from lerobot_ros.eval.results import EpisodeResult
+
 # RECORDING_QOS: reliable and deep, a lockstep episode must not lose an action or frame; STATUS_FOLLOWER_QOS:
 # as deep, and latched, so an evaluator that attaches late still learns whether an episode is running
 from lerobot_ros.ros.qos import RECORDING_QOS, STATUS_FOLLOWER_QOS
+from lerobot_ros_msgs.msg import EpisodeStatus
+from lerobot_ros_msgs.srv import ResetEpisode
 
 
 class EvalError(RuntimeError):
@@ -71,7 +72,9 @@ class BridgeWorker:
         self._action_at: list[float] = []
         self._tick_ms: list[float] = []
         self._subs = [
-            node.create_subscription(EpisodeStatus, ns_join(self.ns, "episode_status"), self._on_status, STATUS_FOLLOWER_QOS),
+            node.create_subscription(
+                EpisodeStatus, ns_join(self.ns, "episode_status"), self._on_status, STATUS_FOLLOWER_QOS
+            ),
             node.create_subscription(Float64MultiArray, ns_join(self.ns, "commands"), self._on_action, RECORDING_QOS),
         ]
         self._image_sub = None
@@ -171,8 +174,11 @@ class BridgeWorker:
         """Subscriptions to `topic` other than this evaluator's own (its action counter, --record's tapes): those
         would make an absent bridge or policy node look wired."""
         me = (self.node.get_name(), self.node.get_namespace())
-        return sum(1 for info in self.node.get_subscriptions_info_by_topic(topic)
-                   if (info.node_name, info.node_namespace) != me)
+        return sum(
+            1
+            for info in self.node.get_subscriptions_info_by_topic(topic)
+            if (info.node_name, info.node_namespace) != me
+        )
 
     def wait_ready(self, timeout_s: float, hint: str = "") -> None:
         deadline = time.monotonic() + timeout_s
@@ -187,7 +193,9 @@ class BridgeWorker:
                     f"{self.ns}: bridge or policy source not ready after {timeout_s:.0f} s "
                     f"(service {self.reset_client.srv_name} {'up' if self.reset_client.service_is_ready() else 'missing'}, "
                     f"{self.node.count_publishers(commands)} action publisher(s) on {commands}"
-                    + (f", nothing subscribes {', '.join(missing)}" if missing else "") + ")" + (f"; {hint}" if hint else "")
+                    + (f", nothing subscribes {', '.join(missing)}" if missing else "")
+                    + ")"
+                    + (f"; {hint}" if hint else "")
                 )
             time.sleep(0.05)
 
@@ -212,10 +220,14 @@ class BridgeWorker:
                 if latest is None and matched_at is not None and now - matched_at > quiet_s:
                     return
                 if now > deadline:
-                    what = "no status from it" if latest is None else (
-                        f"its episode {latest.episode_index} is still being stepped (step {latest.step})"
+                    what = (
+                        "no status from it"
+                        if latest is None
+                        else (f"its episode {latest.episode_index} is still being stepped (step {latest.step})")
                     )
-                    raise EvalError(f"{self.ns}: the bridge is not idle after {timeout_s:.0f} s: {what}; stop what drives it or wait")
+                    raise EvalError(
+                        f"{self.ns}: the bridge is not idle after {timeout_s:.0f} s: {what}; stop what drives it or wait"
+                    )
                 failure = self.check_alive()
                 if failure:
                     raise EvalError(failure)
@@ -256,7 +268,9 @@ class BridgeWorker:
                 self._frames = []
         # Statuses of the new episode may arrive before the reply that names its index: all statuses
         # newer than the last finished episode are kept, keyed by episode index.
-        response = self._call(self.reset_client, request, 300.0, "the bridge's reset_episode service (first resets build the simulator)")
+        response = self._call(
+            self.reset_client, request, 300.0, "the bridge's reset_episode service (first resets build the simulator)"
+        )
         if not response.success:
             raise EvalError(f"{self.ns}: {response.message}")
         return int(response.episode_index)
@@ -282,6 +296,7 @@ class BridgeWorker:
         seconds): wait for that tick's report (published after its action) and, when it acted, the action. A late
         answer would step the next episode, shifting all its steps by one; stopping the processes before the
         report would lose it for whoever follows the node. Called with `_cond` held."""
+
         def answered() -> bool:
             tick = self._last_tick
             return tick is not None and tick[0] >= final_ns and (self._actions >= n + 1 or not tick[1])
@@ -374,11 +389,16 @@ class BridgeWorker:
         start_ns = 0 if start is None else _stamp(start)
         images = [f for t, f in sorted(frames, key=lambda x: x[0]) if t >= start_ns]
         result = EpisodeResult(
-            index=index, seed=seed, rewards=rewards, successes=successes, task=done.task, worker=self.ns,
-            wall_s=time.monotonic() - t0, notes=notes,
+            index=index,
+            seed=seed,
+            rewards=rewards,
+            successes=successes,
+            task=done.task,
+            worker=self.ns,
+            wall_s=time.monotonic() - t0,
+            notes=notes,
         )
         return result, images
-
 
 
 def _stamp(msg) -> int:

@@ -21,7 +21,9 @@ _CURRENT_SCALE = {"feetech": 0.0065, "dynamixel": 0.001}
 class MotorBusDevice:
     """The subset of LeRobot's Robot interface that `ArmDriver` uses, over one motor bus."""
 
-    def __init__(self, bus_type: str, port: str, names, ids, models, calibration_file: str = "", torque_on_connect: bool = True):
+    def __init__(
+        self, bus_type: str, port: str, names, ids, models, calibration_file: str = "", torque_on_connect: bool = True
+    ):
         from lerobot.motors import Motor, MotorCalibration, MotorNormMode
 
         if bus_type not in _VELOCITY_SCALE:
@@ -39,13 +41,17 @@ class MotorBusDevice:
             from lerobot.motors.dynamixel import DynamixelMotorsBus as Bus
         unknown = [m for m in models if m not in Bus.model_ctrl_table]
         if unknown:
-            raise DeviceConfigError(f"unknown {bus_type} motor model(s) {unknown}; known: {', '.join(sorted(Bus.model_number_table))}")
+            raise DeviceConfigError(
+                f"unknown {bus_type} motor model(s) {unknown}; known: {', '.join(sorted(Bus.model_number_table))}"
+            )
         motors = {n: Motor(i, m, MotorNormMode.DEGREES) for n, i, m in zip(names, ids, models)}
         calibration = None
         self.calibration_fpath = Path(calibration_file).expanduser() if calibration_file else Path("")
         if calibration_file:
             if not self.calibration_fpath.is_file():
-                raise DeviceConfigError(f"no calibration file at {self.calibration_fpath}; leave calibration_file empty to use the motors' own limits")
+                raise DeviceConfigError(
+                    f"no calibration file at {self.calibration_fpath}; leave calibration_file empty to use the motors' own limits"
+                )
             import draccus
 
             try:
@@ -55,7 +61,9 @@ class MotorBusDevice:
                 raise unreadable_calibration(self.calibration_fpath, exc) from None
             missing = [n for n in names if n not in calibration]
             if missing:
-                raise DeviceConfigError(f"calibration file {self.calibration_fpath} has no entry for motor(s) {missing}")
+                raise DeviceConfigError(
+                    f"calibration file {self.calibration_fpath} has no entry for motor(s) {missing}"
+                )
         self.bus_type = bus_type
         self.bus = Bus(port, motors, calibration)
         self.calibration = calibration or {}

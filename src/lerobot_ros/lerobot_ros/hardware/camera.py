@@ -9,8 +9,8 @@ use `VideoFileSource`, which hands out one frame per call and lets the node's ti
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import cv2
 import numpy as np
@@ -25,7 +25,9 @@ class CameraSourceError(ValueError):
 class VideoFileSource:
     """Frames of a video file, one per `read()`, resized to (width, height) when those are given."""
 
-    def __init__(self, path: str, width: int = 0, height: int = 0, loop: bool = False, clock: Callable[[], int] = time.time_ns):
+    def __init__(
+        self, path: str, width: int = 0, height: int = 0, loop: bool = False, clock: Callable[[], int] = time.time_ns
+    ):
         self.path, self.loop, self.clock = str(path), loop, clock
         self.capture = cv2.VideoCapture(self.path)
         if not self.capture.isOpened():
@@ -56,8 +58,15 @@ class VideoFileSource:
 class LeRobotCameraSource:
     """A LeRobot camera (OpenCV index/device path, or RealSense); frames from its read thread, stamped at capture."""
 
-    def __init__(self, index_or_path, fps: float, width: int = 0, height: int = 0, clock: Callable[[], int] = time.time_ns,
-                 realsense: bool = False):
+    def __init__(
+        self,
+        index_or_path,
+        fps: float,
+        width: int = 0,
+        height: int = 0,
+        clock: Callable[[], int] = time.time_ns,
+        realsense: bool = False,
+    ):
         size = dict(fps=int(fps) if fps else None, width=width or None, height=height or None)
         if realsense:
             from lerobot.cameras.realsense import RealSenseCamera, RealSenseCameraConfig
@@ -90,7 +99,9 @@ class LeRobotCameraSource:
             self.camera.disconnect()
 
 
-def open_camera_source(source: str, fps: float, width: int = 0, height: int = 0, loop: bool = False, clock=time.time_ns):
+def open_camera_source(
+    source: str, fps: float, width: int = 0, height: int = 0, loop: bool = False, clock=time.time_ns
+):
     """A source from a parameter string: a camera index ("0"), a device path (/dev/video2), a video file,
     or `realsense:<serial number or name>` (needs pyrealsense2)."""
     source = str(source).strip()
@@ -100,7 +111,9 @@ def open_camera_source(source: str, fps: float, width: int = 0, height: int = 0,
         import importlib.util
 
         if importlib.util.find_spec("pyrealsense2") is None:
-            raise CameraSourceError("RealSense sources need the pyrealsense2 package, which is not installed (pip install pyrealsense2)")
+            raise CameraSourceError(
+                "RealSense sources need the pyrealsense2 package, which is not installed (pip install pyrealsense2)"
+            )
         return LeRobotCameraSource(source.split(":", 1)[1], fps, width, height, clock, realsense=True)
     if source.isdigit():
         return LeRobotCameraSource(int(source), fps, width, height, clock)

@@ -41,7 +41,12 @@ class CommandBuffer:
         """A trajectory whose point i is due at start_ns + times_ns[i]; starts from `current` if given."""
         times = np.asarray(times_ns, dtype=np.int64) + int(start_ns)
         positions = np.asarray(positions, dtype=np.float64)
-        if positions.ndim != 2 or positions.shape[1] != self.size or positions.shape[0] != times.size or times.size == 0:
+        if (
+            positions.ndim != 2
+            or positions.shape[1] != self.size
+            or positions.shape[0] != times.size
+            or times.size == 0
+        ):
             raise ValueError(f"trajectory needs (T, {self.size}) positions with T times, got {positions.shape}")
         if current is not None and times[0] > max(now_ns, start_ns):
             times = np.concatenate([[max(now_ns, start_ns)], times])

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -50,8 +50,13 @@ class FollowerControl:
 class SteadyLoop:
     """Calls `step()` every `period_s` on a daemon thread until `stop()`; `period_s` may change while running."""
 
-    def __init__(self, step: Callable[[], None], period_s: float, name: str = "control-loop",
-                 on_error: Callable[[Exception], None] | None = None):
+    def __init__(
+        self,
+        step: Callable[[], None],
+        period_s: float,
+        name: str = "control-loop",
+        on_error: Callable[[Exception], None] | None = None,
+    ):
         if period_s <= 0:
             raise ValueError(f"period must be positive, got {period_s}")
         self.step, self.period_s, self.on_error = step, period_s, on_error
@@ -59,7 +64,7 @@ class SteadyLoop:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
-    def start(self) -> "SteadyLoop":
+    def start(self) -> SteadyLoop:
         self._thread.start()
         return self
 

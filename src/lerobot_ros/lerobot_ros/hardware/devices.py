@@ -10,7 +10,11 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 
-ROBOT_TYPES = ("so100_follower", "so101_follower", "koch_follower")  # built here; other single-bus arms via the registry
+ROBOT_TYPES = (
+    "so100_follower",
+    "so101_follower",
+    "koch_follower",
+)  # built here; other single-bus arms via the registry
 TELEOP_TYPES = ("so100_leader", "so101_leader", "koch_leader")
 KEY_TELEOPS = ("keyboard", "gamepad", "keyboard_ee", "phone")
 
@@ -43,8 +47,10 @@ def _check_calibration(device, kind: str, type_name: str, port: str) -> None:
 def unreadable_calibration(path, exc: BaseException) -> DeviceConfigError:
     """The one line for a calibration JSON that exists but cannot be loaded (draccus and json raise their own types)."""
     why = " ".join(str(exc).split())[:200]
-    return DeviceConfigError(f"calibration file {path} cannot be read ({type(exc).__name__}: {why}); fix it, or "
-                             "calibrate again with `lerobot-calibrate`")
+    return DeviceConfigError(
+        f"calibration file {path} cannot be read ({type(exc).__name__}: {why}); fix it, or "
+        "calibrate again with `lerobot-calibrate`"
+    )
 
 
 @contextmanager
@@ -59,7 +65,7 @@ def _reading_calibration(cal_dir: Path | None, dev_id: str):
 
         path = Path(cal_dir) / f"{dev_id}.json" if cal_dir is not None else None
         if path is None or not path.is_file():
-            found = [p for p in Path(HF_LEROBOT_CALIBRATION).glob(f"*/*/{dev_id}.json")] if cal_dir is None else []
+            found = list(Path(HF_LEROBOT_CALIBRATION).glob(f"*/*/{dev_id}.json")) if cal_dir is None else []
             path = found[0] if len(found) == 1 else None
         if path is None:
             raise
@@ -103,7 +109,9 @@ def make_follower(
     return robot
 
 
-def make_leader(teleop_type: str, port: str, teleop_id: str = "leader", calibration_file: str = "", calibration_dir: str = ""):
+def make_leader(
+    teleop_type: str, port: str, teleop_id: str = "leader", calibration_file: str = "", calibration_dir: str = ""
+):
     """A LeRobot leader-arm teleoperator (not connected yet) whose calibration file exists."""
     if teleop_type in KEY_TELEOPS:
         raise DeviceConfigError(
@@ -123,11 +131,11 @@ def make_leader(teleop_type: str, port: str, teleop_id: str = "leader", calibrat
 
             teleop = SOLeader(SOLeaderTeleopConfig(port=port, id=dev_id, calibration_dir=cal_dir))
         else:
-            teleop = _registered_device("teleoperators", teleop_type, dict(port=port, id=dev_id, calibration_dir=cal_dir),
-                                        TELEOP_TYPES)
+            teleop = _registered_device(
+                "teleoperators", teleop_type, dict(port=port, id=dev_id, calibration_dir=cal_dir), TELEOP_TYPES
+            )
     _check_calibration(teleop, "teleop", teleop_type, port)
     return teleop
-
 
 
 def _registered_device(kind: str, type_name: str, kwargs: dict, known: tuple[str, ...]):
@@ -143,13 +151,17 @@ def _registered_device(kind: str, type_name: str, kwargs: dict, known: tuple[str
             f"lerobot.{kind}.{type_name}; use one of {', '.join(known)} or another single-bus LeRobot arm"
         ) from None
     if kind == "robots":
-        from lerobot.robots import RobotConfig as Base, make_robot_from_config as make
+        from lerobot.robots import RobotConfig as Base
+        from lerobot.robots import make_robot_from_config as make
     else:
-        from lerobot.teleoperators import TeleoperatorConfig as Base, make_teleoperator_from_config as make
+        from lerobot.teleoperators import TeleoperatorConfig as Base
+        from lerobot.teleoperators import make_teleoperator_from_config as make
     try:
         config_cls = Base.get_choice_class(type_name)
     except Exception:  # noqa: BLE001 - draccus raises its own error types
-        raise DeviceConfigError(f"LeRobot has no {kind[:-1]} type {type_name!r}; use one of {', '.join(known)}") from None
+        raise DeviceConfigError(
+            f"LeRobot has no {kind[:-1]} type {type_name!r}; use one of {', '.join(known)}"
+        ) from None
     fields = {f.name for f in dataclasses.fields(config_cls)}
     device = make(config_cls(**{k: v for k, v in kwargs.items() if k in fields}))
     if not hasattr(getattr(device, "bus", None), "motors"):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -37,16 +37,33 @@ class FollowerArm:
     tick that raised. `now_ns` stamps commands and reads (the node's ROS clock).
     """
 
-    def __init__(self, factory: Callable, *, rate_hz: float, watchdog_s: float, diagnostics_period_s: float = 1.0,
-                 torque_off_on_close: bool = True, now_ns: Callable[[], int] = time.time_ns,
-                 on_state: Callable = _ignore, on_diagnostics: Callable = _ignore, on_rejected: Callable = _ignore,
-                 on_error: Callable = _ignore, log=None, name: str = "follower-loop"):
+    def __init__(
+        self,
+        factory: Callable,
+        *,
+        rate_hz: float,
+        watchdog_s: float,
+        diagnostics_period_s: float = 1.0,
+        torque_off_on_close: bool = True,
+        now_ns: Callable[[], int] = time.time_ns,
+        on_state: Callable = _ignore,
+        on_diagnostics: Callable = _ignore,
+        on_rejected: Callable = _ignore,
+        on_error: Callable = _ignore,
+        log=None,
+        name: str = "follower-loop",
+    ):
         self.names = list(factory().bus.motors)
         self._index = {n: i for i, n in enumerate(self.names)}
         self.driver = ArmDriver(factory, torque_off_on_close=torque_off_on_close)
         self.buffer = CommandBuffer(len(self.names), watchdog_s)
         self.control = FollowerControl(self.driver, self.buffer, log=log)
-        self.now_ns, self.on_state, self.on_diagnostics, self.on_rejected = now_ns, on_state, on_diagnostics, on_rejected
+        self.now_ns, self.on_state, self.on_diagnostics, self.on_rejected = (
+            now_ns,
+            on_state,
+            on_diagnostics,
+            on_rejected,
+        )
         self.lock = threading.RLock()
         self.diagnostics_period_s = diagnostics_period_s
         self._next_diagnostics = time.monotonic()

@@ -9,8 +9,8 @@ range is also the hard limit: `clip` keeps every goal inside it.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -57,7 +57,7 @@ class JointUnits:
         self._keys: dict[str, list[str]] = {}
 
     @classmethod
-    def from_bus(cls, bus) -> "JointUnits":
+    def from_bus(cls, bus) -> JointUnits:
         """From a connected or configured LeRobot MotorsBus with its calibration loaded."""
         specs = []
         for name, motor in bus.motors.items():
@@ -94,7 +94,9 @@ class JointUnits:
     def clip(self, radians) -> np.ndarray:
         radians = np.asarray(radians, dtype=np.float64)
         if radians.shape != (len(self.specs),):
-            raise ValueError(f"expected {len(self.specs)} joint values ({', '.join(self.names)}), got shape {radians.shape}")
+            raise ValueError(
+                f"expected {len(self.specs)} joint values ({', '.join(self.names)}), got shape {radians.shape}"
+            )
         if not np.isfinite(radians).all():
             raise ValueError("joint command contains NaN or infinite values")
         return np.minimum(np.maximum(radians, self.lower), self.upper)

@@ -33,12 +33,15 @@ def find_executable(package: str, executable: str, environ: Mapping[str, str] | 
     """Path of `lib/<package>/<executable>`; raises LookupError with a message saying what to do."""
     prefix = package_prefix(package, environ)
     if prefix is None:
-        raise LookupError(f"package '{package}' not found in the ament index "
-                          f"(searched {', '.join(prefixes(environ))}); build/install it or set AMENT_PREFIX_PATH")
+        raise LookupError(
+            f"package '{package}' not found in the ament index "
+            f"(searched {', '.join(prefixes(environ))}); build/install it or set AMENT_PREFIX_PATH"
+        )
     path = os.path.join(prefix, "lib", package, executable)
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
         lib = os.path.join(prefix, "lib", package)
         found = sorted(os.listdir(lib)) if os.path.isdir(lib) else []
-        raise LookupError(f"executable '{executable}' not found in {lib}"
-                          + (f" (available: {', '.join(found)})" if found else ""))
+        raise LookupError(
+            f"executable '{executable}' not found in {lib}" + (f" (available: {', '.join(found)})" if found else "")
+        )
     return path

@@ -42,8 +42,12 @@ CONSTRUCTS = {
 
 # (package, executable) -> {parameter: (must name a folder, hint)}: what the node refuses to start without.
 REQUIRED_PARAMETERS = {
-    ("lerobot_ros", "policy_node"): {"pretrained_path": (True, "pass policy_path:=DIR (a LeRobot pretrained_model "
-                                                               "folder), or leave policy_path empty for no policy")},
+    ("lerobot_ros", "policy_node"): {
+        "pretrained_path": (
+            True,
+            "pass policy_path:=DIR (a LeRobot pretrained_model folder), or leave policy_path empty for no policy",
+        )
+    },
 }
 
 
@@ -114,25 +118,37 @@ def _raw_constructs(path: str, report: Report) -> None:
             report.findings.append(Finding("nested-quote", where, f"{note}; drop the quotes, or escape them (\\')"))
         for sub in S.walk(parts):
             if sub.name in ("equals", "not-equals") and S.EMPTY_QUOTED in sub.args:
-                report.findings.append(Finding(
-                    "empty-quoted-equals", where,
-                    f"$({sub.name}) gets an empty quoted argument in '{text}': ros2 launch compares the text '[]', "
-                    "not ''; test emptiness as $(not-equals 'x$(var NAME)' x)"))
+                report.findings.append(
+                    Finding(
+                        "empty-quoted-equals",
+                        where,
+                        f"$({sub.name}) gets an empty quoted argument in '{text}': ros2 launch compares the text '[]', "
+                        "not ''; test emptiness as $(not-equals 'x$(var NAME)' x)",
+                    )
+                )
     for tag, body in _mappings(tree):
         if tag not in ("node", "executable"):
             continue
         line = body.line_of("output")
         output = body.get("output")
         if output in ("log", "both", "own_log"):
-            report.findings.append(Finding(
-                "output", f"{_rel(path)}:{line}",
-                f"output: {output}: ros2 launch writes it to ~/.ros/log, lerobot-ros launch prints it on the screen; "
-                "write output: screen for the same behaviour"))
+            report.findings.append(
+                Finding(
+                    "output",
+                    f"{_rel(path)}:{line}",
+                    f"output: {output}: ros2 launch writes it to ~/.ros/log, lerobot-ros launch prints it on the screen; "
+                    "write output: screen for the same behaviour",
+                )
+            )
         if "emulate_tty" in body:
-            report.findings.append(Finding(
-                "emulate_tty", f"{_rel(path)}:{body.line_of('emulate_tty')}",
-                "emulate_tty has no effect under lerobot-ros launch (output always goes through a pipe); "
-                "drop it, or run with ros2 launch"))
+            report.findings.append(
+                Finding(
+                    "emulate_tty",
+                    f"{_rel(path)}:{body.line_of('emulate_tty')}",
+                    "emulate_tty has no effect under lerobot-ros launch (output always goes through a pipe); "
+                    "drop it, or run with ros2 launch",
+                )
+            )
 
 
 def _static_walk(path: str, report: Report, seen: set) -> None:
@@ -172,9 +188,14 @@ def _static_walk(path: str, report: Report, seen: set) -> None:
                 except S.SubstitutionError:
                     continue  # depends on an argument: evaluated below with the arguments given
                 if not included.endswith((".yaml", ".yml")):
-                    report.findings.append(Finding(
-                        "include-non-yaml", where, f"includes {_rel(included)}: lerobot-ros launch reads only YAML "
-                        "launch files; write it in YAML or run this file with ros2 launch"))
+                    report.findings.append(
+                        Finding(
+                            "include-non-yaml",
+                            where,
+                            f"includes {_rel(included)}: lerobot-ros launch reads only YAML "
+                            "launch files; write it in YAML or run this file with ros2 launch",
+                        )
+                    )
                 elif os.path.isfile(included):
                     _static_walk(included, report, seen)
 
@@ -203,10 +224,14 @@ def _share_links(path: str, report: Report) -> None:
         root = os.path.join(share, package)
         walked = {os.path.join(r, f) for r, _, files in os.walk(root) for f in files}
         if os.path.abspath(path) not in walked:
-            report.findings.append(Finding(
-                "share-link", _rel(path),
-                f"ros2 launch {package} {_rel(path)} will not find this file: a folder on its way in {root} is a "
-                "link, and ros2 launch does not follow folder links; link the files instead (re-run scripts/setup.sh)"))
+            report.findings.append(
+                Finding(
+                    "share-link",
+                    _rel(path),
+                    f"ros2 launch {package} {_rel(path)} will not find this file: a folder on its way in {root} is a "
+                    "link, and ros2 launch does not follow folder links; link the files instead (re-run scripts/setup.sh)",
+                )
+            )
 
 
 def _node_params(cmd: list) -> dict:
@@ -234,16 +259,26 @@ def _dynamic(path: str, launch_args: dict, environ: dict | None, report: Report)
     try:
         plan = evaluate_file(path, launch_args, environ, collect_missing=True)
     except LaunchError as exc:
-        report.findings.append(Finding("evaluate", exc.file and f"{_rel(exc.file)}:{exc.line}" or _rel(path),
-                                       f"{exc.message}; ros2 launch stops on this too"))
+        report.findings.append(
+            Finding(
+                "evaluate",
+                exc.file and f"{_rel(exc.file)}:{exc.line}" or _rel(path),
+                f"{exc.message}; ros2 launch stops on this too",
+            )
+        )
         return
     try:
         for source, pkg, message in plan.missing:
             report.needed_by.setdefault(pkg, []).append(_where(source))
             kind = "missing-package" if ament.package_prefix(pkg, environ) is None else "missing-executable"
-            report.findings.append(Finding(
-                kind, _where(source), f"{message}: ros2 launch ends the whole launch here (nodes already started "
-                "are left running); install it, or start this node only behind an argument that defaults to false"))
+            report.findings.append(
+                Finding(
+                    kind,
+                    _where(source),
+                    f"{message}: ros2 launch ends the whole launch here (nodes already started "
+                    "are left running); install it, or start this node only behind an argument that defaults to false",
+                )
+            )
         for proc in plan.processes:
             where = _where(proc.source)
             report.processes.append(proc.label)
@@ -252,20 +287,33 @@ def _dynamic(path: str, launch_args: dict, environ: dict | None, report: Report)
                 report.needed_by[proc.package].append(where)
             exe = proc.cmd[0] if proc.package is None else None
             if exe is not None and not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
-                report.findings.append(Finding(
-                    "missing-executable", where, f"{proc.label}: '{exe}' is not an executable file (nor on the "
-                    "PATH): the process exits at once; fix the command or install it"))
+                report.findings.append(
+                    Finding(
+                        "missing-executable",
+                        where,
+                        f"{proc.label}: '{exe}' is not an executable file (nor on the "
+                        "PATH): the process exits at once; fix the command or install it",
+                    )
+                )
             params = _node_params(proc.cmd)
             for name, (folder, hint) in REQUIRED_PARAMETERS.get((proc.package, proc.executable), {}).items():
                 value = params.get(name)
                 if value in (None, ""):
-                    report.findings.append(Finding(
-                        "required-parameter", where, f"{proc.label} would exit at once: parameter {name} is empty; "
-                        f"{hint}"))
+                    report.findings.append(
+                        Finding(
+                            "required-parameter",
+                            where,
+                            f"{proc.label} would exit at once: parameter {name} is empty; {hint}",
+                        )
+                    )
                 elif folder and not os.path.isdir(os.path.expanduser(str(value))):
-                    report.findings.append(Finding(
-                        "required-parameter", where, f"{proc.label} would exit at once: parameter {name} is "
-                        f"'{value}', not a folder; {hint}"))
+                    report.findings.append(
+                        Finding(
+                            "required-parameter",
+                            where,
+                            f"{proc.label} would exit at once: parameter {name} is '{value}', not a folder; {hint}",
+                        )
+                    )
     finally:
         plan.cleanup()
 
@@ -277,8 +325,13 @@ def check_file(path: str, launch_args: dict | None = None, environ: dict | None 
         _static_walk(path, report, set())
     except LaunchError as exc:
         if not any(f.kind == "parse" for f in report.findings):  # else the raw scan named it already
-            report.findings.append(Finding("parse", exc.file and f"{_rel(exc.file)}:{exc.line}" or _rel(path),
-                                           f"{exc.message}; ros2 launch rejects it too"))
+            report.findings.append(
+                Finding(
+                    "parse",
+                    exc.file and f"{_rel(exc.file)}:{exc.line}" or _rel(path),
+                    f"{exc.message}; ros2 launch rejects it too",
+                )
+            )
         return report
     _share_links(path, report)
     _dynamic(path, dict(launch_args or {}), environ, report)
@@ -291,12 +344,18 @@ def format_report(report: Report) -> list[str]:
     lines = [f"check {report.path}"]
     for pkg, prefix in report.packages.items():
         where = ", ".join(report.needed_by[pkg][:3]) + (" ..." if len(report.needed_by[pkg]) > 3 else "")
-        state = f"installed ({prefix})" if prefix else "NOT installed" + (
-            "" if pkg in report.started_packages else " (nothing that needs it starts with these arguments)")
+        state = (
+            f"installed ({prefix})"
+            if prefix
+            else "NOT installed"
+            + ("" if pkg in report.started_packages else " (nothing that needs it starts with these arguments)")
+        )
         lines.append(f"  package {pkg}: {state}; used at {where}")
     lines.append("  would start: " + (", ".join(report.processes) or "nothing"))
     for f in report.findings:
         lines.append(f"finding: {f}")
-    lines.append(f"{len(report.findings)} finding(s)" + ("" if report.findings else
-                                                      ": runs the same under ros2 launch and lerobot-ros launch"))
+    lines.append(
+        f"{len(report.findings)} finding(s)"
+        + ("" if report.findings else ": runs the same under ros2 launch and lerobot-ros launch")
+    )
     return lines

@@ -7,7 +7,7 @@ written right against it is glued on: `$(find-pkg-share x)/a b` gives two argume
 from __future__ import annotations
 
 import shlex
-from typing import Callable
+from collections.abc import Callable
 
 from lerobot_ros.launch_runner.substitutions import Parts, Sub
 

@@ -7,7 +7,7 @@ its file, line and tag so that evaluation errors point at the source.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from lerobot_ros.launch_runner.substitutions import Parts
 
@@ -19,16 +19,16 @@ class Entity:
     file: str
     line: int
     tag: str
-    if_: Optional[Parts] = None
-    unless: Optional[Parts] = None
+    if_: Parts | None = None
+    unless: Parts | None = None
 
 
 @dataclass
 class Arg(Entity):
     name: str = ""
-    default: Optional[Parts] = None
-    description: Optional[str] = None
-    choices: Optional[list] = None
+    default: Parts | None = None
+    description: str | None = None
+    choices: list | None = None
 
 
 @dataclass
@@ -58,13 +58,13 @@ class AppendEnv(Entity):
     name: Parts = ()
     value: Parts = ()
     prepend: bool = False
-    separator: Optional[Parts] = None
+    separator: Parts | None = None
 
 
 @dataclass
 class Log(Entity):
     message: Parts = ()
-    level: Optional[Parts] = None
+    level: Parts | None = None
 
 
 @dataclass
@@ -88,7 +88,7 @@ class ParamValue:
     name: Parts
     line: int
     value: Any = None  # str Parts, scalar, or list of those
-    type: Optional[str] = None
+    type: str | None = None
     children: list = field(default_factory=list)
 
 
@@ -105,27 +105,27 @@ class ParamFile:
 class Process(Entity):
     """What `node` and `executable` share (launch's ExecuteProcess attributes)."""
 
-    output: Optional[Parts] = None
-    respawn: Optional[Parts] = None
+    output: Parts | None = None
+    respawn: Parts | None = None
     respawn_delay: float = 0.0
     respawn_max_retries: int = -1
     sigterm_timeout: float = 5.0
     sigkill_timeout: float = 5.0
-    cwd: Optional[Parts] = None
-    launch_prefix: Optional[Parts] = None
+    cwd: Parts | None = None
+    launch_prefix: Parts | None = None
     env: list = field(default_factory=list)  # [(name Parts, value Parts)]
     on_exit_shutdown: bool = False
-    label: Optional[Parts] = None  # exec_name / name of the process in output prefixes
+    label: Parts | None = None  # exec_name / name of the process in output prefixes
 
 
 @dataclass
 class Node(Process):
-    pkg: Optional[Parts] = None
+    pkg: Parts | None = None
     exec_: Parts = ()
-    name: Optional[Parts] = None
-    namespace: Optional[Parts] = None
-    args: Optional[Parts] = None
-    ros_args: Optional[Parts] = None
+    name: Parts | None = None
+    namespace: Parts | None = None
+    args: Parts | None = None
+    ros_args: Parts | None = None
     params: list = field(default_factory=list)  # [ParamValue | ParamFile]
     remaps: list = field(default_factory=list)  # [(from Parts, to Parts)]
 

@@ -30,6 +30,8 @@ _NODE_NAME = re.compile(rf"^{_TOKEN}$")
 _NAMESPACE = re.compile(rf"^/(?:{_TOKEN}(?:/{_TOKEN})*)?$")
 OUTPUTS = ("screen", "log", "both", "own_log")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
 @dataclass
 class ProcessSpec:
     """One process to start: everything the runner needs, fully substituted."""
@@ -160,12 +162,16 @@ class Evaluator(ParamsMixin):
         self.plan.declared.append(DeclaredArg(ent.name, default, ent.description, ent.choices, ent.file))
         if ent.name not in self.configs:
             if default is None:
-                self.fail(f"required argument '{ent.name}' was not given (pass {ent.name}:=VALUE)"
-                          + (f"; {ent.description}" if ent.description else ""), ent)
+                self.fail(
+                    f"required argument '{ent.name}' was not given (pass {ent.name}:=VALUE)"
+                    + (f"; {ent.description}" if ent.description else ""),
+                    ent,
+                )
             self.configs[ent.name] = default
         if ent.choices is not None and self.configs[ent.name] not in ent.choices:
-            self.fail(f"argument '{ent.name}' is '{self.configs[ent.name]}', valid choices are: "
-                      f"{', '.join(ent.choices)}", ent)
+            self.fail(
+                f"argument '{ent.name}' is '{self.configs[ent.name]}', valid choices are: {', '.join(ent.choices)}", ent
+            )
 
     def visit_let(self, ent: E.Let) -> None:
         name = self.text(ent.name, ent, "let name")
@@ -182,8 +188,9 @@ class Evaluator(ParamsMixin):
         pushed = self.text(ent.namespace, ent, "namespace")
         namespace = make_absolute(prefix_namespace(self.configs.get("ros_namespace"), pushed))
         if not _NAMESPACE.match(namespace.rstrip("/") or "/"):
-            self.fail(f"invalid namespace '{namespace}' (tokens of letters, digits and '_', not starting with a digit)",
-                      ent)
+            self.fail(
+                f"invalid namespace '{namespace}' (tokens of letters, digits and '_', not starting with a digit)", ent
+            )
         self.configs["ros_namespace"] = namespace.rstrip("/") or "/"
 
     def visit_log(self, ent: E.Log) -> None:
@@ -229,8 +236,11 @@ class Evaluator(ParamsMixin):
         if not os.path.isfile(path):
             self.fail(f"included launch file not found: {path}", ent)
         if not path.endswith((".yaml", ".yml")):
-            self.fail(f"only YAML launch files can be included by this runner, not {os.path.basename(path)} "
-                      "(use `ros2 launch` for Python/XML launch files)", ent)
+            self.fail(
+                f"only YAML launch files can be included by this runner, not {os.path.basename(path)} "
+                "(use `ros2 launch` for Python/XML launch files)",
+                ent,
+            )
         values = [(self.text(n, ent, "include arg name"), self.text(v, ent, "include arg value")) for n, v in ent.args]
         self.configs.update(values)
         if self._depth >= MAX_INCLUDE_DEPTH:
@@ -262,10 +272,18 @@ class Evaluator(ParamsMixin):
         for name, value in ent.env:
             env[self.text(name, ent, "env name")] = self.text(value, ent, "env value")
         env.setdefault("PYTHONUNBUFFERED", "1")
-        return dict(env=env, cwd=cwd, respawn=respawn, respawn_delay=ent.respawn_delay,
-                    respawn_max_retries=ent.respawn_max_retries, sigterm_timeout=ent.sigterm_timeout,
-                    sigkill_timeout=ent.sigkill_timeout, on_exit_shutdown=ent.on_exit_shutdown, output=output,
-                    source=f"{ent.file}:{ent.line}")
+        return dict(
+            env=env,
+            cwd=cwd,
+            respawn=respawn,
+            respawn_delay=ent.respawn_delay,
+            respawn_max_retries=ent.respawn_max_retries,
+            sigterm_timeout=ent.sigterm_timeout,
+            sigkill_timeout=ent.sigkill_timeout,
+            on_exit_shutdown=ent.on_exit_shutdown,
+            output=output,
+            source=f"{ent.file}:{ent.line}",
+        )
 
     def unique_label(self, label: str) -> str:
         n = self._labels.get(label, 0) + 1
@@ -309,8 +327,10 @@ class Evaluator(ParamsMixin):
         if namespace is not None:
             namespace = namespace.rstrip("/") or "/"
             if not _NAMESPACE.match(namespace):
-                self.fail(f"invalid namespace '{namespace}' (tokens of letters, digits and '_', "
-                          "not starting with a digit)", ent)
+                self.fail(
+                    f"invalid namespace '{namespace}' (tokens of letters, digits and '_', not starting with a digit)",
+                    ent,
+                )
         cmd = [] if ent.launch_prefix is None else self.cmdline(ent.launch_prefix, ent, "launch-prefix")
         cmd.append(path)
         if ent.args is not None:
@@ -338,12 +358,22 @@ class Evaluator(ParamsMixin):
         else:
             label = name or os.path.basename(executable)
         fields = self.process_fields(ent, env)
-        self.plan.processes.append(ProcessSpec(label=self.unique_label(label), cmd=cmd, node_name=name,
-                                               namespace=namespace, package=pkg, executable=executable, **fields))
+        self.plan.processes.append(
+            ProcessSpec(
+                label=self.unique_label(label),
+                cmd=cmd,
+                node_name=name,
+                namespace=namespace,
+                package=pkg,
+                executable=executable,
+                **fields,
+            )
+        )
 
 
-def evaluate_file(path: str, launch_args: dict | None = None, environ: dict | None = None,
-                  collect_missing: bool = False) -> Plan:
+def evaluate_file(
+    path: str, launch_args: dict | None = None, environ: dict | None = None, collect_missing: bool = False
+) -> Plan:
     """Parse and evaluate `path` with `name:=value` arguments; returns the Plan. Raises LaunchError
     (with `collect_missing`, nodes of missing packages/executables go to `Plan.missing` instead)."""
     return Evaluator(launch_args, environ, collect_missing).run_file(path)

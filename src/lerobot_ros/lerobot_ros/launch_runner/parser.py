@@ -11,11 +11,22 @@ from typing import Any
 from lerobot_ros.launch_runner import entities as E
 from lerobot_ros.launch_runner import substitutions as S
 from lerobot_ros.launch_runner.errors import LaunchError
-from lerobot_ros.launch_runner.yaml_source import LDict, LList, load_yaml
+from lerobot_ros.launch_runner.yaml_source import LDict, load_yaml
 
 COMMON = ("if", "unless")
-PROCESS_KEYS = ("output", "respawn", "respawn_delay", "respawn_max_retries", "sigterm_timeout", "sigkill_timeout",
-                "cwd", "launch-prefix", "env", "on_exit", "emulate_tty")
+PROCESS_KEYS = (
+    "output",
+    "respawn",
+    "respawn_delay",
+    "respawn_max_retries",
+    "sigterm_timeout",
+    "sigkill_timeout",
+    "cwd",
+    "launch-prefix",
+    "env",
+    "on_exit",
+    "emulate_tty",
+)
 KEYS = {
     "arg": ("name", "default", "description", "choice"),
     "let": ("name", "value"),
@@ -56,8 +67,11 @@ class _Attrs:
     def string(self, key: str, required: bool = False) -> str | None:
         value = self.raw(key, required)
         if value is not None and not isinstance(value, str):
-            self.fail(f"attribute '{key}' must be a string, got {type(value).__name__} {value!r} "
-                      f"(quote it: '{_yaml_text(value)}')", key)
+            self.fail(
+                f"attribute '{key}' must be a string, got {type(value).__name__} {value!r} "
+                f"(quote it: '{_yaml_text(value)}')",
+                key,
+            )
         return value
 
     def parts(self, key: str, required: bool = False) -> S.Parts | None:
@@ -86,7 +100,9 @@ class _Attrs:
             return default
         if isinstance(value, bool) or not isinstance(value, kind):
             hint = " (write it with a decimal point, e.g. 2.0)" if kind is float and isinstance(value, int) else ""
-            self.fail(f"attribute '{key}' must be a{'n integer' if kind is int else ' float'}, got {value!r}{hint}", key)
+            self.fail(
+                f"attribute '{key}' must be a{'n integer' if kind is int else ' float'}, got {value!r}{hint}", key
+            )
         if minimum is not None and value < minimum:
             self.fail(f"attribute '{key}' must be >= {minimum}, got {value}", key)
         return value
@@ -114,15 +130,19 @@ def _pairs(attrs: _Attrs, key: str, first: str, second: str) -> list[tuple]:
 
 def _entity_list(items: Any, file: str, where_line: int, context: str) -> list[E.Entity]:
     if not isinstance(items, list):
-        raise LaunchError(f"{context} must be a list of entities (each a one-key mapping like `- node: {{...}}`)",
-                          file, getattr(items, "line", where_line))
+        raise LaunchError(
+            f"{context} must be a list of entities (each a one-key mapping like `- node: {{...}}`)",
+            file,
+            getattr(items, "line", where_line),
+        )
     out = []
     for item in items:
         line = getattr(item, "line", getattr(items, "line", where_line))
         if not isinstance(item, dict) or len(item) != 1:
-            raise LaunchError("each entity must be a mapping with exactly one key, its tag "
-                              f"(one of: {', '.join(TAGS)})", file, line)
-        (tag, body), = item.items()
+            raise LaunchError(
+                f"each entity must be a mapping with exactly one key, its tag (one of: {', '.join(TAGS)})", file, line
+            )
+        ((tag, body),) = item.items()
         out.append(parse_entity(tag, body, file, item.line_of(tag)))
     return out
 
@@ -143,8 +163,9 @@ def parse_entity(tag: str, body: Any, file: str, line: int) -> E.Entity:
         choices = None
         if attrs.raw("choice") is not None:
             choices = [_Attrs(c, "choice", file, ("value",)).string("value", True) for c in attrs.mappings("choice")]
-        return E.Arg(**base, name=name, default=attrs.parts("default"), description=attrs.string("description"),
-                     choices=choices)
+        return E.Arg(
+            **base, name=name, default=attrs.parts("default"), description=attrs.string("description"), choices=choices
+        )
     if tag == "let":
         return E.Let(**base, name=attrs.parts("name", True), value=attrs.parts("value", True))
     if tag == "set_env":
@@ -154,25 +175,48 @@ def parse_entity(tag: str, body: Any, file: str, line: int) -> E.Entity:
     if tag in ("push-ros-namespace", "push_ros_namespace"):
         return E.PushNamespace(**base, namespace=attrs.parts("namespace", True))
     if tag == "append_env":
-        return E.AppendEnv(**base, name=attrs.parts("name", True), value=attrs.parts("value", True),
-                           prepend=attrs.boolean("prepend", False), separator=attrs.parts("separator"))
+        return E.AppendEnv(
+            **base,
+            name=attrs.parts("name", True),
+            value=attrs.parts("value", True),
+            prepend=attrs.boolean("prepend", False),
+            separator=attrs.parts("separator"),
+        )
     if tag == "log":
         return E.Log(**base, message=attrs.parts("message", True), level=attrs.parts("level"))
     if tag == "group":
         children = attrs.raw("children", True)
-        return E.Group(**base, children=_entity_list(children, file, line, "group children"),
-                       scoped=attrs.boolean("scoped", True), forwarding=attrs.boolean("forwarding", True),
-                       keep=_pairs(attrs, "keep", "name", "value"))
+        return E.Group(
+            **base,
+            children=_entity_list(children, file, line, "group children"),
+            scoped=attrs.boolean("scoped", True),
+            forwarding=attrs.boolean("forwarding", True),
+            keep=_pairs(attrs, "keep", "name", "value"),
+        )
     if tag == "include":
         return E.Include(**base, file_=attrs.parts("file", True), args=_pairs(attrs, "arg", "name", "value"))
     process = _process_fields(attrs)
     if tag == "executable":
-        return E.Executable(**base, **process, cmd=attrs.parts("cmd", True), shell=attrs.boolean("shell", False),
-                            label=attrs.parts("name"))
-    return E.Node(**base, **process, pkg=attrs.parts("pkg"), exec_=attrs.parts("exec", True),
-                  name=attrs.parts("name"), namespace=attrs.parts("namespace"), args=attrs.parts("args"),
-                  ros_args=attrs.parts("ros_args"), params=[_param(p, file) for p in attrs.mappings("param")],
-                  remaps=_pairs(attrs, "remap", "from", "to"), label=attrs.parts("exec_name"))
+        return E.Executable(
+            **base,
+            **process,
+            cmd=attrs.parts("cmd", True),
+            shell=attrs.boolean("shell", False),
+            label=attrs.parts("name"),
+        )
+    return E.Node(
+        **base,
+        **process,
+        pkg=attrs.parts("pkg"),
+        exec_=attrs.parts("exec", True),
+        name=attrs.parts("name"),
+        namespace=attrs.parts("namespace"),
+        args=attrs.parts("args"),
+        ros_args=attrs.parts("ros_args"),
+        params=[_param(p, file) for p in attrs.mappings("param")],
+        remaps=_pairs(attrs, "remap", "from", "to"),
+        label=attrs.parts("exec_name"),
+    )
 
 
 def _process_fields(attrs: _Attrs) -> dict:
@@ -181,11 +225,15 @@ def _process_fields(attrs: _Attrs) -> dict:
         attrs.fail(f"attribute 'on_exit' supports only 'shutdown', got '{on_exit}'", "on_exit")
     attrs.boolean("emulate_tty", False)  # accepted for compatibility; output always goes through a pipe here
     return dict(
-        output=attrs.parts("output"), respawn=attrs.parts("respawn"),
-        respawn_delay=attrs.number("respawn_delay", 0.0), respawn_max_retries=attrs.number(
-            "respawn_max_retries", -1, int, None),
-        sigterm_timeout=attrs.number("sigterm_timeout", 5.0), sigkill_timeout=attrs.number("sigkill_timeout", 5.0),
-        cwd=attrs.parts("cwd"), launch_prefix=attrs.parts("launch-prefix"), env=_pairs(attrs, "env", "name", "value"),
+        output=attrs.parts("output"),
+        respawn=attrs.parts("respawn"),
+        respawn_delay=attrs.number("respawn_delay", 0.0),
+        respawn_max_retries=attrs.number("respawn_max_retries", -1, int, None),
+        sigterm_timeout=attrs.number("sigterm_timeout", 5.0),
+        sigkill_timeout=attrs.number("sigkill_timeout", 5.0),
+        cwd=attrs.parts("cwd"),
+        launch_prefix=attrs.parts("launch-prefix"),
+        env=_pairs(attrs, "env", "name", "value"),
         on_exit_shutdown=on_exit == "shutdown",
     )
 
@@ -236,6 +284,9 @@ def parse_file(path: str) -> E.LaunchFile:
     """Parse a `*.launch.yaml` file into typed entities. Raises LaunchError (file, line, tag)."""
     tree = load_yaml(path)
     if not isinstance(tree, dict) or list(tree) != ["launch"]:
-        raise LaunchError("the root of a YAML launch file must be a single key 'launch:' holding a list of entities",
-                          path, getattr(tree, "line", 1))
+        raise LaunchError(
+            "the root of a YAML launch file must be a single key 'launch:' holding a list of entities",
+            path,
+            getattr(tree, "line", 1),
+        )
     return E.LaunchFile(path, _entity_list(tree["launch"], path, tree.line_of("launch"), "'launch'"))

@@ -52,9 +52,15 @@ class Runner:
     # -- lifecycle --------------------------------------------------------------------------------
     def start(self, child: _Child) -> bool:
         spec = child.spec
-        process = ChildProcess(spec.cmd, label=spec.label, env=spec.env, cwd=spec.cwd,
-                               on_line=lambda line, label=spec.label: self.say(label, line),
-                               sigterm_timeout=spec.sigterm_timeout, sigkill_timeout=spec.sigkill_timeout)
+        process = ChildProcess(
+            spec.cmd,
+            label=spec.label,
+            env=spec.env,
+            cwd=spec.cwd,
+            on_line=lambda line, label=spec.label: self.say(label, line),
+            sigterm_timeout=spec.sigterm_timeout,
+            sigkill_timeout=spec.sigkill_timeout,
+        )
         try:
             process.start()
         except OSError as exc:
@@ -140,14 +146,20 @@ class Runner:
             for child in self.children:
                 if child.process is not None and child.process.poll() is not None:
                     self._reap(child, now)
-                elif child.process is None and child.respawn_at is not None and not self.stopping:
-                    if now >= child.respawn_at and not self.start(child):
-                        self.stopping = True
+                elif (
+                    child.process is None
+                    and child.respawn_at is not None
+                    and not self.stopping
+                    and now >= child.respawn_at
+                    and not self.start(child)
+                ):
+                    self.stopping = True
             if self.stopping:
                 for child in self.children:
                     self._step_stop(child, False, now)
-            pending = any(c.process is not None or (c.respawn_at is not None and not self.stopping)
-                          for c in self.children)
+            pending = any(
+                c.process is not None or (c.respawn_at is not None and not self.stopping) for c in self.children
+            )
             if not pending:
                 break
             time.sleep(POLL_S)

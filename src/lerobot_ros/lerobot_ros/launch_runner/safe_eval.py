@@ -12,13 +12,37 @@ import ast
 import math
 import operator
 
-_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-           ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow}
+_BINOPS = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
 _UNARY = {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Not: operator.not_}
-_CMP = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
-        ast.GtE: operator.ge, ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
-_FUNCS = {"abs": abs, "min": min, "max": max, "round": round, "int": int, "float": float, "str": str,
-          "bool": bool, "len": len}
+_CMP = {
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.In: lambda a, b: a in b,
+    ast.NotIn: lambda a, b: a not in b,
+}
+_FUNCS = {
+    "abs": abs,
+    "min": min,
+    "max": max,
+    "round": round,
+    "int": int,
+    "float": float,
+    "str": str,
+    "bool": bool,
+    "len": len,
+}
 _MATH = {k: getattr(math, k) for k in dir(math) if not k.startswith("_")}
 
 
@@ -82,7 +106,9 @@ def _eval(node: ast.AST):
     if isinstance(node, ast.Call) and not node.keywords:
         func = _eval(node.func)
         if func not in _FUNCS.values() and func not in _MATH.values():
-            raise UnsafeExpression("only abs, min, max, round, int, float, str, bool, len and math functions can be called")
+            raise UnsafeExpression(
+                "only abs, min, max, round, int, float, str, bool, len and math functions can be called"
+            )
         return func(*[_eval(a) for a in node.args])
     raise UnsafeExpression(f"{type(node).__name__} is outside the supported expression subset")
 

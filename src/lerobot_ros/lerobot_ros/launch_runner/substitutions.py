@@ -27,8 +27,9 @@ import shlex
 import shutil
 import socket
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, Protocol
+from typing import Protocol
 
 import yaml
 
@@ -57,10 +58,26 @@ EMPTY_QUOTED: Parts = ()
 # name -> (min args, max args); None = no upper bound. The names launch 3.x and launch_ros expose,
 # less `param` and `log_dir` / `launch_log_dir` (they need launch's runtime state).
 ARITY = {
-    "var": (1, 2), "env": (1, 2), "find-pkg-share": (1, 1), "find-pkg-prefix": (1, 1), "exec-in-pkg": (2, 2),
-    "find-exec": (1, 1), "file-content": (1, 1), "eval": (1, 1), "not": (1, 1), "and": (2, 2), "or": (2, 2),
-    "any": (1, None), "all": (1, None), "equals": (2, 2), "not-equals": (2, 2), "if": (2, 3), "dirname": (0, 0),
-    "filename": (0, 0), "anon": (1, 1), "command": (1, 2),
+    "var": (1, 2),
+    "env": (1, 2),
+    "find-pkg-share": (1, 1),
+    "find-pkg-prefix": (1, 1),
+    "exec-in-pkg": (2, 2),
+    "find-exec": (1, 1),
+    "file-content": (1, 1),
+    "eval": (1, 1),
+    "not": (1, 1),
+    "and": (2, 2),
+    "or": (2, 2),
+    "any": (1, None),
+    "all": (1, None),
+    "equals": (2, 2),
+    "not-equals": (2, 2),
+    "if": (2, 3),
+    "dirname": (0, 0),
+    "filename": (0, 0),
+    "anon": (1, 1),
+    "command": (1, 2),
 }
 # Names other launchers accept that ros2 launch does not: a parse error with the replacement.
 NOT_IN_ROS2_LAUNCH = {
@@ -84,7 +101,7 @@ class _Scanner:
         self.notes: list[str] = []  # grammar corners met (see grammar_notes)
 
     def peek(self, n: int = 1) -> str:
-        return self.s[self.i:self.i + n]
+        return self.s[self.i : self.i + n]
 
     def after_backslash(self) -> bool:
         return self.i > 0 and self.s[self.i - 1] == "\\"
@@ -100,7 +117,7 @@ class _Scanner:
         start = self.i
         while self.i < len(self.s) and (self.s[self.i].isalnum() or self.s[self.i] in "_-"):
             self.i += 1
-        name = self.s[start:self.i]
+        name = self.s[start : self.i]
         if not name or not name[0].isalpha():
             raise self.error("expected a substitution name after '$('")
         args: list[Parts] = []
@@ -116,8 +133,11 @@ class _Scanner:
             raise SubstitutionError(f"unknown substitution '$({name} ...)'; supported: {', '.join(sorted(ARITY))}")
         lo, hi = ARITY[name]
         if len(args) < lo or (hi is not None and len(args) > hi):
-            want = str(lo) if lo == hi else (f"{lo} or {hi}" if hi == lo + 1 else
-                                             (f"{lo} to {hi}" if hi is not None else f"at least {lo}"))
+            want = (
+                str(lo)
+                if lo == hi
+                else (f"{lo} or {hi}" if hi == lo + 1 else (f"{lo} to {hi}" if hi is not None else f"at least {lo}"))
+            )
             raise SubstitutionError(f"substitution '$({name})' takes {want} argument(s), got {len(args)}")
         return Sub(name, tuple(args))
 
@@ -144,12 +164,17 @@ class _Scanner:
                 if ch == "(":
                     raise self.error("unexpected '(' in a substitution argument (quote the argument or write \\()")
             if ch in "'\"" and not self.after_backslash() and (quote is None or ch == quote):
-                where = "inside a quoted argument, nested arguments cannot be quoted" if quote else \
-                    "quote the whole argument"
+                where = (
+                    "inside a quoted argument, nested arguments cannot be quoted"
+                    if quote
+                    else "quote the whole argument"
+                )
                 raise self.error(f"unexpected {ch!r} in a substitution argument ({where})")
             if ch in "'\"" and quote is not None and not self.after_backslash():
-                self.notes.append(f"the {ch} in '{self.s}' is a plain character: inside a quoted argument, the "
-                                  "arguments of a nested substitution cannot be quoted")
+                self.notes.append(
+                    f"the {ch} in '{self.s}' is a plain character: inside a quoted argument, the "
+                    "arguments of a nested substitution cannot be quoted"
+                )
             raw += ch
             self.i += 1
         if raw:
@@ -357,7 +382,9 @@ def _var(args, scope):
 def _env(args, scope):
     value = scope.environ.get(args[0], args[1] if len(args) > 1 else None)
     if value is None:
-        raise SubstitutionError(f"environment variable '{args[0]}' does not exist (give a default: $(env {args[0]} ''))")
+        raise SubstitutionError(
+            f"environment variable '{args[0]}' does not exist (give a default: $(env {args[0]} ''))"
+        )
     return str(value)
 
 
@@ -365,7 +392,8 @@ def _find(args, scope, share: bool):
     prefix = ament.package_prefix(args[0], scope.environ)
     if prefix is None:
         raise SubstitutionError(
-            f"package '{args[0]}' not found in the ament index (searched: {', '.join(ament.prefixes(scope.environ))})")
+            f"package '{args[0]}' not found in the ament index (searched: {', '.join(ament.prefixes(scope.environ))})"
+        )
     return os.path.join(prefix, "share", args[0]) if share else prefix
 
 
@@ -414,8 +442,8 @@ _HANDLERS: dict[str, Callable] = {
     "not": lambda a, s: _lower(not _bool_arg(a[0], "$(not) argument")),
     "and": lambda a, s: _lower(_bool_arg(a[0], "$(and) argument") and _bool_arg(a[1], "$(and) argument")),
     "or": lambda a, s: _lower(_bool_arg(a[0], "$(or) argument") or _bool_arg(a[1], "$(or) argument")),
-    "any": lambda a, s: _lower(any([_bool_arg(x, "$(any) argument") for x in a])),
-    "all": lambda a, s: _lower(all([_bool_arg(x, "$(all) argument") for x in a])),
+    "any": lambda a, s: _lower(any(_bool_arg(x, "$(any) argument") for x in a)),
+    "all": lambda a, s: _lower(all(_bool_arg(x, "$(all) argument") for x in a)),
     "equals": lambda a, s: _lower(_equals(_as_text(a[0]), _as_text(a[1]))),
     "not-equals": lambda a, s: _lower(not _equals(_as_text(a[0]), _as_text(a[1]))),
     "dirname": lambda a, s: os.path.dirname(os.path.abspath(s.file)),

@@ -18,8 +18,8 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 #: exit statuses of a child that stopped because it was asked to (or ended normally)
 CLEAN_STOP_CODES = frozenset({0, -signal.SIGINT, -signal.SIGTERM, 128 + signal.SIGINT, 128 + signal.SIGTERM})
@@ -37,10 +37,20 @@ class ChildProcess:
     `kill_wait`: how long to wait after SIGKILL before giving up on a process the kernel will not reap.
     """
 
-    def __init__(self, cmd: Sequence[str], *, label: str = "", env: dict | None = None, cwd: str | None = None,
-                 log: str | os.PathLike | None = None, on_line: Callable[[str], None] | None = None,
-                 stdin=subprocess.DEVNULL, sigterm_timeout: float = 10.0, sigkill_timeout: float = 3.0,
-                 kill_wait: float = 5.0):
+    def __init__(
+        self,
+        cmd: Sequence[str],
+        *,
+        label: str = "",
+        env: dict | None = None,
+        cwd: str | None = None,
+        log: str | os.PathLike | None = None,
+        on_line: Callable[[str], None] | None = None,
+        stdin=subprocess.DEVNULL,
+        sigterm_timeout: float = 10.0,
+        sigkill_timeout: float = 3.0,
+        kill_wait: float = 5.0,
+    ):
         if log is not None and on_line is not None:
             raise ValueError("give a log file or an on_line callback, not both")
         self.cmd, self.label = list(cmd), label or os.path.basename(str(cmd[0]))
@@ -57,19 +67,25 @@ class ChildProcess:
         self._finished = False
 
     # -- start and state ----------------------------------------------------------------------------
-    def start(self) -> "ChildProcess":
+    def start(self) -> ChildProcess:
         if self.proc is not None:
             raise RuntimeError(f"{self.label} was started already")
         out = None
         if self.log_path is not None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            out = self._log = open(self.log_path, "wb")
+            out = self._log = open(self.log_path, "wb")  # noqa: SIM115 - open for the child's lifetime
         elif self.on_line is not None:
             out = subprocess.PIPE
         try:
-            self.proc = subprocess.Popen(self.cmd, env=self.env, cwd=self.cwd, stdin=self.stdin, stdout=out,
-                                         stderr=subprocess.STDOUT if out is not None else None,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                self.cmd,
+                env=self.env,
+                cwd=self.cwd,
+                stdin=self.stdin,
+                stdout=out,
+                stderr=subprocess.STDOUT if out is not None else None,
+                start_new_session=True,
+            )
         except OSError:
             if self._log is not None:
                 self._log.close()

@@ -21,8 +21,8 @@ from rclpy.node import Node
 from lerobot_ros.hardware.camera import CameraSourceError
 from lerobot_ros.hardware.camera_driver import CameraDriver
 from lerobot_ros.ros.camera_topics import DEFAULT_JPEG_QUALITY, JPEG_QUALITY_RANGE, CameraTopics
-from lerobot_ros.ros.diagnostics import diagnostic_array, health_status
 from lerobot_ros.ros.dds import use_large_data_profile
+from lerobot_ros.ros.diagnostics import diagnostic_array, health_status
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS, qos_by_name
@@ -32,21 +32,40 @@ from lerobot_ros.ros.qos import RELIABLE_QOS, qos_by_name
 class CameraParams:
     source: str = param("0", "camera index (0), device path (/dev/video2), video file, or realsense:<serial or name>")
     camera_name: str = param("camera", "topic prefix: <camera_name>/image_raw, .../compressed, .../camera_info")
-    fps: float = param(30.0, "publish rate (a device camera keeps the rate it was opened with)", unit="Hz",
-                       min=0.0, min_exclusive=True, reconfigurable=True)
+    fps: float = param(
+        30.0,
+        "publish rate (a device camera keeps the rate it was opened with)",
+        unit="Hz",
+        min=0.0,
+        min_exclusive=True,
+        reconfigurable=True,
+    )
     width: int = param(0, "image width; 0 = the source's own", unit="px", min=0)
     height: int = param(0, "image height; 0 = the source's own", unit="px", min=0)
     frame_id: str = param("", "frame_id of images and camera_info; '' = <camera_name>_optical_frame")
     publish_compressed: bool = param(True, "also offer <camera_name>/image_raw/compressed (jpeg)")
-    jpeg_quality: int = param(DEFAULT_JPEG_QUALITY, "jpeg quality of the compressed topic (640x480 at 90: 20-60 kB a frame, bench/compressed.py)",
-                              min=JPEG_QUALITY_RANGE[0], max=JPEG_QUALITY_RANGE[1], reconfigurable=True)
+    jpeg_quality: int = param(
+        DEFAULT_JPEG_QUALITY,
+        "jpeg quality of the compressed topic (640x480 at 90: 20-60 kB a frame, bench/compressed.py)",
+        min=JPEG_QUALITY_RANGE[0],
+        max=JPEG_QUALITY_RANGE[1],
+        reconfigurable=True,
+    )
     qos: str = param("sensor", "QoS profile of the image topics: sensor (best effort) or reliable")
     loop: bool = param(False, "video files: start over at the end")
-    hfov_deg: float = param(60.0, "horizontal field of view for camera_info's pinhole guess", unit="deg",
-                            min=0.0, max=180.0, min_exclusive=True, reconfigurable=True)
+    hfov_deg: float = param(
+        60.0,
+        "horizontal field of view for camera_info's pinhole guess",
+        unit="deg",
+        min=0.0,
+        max=180.0,
+        min_exclusive=True,
+        reconfigurable=True,
+    )
     max_missed: int = param(3, "missed frames in a row before the source is reopened", min=1, reconfigurable=True)
-    diagnostics_period_s: float = param(1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True,
-                                        reconfigurable=True)
+    diagnostics_period_s: float = param(
+        1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True, reconfigurable=True
+    )
 
 
 class CameraNode(Node):
@@ -62,15 +81,23 @@ class CameraNode(Node):
             qos = qos_by_name(p.qos)
         except ValueError as exc:
             raise NodeStartupError(str(exc)) from None
-        self.driver = CameraDriver(p.source, p.fps, p.width, p.height, p.loop, clock=self._now,
-                                   max_missed=p.max_missed, log=self.get_logger())
+        self.driver = CameraDriver(
+            p.source, p.fps, p.width, p.height, p.loop, clock=self._now, max_missed=p.max_missed, log=self.get_logger()
+        )
         self.published = 0
         try:
             self.driver.connect()
         except CameraSourceError as exc:
             raise NodeStartupError(str(exc)) from None
-        self.topics = CameraTopics(self, p.camera_name, qos, frame_id=p.frame_id, compressed=p.publish_compressed,
-                                   jpeg_quality=p.jpeg_quality, hfov_deg=p.hfov_deg)
+        self.topics = CameraTopics(
+            self,
+            p.camera_name,
+            qos,
+            frame_id=p.frame_id,
+            compressed=p.publish_compressed,
+            jpeg_quality=p.jpeg_quality,
+            hfov_deg=p.hfov_deg,
+        )
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
         self.tick_timer = self.create_timer(1.0 / p.fps, self.on_tick)
         self.diag_timer = self.create_timer(p.diagnostics_period_s, self.on_diagnostics)
@@ -104,8 +131,12 @@ class CameraNode(Node):
         self.published += 1
 
     def on_diagnostics(self) -> None:
-        extra = {"source": self.source_spec, "frames_published": str(self.published), "target_fps": f"{self.fps:g}",
-                 **self.topics.values()}
+        extra = {
+            "source": self.source_spec,
+            "frames_published": str(self.published),
+            "target_fps": f"{self.fps:g}",
+            **self.topics.values(),
+        }
         status = health_status(f"{self.get_fully_qualified_name()}: camera", self.source_spec, self.health, extra)
         self.diag_pub.publish(diagnostic_array(self._now(), status))
 

@@ -41,12 +41,23 @@ class ChunkMarkersParams:
     robot_description: str = param("", "URDF text; '' = take it from the latched robot_description topic")
     tip_link: str = param(DEFAULT_TIP, "link whose path is drawn (SO-101: gripper_frame_link, the tool frame)")
     frame_id: str = param("", "frame of the markers; '' = the URDF's root link", reconfigurable=True)
-    joint_zero: str = param("mid_range", "mid_range: ROS 0 = middle of the URDF limits (the project's convention); "
-                                         "urdf: positions are URDF joint values", choices=JOINT_ZEROS)
-    line_width: float = param(MarkerStyle.line_width, "width of the tip's path", unit="m", min=0.0,
-                              min_exclusive=True, reconfigurable=True)
-    sphere_size: float = param(MarkerStyle.sphere_size, "diameter of the chunk's points", unit="m", min=0.0,
-                               min_exclusive=True, reconfigurable=True)
+    joint_zero: str = param(
+        "mid_range",
+        "mid_range: ROS 0 = middle of the URDF limits (the project's convention); "
+        "urdf: positions are URDF joint values",
+        choices=JOINT_ZEROS,
+    )
+    line_width: float = param(
+        MarkerStyle.line_width, "width of the tip's path", unit="m", min=0.0, min_exclusive=True, reconfigurable=True
+    )
+    sphere_size: float = param(
+        MarkerStyle.sphere_size,
+        "diameter of the chunk's points",
+        unit="m",
+        min=0.0,
+        min_exclusive=True,
+        reconfigurable=True,
+    )
     ghost: bool = param(True, "draw the final pose's links", reconfigurable=True)
 
 
@@ -56,7 +67,12 @@ class ChunkMarkersNode(Node):
     def __init__(self, node_name: str = "chunk_markers", **kwargs):
         super().__init__(node_name, **kwargs)
         p = declare_params(self, ChunkMarkersParams, on_change=self._on_params).values
-        description, self.tip_link, self.frame_id, self.joint_zero = p.robot_description, p.tip_link, p.frame_id, p.joint_zero
+        description, self.tip_link, self.frame_id, self.joint_zero = (
+            p.robot_description,
+            p.tip_link,
+            p.frame_id,
+            p.joint_zero,
+        )
         self.style = MarkerStyle(line_width=p.line_width, sphere_size=p.sphere_size, ghost=p.ghost)
         self.model: UrdfModel | None = None
         self.hold: dict[str, float] = {}
@@ -79,20 +95,33 @@ class ChunkMarkersNode(Node):
 
     def _use_description(self, text: str) -> None:
         self.model = self._checked_model(text)
-        self.get_logger().info(f"robot {self.model.name!r}: drawing {self.tip_link} in {self.frame_id or self.model.root}")
+        self.get_logger().info(
+            f"robot {self.model.name!r}: drawing {self.tip_link} in {self.frame_id or self.model.root}"
+        )
 
     def on_joint_states(self, msg: JointState) -> None:
         self.hold.update(zip(msg.name, msg.position))
 
     def on_chunk(self, msg: JointTrajectory) -> None:
         if self.model is None:
-            self.get_logger().warning("predicted chunk before any robot_description: not drawn", throttle_duration_sec=5.0)
+            self.get_logger().warning(
+                "predicted chunk before any robot_description: not drawn", throttle_duration_sec=5.0
+            )
             return
         try:
             times_ns, positions = joint_trajectory_to_chunk(msg)
-            markers = chunk_markers(self.model, self.tip_link, list(msg.joint_names), positions, times_ns * 1e-9,
-                                    frame_id=self.frame_id, stamp=msg.header.stamp, hold=self.hold,
-                                    joint_zero=self.joint_zero, style=self.style)
+            markers = chunk_markers(
+                self.model,
+                self.tip_link,
+                list(msg.joint_names),
+                positions,
+                times_ns * 1e-9,
+                frame_id=self.frame_id,
+                stamp=msg.header.stamp,
+                hold=self.hold,
+                joint_zero=self.joint_zero,
+                style=self.style,
+            )
         except (CodecError, ValueError) as exc:
             self.get_logger().warning(f"predicted chunk not drawn: {exc}", throttle_duration_sec=5.0)
             return

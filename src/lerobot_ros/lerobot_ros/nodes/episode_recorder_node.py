@@ -22,21 +22,21 @@ import time
 from dataclasses import dataclass
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from lerobot_ros_msgs.msg import EpisodeStatus
-from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.task import Future
 from std_msgs.msg import String
 
 from lerobot_ros.codecs import ns_to_time
-from lerobot_ros.record.episode_bag_writer import BagWriteError, WriterSettings
 from lerobot_ros.contract import message_class
+from lerobot_ros.record.episode_bag_writer import BagWriteError, WriterSettings
 from lerobot_ros.record.recorder import Status, build_recorder
 from lerobot_ros.record.session import OUTCOMES, EpisodeError, TopicSpec
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS, subscription_qos, to_bag_qos
+from lerobot_ros_msgs.msg import EpisodeStatus
+from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
 
 _NEXT = "reconfigurable; applies from the next episode"
 WRITER_DEFAULTS = WriterSettings()  # compression, flush_interval_s, min_free_mb: the writer's own defaults
@@ -50,30 +50,74 @@ class RecorderParams:
     topics: list[str] = param([], "extra topics, '/name' or '/name:pkg/msg/Type' (instead of or on top of a contract)")
     all_topics: bool = param(False, "record every topic in the graph (like `ros2 bag record -a`)")
     output_dir: str = param("recordings", "folder of the episode bags (episode_NNNNNN)")
-    task: str = param("", "task string of the episodes ('' = the contract's default); applies from the next episode",
-                      reconfigurable=True)
+    task: str = param(
+        "",
+        "task string of the episodes ('' = the contract's default); applies from the next episode",
+        reconfigurable=True,
+    )
     compression: str = param(WRITER_DEFAULTS.compression, "MCAP chunk compression", choices=WriterSettings.COMPRESSIONS)
-    flush_interval_s: float = param(WRITER_DEFAULTS.flush_interval_s, f"how often written chunks reach the disk; {_NEXT}", unit="s", min=0.0,
-                                    min_exclusive=True, reconfigurable=True)
-    episode_time_s: float = param(0.0, "automatic mode: episode length (0 = manual mode; the mode itself is fixed)",
-                                  unit="s", min=0.0, reconfigurable=True)
+    flush_interval_s: float = param(
+        WRITER_DEFAULTS.flush_interval_s,
+        f"how often written chunks reach the disk; {_NEXT}",
+        unit="s",
+        min=0.0,
+        min_exclusive=True,
+        reconfigurable=True,
+    )
+    episode_time_s: float = param(
+        0.0,
+        "automatic mode: episode length (0 = manual mode; the mode itself is fixed)",
+        unit="s",
+        min=0.0,
+        reconfigurable=True,
+    )
     reset_time_s: float = param(0.0, "automatic mode: pause between episodes", unit="s", min=0.0, reconfigurable=True)
     num_episodes: int = param(0, "episodes to keep before the session ends (0 = no limit)", min=0, reconfigurable=True)
-    default_outcome: str = param("success", "outcome of a stop_episode request that names none",
-                                 choices=OUTCOMES[:2], reconfigurable=True)
+    default_outcome: str = param(
+        "success", "outcome of a stop_episode request that names none", choices=OUTCOMES[:2], reconfigurable=True
+    )
     exit_when_done: bool = param(True, "end the process when the session is over (num_episodes kept, stop key)")
-    stall_timeout_s: float = param(1.0, f"live QA: a stream silent this long is stalled; {_NEXT}", unit="s",
-                                   min=0.0, min_exclusive=True, reconfigurable=True)
-    min_free_mb: float = param(WRITER_DEFAULTS.min_free_bytes / 2**20, f"refuse to start / stop writing below this free disk space; {_NEXT}",
-                               unit="MiB", min=0.0, reconfigurable=True)
-    progress_period_s: float = param(1.0, "episode_status, /diagnostics and progress line period", unit="s",
-                                     min=0.0, min_exclusive=True, reconfigurable=True)
-    discovery_period_s: float = param(0.5, "how often the graph is searched for publishers of wanted topics",
-                                      unit="s", min=0.0, min_exclusive=True, reconfigurable=True)
-    wait_for_topics_s: float = param(10.0, "automatic mode: how long the first episode waits for every wanted topic",
-                                     unit="s", min=0.0)
-    drain_s: float = param(2.0, "on Ctrl-C / SIGTERM: keep taking delivered messages up to this long, then close",
-                           unit="s", min=0.0, reconfigurable=True)
+    stall_timeout_s: float = param(
+        1.0,
+        f"live QA: a stream silent this long is stalled; {_NEXT}",
+        unit="s",
+        min=0.0,
+        min_exclusive=True,
+        reconfigurable=True,
+    )
+    min_free_mb: float = param(
+        WRITER_DEFAULTS.min_free_bytes / 2**20,
+        f"refuse to start / stop writing below this free disk space; {_NEXT}",
+        unit="MiB",
+        min=0.0,
+        reconfigurable=True,
+    )
+    progress_period_s: float = param(
+        1.0,
+        "episode_status, /diagnostics and progress line period",
+        unit="s",
+        min=0.0,
+        min_exclusive=True,
+        reconfigurable=True,
+    )
+    discovery_period_s: float = param(
+        0.5,
+        "how often the graph is searched for publishers of wanted topics",
+        unit="s",
+        min=0.0,
+        min_exclusive=True,
+        reconfigurable=True,
+    )
+    wait_for_topics_s: float = param(
+        10.0, "automatic mode: how long the first episode waits for every wanted topic", unit="s", min=0.0
+    )
+    drain_s: float = param(
+        2.0,
+        "on Ctrl-C / SIGTERM: keep taking delivered messages up to this long, then close",
+        unit="s",
+        min=0.0,
+        reconfigurable=True,
+    )
 
 
 class EpisodeRecorder(Node):
@@ -86,8 +130,14 @@ class EpisodeRecorder(Node):
         p = self.params.values
         self.exit_future = Future()  # its result ends run_node's spin: the exit status
         try:
-            self.recorder = build_recorder(p, self.get_logger(), clock_ns=lambda: self.get_clock().now().nanoseconds,
-                                           now=time.monotonic(), on_status=self.publish_status, on_saved=on_saved)
+            self.recorder = build_recorder(
+                p,
+                self.get_logger(),
+                clock_ns=lambda: self.get_clock().now().nanoseconds,
+                now=time.monotonic(),
+                on_status=self.publish_status,
+                on_saved=on_saved,
+            )
         except Exception as exc:  # ContractError, bad topic or loop settings: one line, no traceback
             raise NodeStartupError(str(exc)) from None
         self._subs: dict[str, object] = {}
@@ -131,15 +181,26 @@ class EpisodeRecorder(Node):
             offered = [i.qos_profile for i in infos]
             try:
                 cls = message_class(msgtype)
-                rec.session.add_topic(TopicSpec(topic, msgtype, [to_bag_qos(q) for q in offered], want.expected_hz,
-                                                want.policy, want.tolerance_ns))
+                rec.session.add_topic(
+                    TopicSpec(
+                        topic,
+                        msgtype,
+                        [to_bag_qos(q) for q in offered],
+                        want.expected_hz,
+                        want.policy,
+                        want.tolerance_ns,
+                    )
+                )
             except Exception as exc:
                 self.get_logger().error(f"cannot record {topic} ({msgtype}): {exc}")
                 self._subs[topic] = None
                 continue
             self._subs[topic] = self.create_subscription(
-                cls, topic, lambda data, t=topic: rec.message(t, self.get_clock().now().nanoseconds, data, time.monotonic()),
-                subscription_qos(offered), raw=True,
+                cls,
+                topic,
+                lambda data, t=topic: rec.message(t, self.get_clock().now().nanoseconds, data, time.monotonic()),
+                subscription_qos(offered),
+                raw=True,
             )
             rec.subscribed.add(topic)
             self.get_logger().info(f"subscribed {topic} [{msgtype}]")
@@ -180,8 +241,13 @@ class EpisodeRecorder(Node):
 
     # ---- status ---------------------------------------------------------------------------------
     def publish_status(self, status: Status) -> None:
-        msg = EpisodeStatus(episode_index=status.episode_index, step=status.step, done=status.done,
-                            success=status.success, task=status.task)
+        msg = EpisodeStatus(
+            episode_index=status.episode_index,
+            step=status.step,
+            done=status.done,
+            success=status.success,
+            task=status.task,
+        )
         msg.header.stamp = ns_to_time(self.get_clock().now().nanoseconds)
         self.status_pub.publish(msg)
 
@@ -192,17 +258,27 @@ class EpisodeRecorder(Node):
         array = DiagnosticArray()
         array.header.stamp = ns_to_time(self.get_clock().now().nanoseconds)
         hardware_id = self.get_fully_qualified_name()
-        array.status = [DiagnosticStatus(level=bytes([d.level]), name=d.name, message=d.message, hardware_id=hardware_id,
-                                         values=[KeyValue(key=k, value=v) for k, v in d.values.items()])
-                        for d in entries]
+        array.status = [
+            DiagnosticStatus(
+                level=bytes([d.level]),
+                name=d.name,
+                message=d.message,
+                hardware_id=hardware_id,
+                values=[KeyValue(key=k, value=v) for k, v in d.values.items()],
+            )
+            for d in entries
+        ]
         self.diag_pub.publish(array)
 
     def close(self) -> None:
         """SIGTERM / Ctrl-C / exit: a running episode is closed properly (outcome 'interrupted')."""
         result = self.recorder.close()
         if result is not None:
-            print(f"episode closed on shutdown -> {result.path} ({result.message_count} messages)",
-                  file=sys.stderr, flush=True)
+            print(
+                f"episode closed on shutdown -> {result.path} ({result.message_count} messages)",
+                file=sys.stderr,
+                flush=True,
+            )
 
 
 def main(args=None) -> None:

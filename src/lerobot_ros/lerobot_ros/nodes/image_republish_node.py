@@ -33,12 +33,18 @@ class RepublishParams:
     in_topic: str = param("image_raw", "sensor_msgs/Image topic to read")
     out_topic: str = param("", "sensor_msgs/CompressedImage topic to publish; '' = <in_topic>/compressed")
     format: str = param("jpeg", "compression of the output", choices=("jpeg", "png"))
-    jpeg_quality: int = param(DEFAULT_JPEG_QUALITY, "jpeg quality (640x480 at 90: 20-60 kB a frame, bench/compressed.py)",
-                              min=JPEG_QUALITY_RANGE[0], max=JPEG_QUALITY_RANGE[1], reconfigurable=True)
+    jpeg_quality: int = param(
+        DEFAULT_JPEG_QUALITY,
+        "jpeg quality (640x480 at 90: 20-60 kB a frame, bench/compressed.py)",
+        min=JPEG_QUALITY_RANGE[0],
+        max=JPEG_QUALITY_RANGE[1],
+        reconfigurable=True,
+    )
     qos: str = param("sensor", "QoS profile of both topics: sensor (best effort) or reliable")
     lazy: bool = param(True, "subscribe to in_topic only while out_topic has a subscriber")
-    diagnostics_period_s: float = param(1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True,
-                                        reconfigurable=True)
+    diagnostics_period_s: float = param(
+        1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True, reconfigurable=True
+    )
 
 
 class ImageRepublishNode(Node):
@@ -63,12 +69,15 @@ class ImageRepublishNode(Node):
         events = PublisherEventCallbacks(matched=lambda _info: self._follow_subscribers())
         self.pub = self.create_publisher(CompressedImage, self.out_topic, self.qos, event_callbacks=events)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
-        self.diag_timer = self.create_timer(p.diagnostics_period_s, self.on_diagnostics,
-                                            clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self.diag_timer = self.create_timer(
+            p.diagnostics_period_s, self.on_diagnostics, clock=Clock(clock_type=ClockType.STEADY_TIME)
+        )
         self._follow_subscribers()
-        self.get_logger().info(f"{self.resolve_topic_name(self.in_topic)} -> {self.pub.topic_name} "
-                               f"({p.format}{f', quality {p.jpeg_quality}' if p.format == 'jpeg' else ''}"
-                               f"{', lazy' if p.lazy else ''})")
+        self.get_logger().info(
+            f"{self.resolve_topic_name(self.in_topic)} -> {self.pub.topic_name} "
+            f"({p.format}{f', quality {p.jpeg_quality}' if p.format == 'jpeg' else ''}"
+            f"{', lazy' if p.lazy else ''})"
+        )
 
     def _on_params(self, new: RepublishParams, changed: dict) -> None:
         if "diagnostics_period_s" in changed:
@@ -104,17 +113,28 @@ class ImageRepublishNode(Node):
 
     def values(self) -> dict[str, str]:
         n = self.counts["published"]
-        return {**{k: str(v) for k, v in self.counts.items()}, "subscribed": str(self.subscribed),
-                "bytes_per_frame": f"{self.bytes_out / n:.0f}" if n else "",
-                "encode_ms_mean": f"{self.encode_s * 1e3 / n:.2f}" if n else ""}
+        return {
+            **{k: str(v) for k, v in self.counts.items()},
+            "subscribed": str(self.subscribed),
+            "bytes_per_frame": f"{self.bytes_out / n:.0f}" if n else "",
+            "encode_ms_mean": f"{self.encode_s * 1e3 / n:.2f}" if n else "",
+        }
 
     def on_diagnostics(self) -> None:
         self._follow_subscribers()  # also catches a matched event missed while the subscription was changing
         rejected = self.counts["rejected"]
-        message = (f"{rejected} frames could not be encoded" if rejected
-                   else f"{self.counts['published']} frames to {self.pub.topic_name}")
-        status = values_status(f"{self.get_name()}: republish", self.get_fully_qualified_name(), message,
-                               self.values(), warn=bool(rejected))
+        message = (
+            f"{rejected} frames could not be encoded"
+            if rejected
+            else f"{self.counts['published']} frames to {self.pub.topic_name}"
+        )
+        status = values_status(
+            f"{self.get_name()}: republish",
+            self.get_fully_qualified_name(),
+            message,
+            self.values(),
+            warn=bool(rejected),
+        )
         self.diag_pub.publish(diagnostic_array(self.get_clock().now().nanoseconds, status))
 
 

@@ -21,8 +21,9 @@ from lerobot_ros.ros.qos import SENSOR_QOS
 
 @dataclass(frozen=True)
 class ListenerParams:
-    count: int = param(0, "exit with a JSON summary after this many joint states and images; 0 = run on",
-                       min=0, reconfigurable=True)
+    count: int = param(
+        0, "exit with a JSON summary after this many joint states and images; 0 = run on", min=0, reconfigurable=True
+    )
 
 
 class Listener(Node):

@@ -28,7 +28,9 @@ class MotorBusParams(ArmLoopParams):
     motor_names: list[str] = param(["joint1"], "joint names, in bus order (the joint_states order)")
     motor_ids: list[int] = param([1], "motor ids on the bus, one per name")
     motor_models: list[str] = param(["sts3215"], "motor models (e.g. sts3215, xl330-m288), one per name")
-    calibration_file: str = param("", "LeRobot calibration JSON; '' = the motors' own position limits and homing offset")
+    calibration_file: str = param(
+        "", "LeRobot calibration JSON; '' = the motors' own position limits and homing offset"
+    )
 
 
 class MotorBusNode(RobotNode):
@@ -40,8 +42,14 @@ class MotorBusNode(RobotNode):
         self.device_label = f"{p.bus_type} bus"
 
         def factory():
-            return MotorBusDevice(p.bus_type, self.params.values.port, list(p.motor_names), list(p.motor_ids),
-                                  list(p.motor_models), p.calibration_file)
+            return MotorBusDevice(
+                p.bus_type,
+                self.params.values.port,
+                list(p.motor_names),
+                list(p.motor_ids),
+                list(p.motor_models),
+                p.calibration_file,
+            )
 
         return factory
 
@@ -51,7 +59,9 @@ class MotorBusNode(RobotNode):
         effort = extra.get("effort") or None
         if effort is not None:
             effort = [effort.get(n, 0.0) for n in self.arm.names]
-        return numpy_to_joint_state(self.arm.names, positions, velocity, effort, stamp_ns=stamp_ns, frame_id=self.frame_id)
+        return numpy_to_joint_state(
+            self.arm.names, positions, velocity, effort, stamp_ns=stamp_ns, frame_id=self.frame_id
+        )
 
 
 def main(args=None) -> None:

@@ -33,13 +33,14 @@ from trajectory_msgs.msg import JointTrajectory
 from lerobot_ros.codecs import chunk_to_joint_trajectory, ns_to_time
 from lerobot_ros.codecs.action import ACTION_MESSAGES, ActionEncoder
 from lerobot_ros.contract import ContractError, message_class
-from lerobot_ros.policy.openmp import limit_openmp_spin
 from lerobot_ros.nodes.policy_params import PolicyParams
+from lerobot_ros.policy.openmp import limit_openmp_spin
 from lerobot_ros.policy.output import action_topic, output_mode
 from lerobot_ros.policy.startup import build_tick_loop, load_checked
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS, qos_by_name
+
 
 class PolicyNode(Node):
     params_class = PolicyParams
@@ -53,8 +54,15 @@ class PolicyNode(Node):
             feature = self.action_feature = self.contract.action_feature
             self.mode = output_mode(p.output_mode, feature.msg_type)
             self.action_topic = action_topic(self.mode, p.action_topic, feature.msg_type, feature.topic)
-            self.loop = build_tick_loop(loaded, self.contract, p, self.mode, on_time_jump=self.get_logger().warning,
-                                        log=self.get_logger().warning, on_warning=self.get_logger().warning)
+            self.loop = build_tick_loop(
+                loaded,
+                self.contract,
+                p,
+                self.mode,
+                on_time_jump=self.get_logger().warning,
+                log=self.get_logger().warning,
+                on_warning=self.get_logger().warning,
+            )
         except ValueError as exc:
             raise NodeStartupError(str(exc)) from None
         self.joint_names = feature.joints or [n.removesuffix(".pos") for n in feature.names]
@@ -68,8 +76,9 @@ class PolicyNode(Node):
         self.tick_pub = self.create_publisher(String, "~/tick_info", RELIABLE_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
         self._subs = [
-            self.create_subscription(message_class(f.msg_type), f.topic, lambda msg, n=name: self.on_observation(n, msg),
-                                     qos_by_name(f.qos))
+            self.create_subscription(
+                message_class(f.msg_type), f.topic, lambda msg, n=name: self.on_observation(n, msg), qos_by_name(f.qos)
+            )
             for name, f in self.streams.items()
         ]
         if self.contract.task.topic:  # latched, as the bridges publish it: a late start still gets the task
@@ -86,8 +95,9 @@ class PolicyNode(Node):
                 post_callback=lambda _jump: self.timer.reset(),
             )
         # diagnostics on the steady clock: a paused simulation still reports why nothing moves
-        self.diag_timer = self.create_timer(p.diagnostics_period_s, self.publish_diagnostics,
-                                            clock=Clock(clock_type=ClockType.STEADY_TIME))
+        self.diag_timer = self.create_timer(
+            p.diagnostics_period_s, self.publish_diagnostics, clock=Clock(clock_type=ClockType.STEADY_TIME)
+        )
         self.get_logger().info(
             f"{loaded.type} policy from {loaded.path} on {loaded.device}; {len(self.streams)} observation stream(s); "
             f"{self.mode} on {self.action_topic} at {self.contract.fps} Hz (chunking {self.controller.chunking}, "
@@ -125,8 +135,13 @@ class PolicyNode(Node):
 
     def _trajectory(self, lerobot_chunk: np.ndarray, t_ns: int, offset_ticks: int) -> JointTrajectory:
         fps = self.contract.fps
-        return chunk_to_joint_trajectory(self.joint_names, self.action_feature.to_ros(lerobot_chunk), fps, stamp_ns=t_ns,
-                                         start_offset_s=offset_ticks / fps)
+        return chunk_to_joint_trajectory(
+            self.joint_names,
+            self.action_feature.to_ros(lerobot_chunk),
+            fps,
+            stamp_ns=t_ns,
+            start_offset_s=offset_ticks / fps,
+        )
 
     def _publish(self, t_ns: int, result, ages, start: float, received_wall_ns: int | None) -> None:
         """The loop's `emit`: the tick's action (or trajectory), plan, latency and tick_info."""
@@ -155,9 +170,13 @@ class PolicyNode(Node):
 
     def on_stop(self, request, response):
         self.loop.running = False
-        response.success, response.message = True, ("stopped: no actions are published until ~/start"
-                                                     + (" (one hold trajectory ends the running one)"
-                                                        if self.controller.trajectory_mode else ""))
+        response.success, response.message = (
+            True,
+            (
+                "stopped: no actions are published until ~/start"
+                + (" (one hold trajectory ends the running one)" if self.controller.trajectory_mode else "")
+            ),
+        )
         return response
 
     def on_reset(self, request, response):
@@ -172,8 +191,12 @@ class PolicyNode(Node):
 
     def publish_diagnostics(self) -> None:
         level, message = self.loop.status()
-        status = DiagnosticStatus(level=bytes([level]), message=message, name=f"{self.get_name()}: policy",
-                                  hardware_id=self.get_fully_qualified_name())
+        status = DiagnosticStatus(
+            level=bytes([level]),
+            message=message,
+            name=f"{self.get_name()}: policy",
+            hardware_id=self.get_fully_qualified_name(),
+        )
         status.values = [KeyValue(key=k, value=v) for k, v in self.diagnostic_values().items()]
         self.loop.next_window(time.monotonic())  # the next report's rate_hz counts from here
         msg = DiagnosticArray(status=[status])

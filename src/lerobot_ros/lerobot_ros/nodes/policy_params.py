@@ -25,29 +25,58 @@ class PolicyParams:
 
     pretrained_path: str = param("", "folder written by lerobot-train / save_pretrained (or a hub id); required")
     contract: str = param("so101", "contract file or shipped name (so101, so101_sim, koch, metaworld, libero)")
-    device: str = param("auto", f"torch device of the policy: {' | '.join(DEVICES)} (cuda:N too; lerobot_server: the server's, auto = cuda)")
-    backend: str = param("local", "where the policy runs: in this process, or LeRobot's async-inference policy server (always async)",
-                         choices=BACKENDS)
-    server: str = param(DEFAULT_SERVER, "lerobot_server: HOST:PORT of the policy server; it unpickles what it receives, so keep it on "
-                        "loopback or a private network (a public address is warned about)")
-    server_policy_path: str = param("", "lerobot_server: the policy folder as the server's machine sees it ('' = pretrained_path)")
-    server_timeout_s: float = param(5.0, "lerobot_server: connect at start-up, and reply deadline per chunk", unit="s", min=0.0,
-                                    min_exclusive=True)
-    output_mode: str = param("", "what is published ('' = from the contract's action type)", choices=("", *OUTPUT_MODES))
+    device: str = param(
+        "auto",
+        f"torch device of the policy: {' | '.join(DEVICES)} (cuda:N too; lerobot_server: the server's, auto = cuda)",
+    )
+    backend: str = param(
+        "local",
+        "where the policy runs: in this process, or LeRobot's async-inference policy server (always async)",
+        choices=BACKENDS,
+    )
+    server: str = param(
+        DEFAULT_SERVER,
+        "lerobot_server: HOST:PORT of the policy server; it unpickles what it receives, so keep it on "
+        "loopback or a private network (a public address is warned about)",
+    )
+    server_policy_path: str = param(
+        "", "lerobot_server: the policy folder as the server's machine sees it ('' = pretrained_path)"
+    )
+    server_timeout_s: float = param(
+        5.0, "lerobot_server: connect at start-up, and reply deadline per chunk", unit="s", min=0.0, min_exclusive=True
+    )
+    output_mode: str = param(
+        "", "what is published ('' = from the contract's action type)", choices=("", *OUTPUT_MODES)
+    )
     action_topic: str = param("", "'' = the contract's action topic (or its sibling joint_command / joint_trajectory)")
     tick_on: str = param("timer", "'timer' (the contract's fps on the ROS clock) or a feature that triggers each tick")
     async_inference: bool = param(False, "run inference in its own thread and blend chunks (needs n_obs_steps == 1)")
-    chunk_threshold: float = param(ASYNC_DEFAULTS.threshold, "async: ask for a chunk when at most this fraction of one is queued", min=0.0,
-                                   max=1.0, **_LIVE)
-    aggregate_fn: str = param(ASYNC_DEFAULTS.aggregate, "async: how overlapping chunks merge", choices=tuple(AGGREGATE_FUNCTIONS))
+    chunk_threshold: float = param(
+        ASYNC_DEFAULTS.threshold,
+        "async: ask for a chunk when at most this fraction of one is queued",
+        min=0.0,
+        max=1.0,
+        **_LIVE,
+    )
+    aggregate_fn: str = param(
+        ASYNC_DEFAULTS.aggregate, "async: how overlapping chunks merge", choices=tuple(AGGREGATE_FUNCTIONS)
+    )
     actions_per_chunk: int = param(0, "async: actions used per chunk (0 = the policy's chunk length)", min=0)
-    chunking: str = param("auto", "chunk hand-over: switch (inline), aggregate (async, aggregate_fn), rtc (async, "
-                          "LeRobot's real-time chunking: smolvla, pi0, pi05); auto = aggregate if async_inference else switch",
-                          choices=("auto", *CHUNKING_MODES))
-    rtc_execution_horizon: int = param(RTC_DEFAULTS.execution_horizon, "rtc: leftover actions that guide the next chunk "
-                                       "(keep it above the inference delay in ticks)", unit="ticks", min=1)
-    rtc_max_guidance_weight: float = param(RTC_DEFAULTS.max_guidance_weight, "rtc: cap of the guidance weight",
-                                           min=0.0, min_exclusive=True)
+    chunking: str = param(
+        "auto",
+        "chunk hand-over: switch (inline), aggregate (async, aggregate_fn), rtc (async, "
+        "LeRobot's real-time chunking: smolvla, pi0, pi05); auto = aggregate if async_inference else switch",
+        choices=("auto", *CHUNKING_MODES),
+    )
+    rtc_execution_horizon: int = param(
+        RTC_DEFAULTS.execution_horizon,
+        "rtc: leftover actions that guide the next chunk (keep it above the inference delay in ticks)",
+        unit="ticks",
+        min=1,
+    )
+    rtc_max_guidance_weight: float = param(
+        RTC_DEFAULTS.max_guidance_weight, "rtc: cap of the guidance weight", min=0.0, min_exclusive=True
+    )
     max_age_ms: float = param(500.0, "oldest acceptable observation (0 = no limit)", unit="ms", min=0.0, **_LIVE)
     max_age_overrides: list[str] = param([], "per-stream max_age_ms as 'feature=milliseconds'", unit="ms", **_LIVE)
     on_stale: str = param("hold", "gated tick: repeat the last command, or publish nothing", choices=ON_STALE, **_LIVE)
@@ -55,10 +84,13 @@ class PolicyParams:
     action_upper: list[float] = param([], f"upper action limits {_PER_JOINT}", unit=_UNITS, **_LIVE)
     max_delta: list[float] = param([], f"largest change per tick {_PER_JOINT}", unit=_UNITS, **_LIVE)
     task: str = param("", "task string for VLAs ('' = the contract's); messages on its task topic replace it", **_LIVE)
-    seed: int = param(-1, "torch seed at start-up and on ~/reset (-1 = none); a new one acts at the next ~/reset", **_LIVE)
+    seed: int = param(
+        -1, "torch seed at start-up and on ~/reset (-1 = none); a new one acts at the next ~/reset", **_LIVE
+    )
     autostart: bool = param(True, "act from start-up, or wait for ~/start")
-    diagnostics_period_s: float = param(1.0, "/diagnostics period (steady clock)", unit="s", min=0.0, min_exclusive=True,
-                                        **_LIVE)
+    diagnostics_period_s: float = param(
+        1.0, "/diagnostics period (steady clock)", unit="s", min=0.0, min_exclusive=True, **_LIVE
+    )
 
     def __post_init__(self):
         parse_overrides(self.max_age_overrides, "max_age_overrides")  # the syntax, at start-up and at run time

@@ -26,8 +26,15 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import SetBool
 from trajectory_msgs.msg import JointTrajectory
 
-from lerobot_ros.codecs import (CodecError, float64_array, float64_multi_array_to_numpy, joint_trajectory_to_chunk,
-                                numpy_to_joint_state, set_stamp, time_to_ns)
+from lerobot_ros.codecs import (
+    CodecError,
+    float64_array,
+    float64_multi_array_to_numpy,
+    joint_trajectory_to_chunk,
+    numpy_to_joint_state,
+    set_stamp,
+    time_to_ns,
+)
 from lerobot_ros.hardware.devices import DeviceConfigError, make_follower
 from lerobot_ros.hardware.follower import FollowerArm
 from lerobot_ros.ros.diagnostics import diagnostic_array, health_status, watchdog_warning
@@ -41,25 +48,45 @@ class ArmLoopParams:
     """What robot_node and motor_bus_node share: the port, the loop, the watchdog, shutdown, diagnostics."""
 
     port: str = param("", "serial port of the bus, e.g. /dev/ttyACM0 (a virtual-arm pty works too)")
-    rate_hz: float = param(30.0, "control loop rate: read, write and publish joint_states", unit="Hz",
-                           min=0.0, min_exclusive=True, reconfigurable=True)
-    watchdog_s: float = param(0.5, "no command for this long -> hold the present position", unit="s",
-                              min=0.0, min_exclusive=True, reconfigurable=True)
+    rate_hz: float = param(
+        30.0,
+        "control loop rate: read, write and publish joint_states",
+        unit="Hz",
+        min=0.0,
+        min_exclusive=True,
+        reconfigurable=True,
+    )
+    watchdog_s: float = param(
+        0.5,
+        "no command for this long -> hold the present position",
+        unit="s",
+        min=0.0,
+        min_exclusive=True,
+        reconfigurable=True,
+    )
     torque_off_on_shutdown: bool = param(True, "switch torque off when the node stops", reconfigurable=True)
     frame_id: str = param("", "frame_id of joint_states")
-    diagnostics_period_s: float = param(1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True,
-                                        reconfigurable=True)
+    diagnostics_period_s: float = param(
+        1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True, reconfigurable=True
+    )
 
 
 @dataclass(frozen=True)
 class RobotParams(ArmLoopParams):
-    robot_type: str = param("so101_follower", "LeRobot robot type (so100_follower, so101_follower, koch_follower, "
-                                              "omx_follower, any single-bus LeRobot arm)")
+    robot_type: str = param(
+        "so101_follower",
+        "LeRobot robot type (so100_follower, so101_follower, koch_follower, omx_follower, any single-bus LeRobot arm)",
+    )
     robot_id: str = param("follower", "LeRobot robot id: names the calibration file in calibration_dir")
     calibration_file: str = param("", "LeRobot calibration JSON; '' = <calibration_dir>/<robot_id>.json")
     calibration_dir: str = param("", "folder of calibration files; '' = LeRobot's default")
-    max_relative_target: float = param(0.0, "LeRobot's max_relative_target: the largest step per command; 0 = off",
-                                       unit="LeRobot units (degrees, gripper 0..100)", min=0.0, reconfigurable=True)
+    max_relative_target: float = param(
+        0.0,
+        "LeRobot's max_relative_target: the largest step per command; 0 = off",
+        unit="LeRobot units (degrees, gripper 0..100)",
+        min=0.0,
+        reconfigurable=True,
+    )
 
 
 class RobotNode(Node):
@@ -74,10 +101,17 @@ class RobotNode(Node):
         self._state_msg: JointState | None = None
         try:  # building the device once validates parameters and the calibration file
             self.arm = FollowerArm(
-                self.device_factory(), rate_hz=p.rate_hz, watchdog_s=p.watchdog_s,
-                diagnostics_period_s=p.diagnostics_period_s, torque_off_on_close=p.torque_off_on_shutdown,
-                now_ns=self._now, on_state=self._publish_state, on_diagnostics=self.on_diagnostics,
-                on_rejected=self._log_rejected, on_error=self._loop_error, log=self.get_logger(),
+                self.device_factory(),
+                rate_hz=p.rate_hz,
+                watchdog_s=p.watchdog_s,
+                diagnostics_period_s=p.diagnostics_period_s,
+                torque_off_on_close=p.torque_off_on_shutdown,
+                now_ns=self._now,
+                on_state=self._publish_state,
+                on_diagnostics=self.on_diagnostics,
+                on_rejected=self._log_rejected,
+                on_error=self._loop_error,
+                log=self.get_logger(),
                 name=f"{self.node_name}-loop",
             )
         except DeviceConfigError as exc:

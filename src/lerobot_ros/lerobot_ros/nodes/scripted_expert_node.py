@@ -15,12 +15,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lerobot_ros_msgs.msg import EpisodeStatus
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from lerobot_ros.codecs import CodecError, float64_multi_array_to_numpy, joint_state_to_numpy, numpy_to_float64_multi_array
+from lerobot_ros.codecs import (
+    CodecError,
+    float64_multi_array_to_numpy,
+    joint_state_to_numpy,
+    numpy_to_float64_multi_array,
+)
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS
@@ -28,6 +32,7 @@ from lerobot_ros.sim import SimStartupError
 from lerobot_ros.sim.expert_sync import ENV_STATE, JOINTS, STATUS, StepStatus, make_expert_sync
 from lerobot_ros.sim.registry import EXPERTS
 from lerobot_ros.sim.so101_twin import JOINT_NAMES
+from lerobot_ros_msgs.msg import EpisodeStatus
 
 
 @dataclass(frozen=True)

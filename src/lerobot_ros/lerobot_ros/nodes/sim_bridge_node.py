@@ -17,18 +17,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from diagnostic_msgs.msg import DiagnosticArray
-from lerobot_ros_msgs.msg import EpisodeStatus
-from lerobot_ros_msgs.srv import ResetEpisode
 from rclpy._rclpy_pybind11 import RCLError
-from rclpy.clock import Clock as RosClock, ClockType
+from rclpy.clock import Clock as RosClock
+from rclpy.clock import ClockType
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
-from lerobot_ros.codecs import (CodecError, episode_to_status, float64_multi_array_to_numpy, joint_trajectory_to_chunk,
-                                ns_to_time, numpy_to_float64_multi_array, numpy_to_joint_state)
+from lerobot_ros.codecs import (
+    CodecError,
+    episode_to_status,
+    float64_multi_array_to_numpy,
+    joint_trajectory_to_chunk,
+    ns_to_time,
+    numpy_to_float64_multi_array,
+    numpy_to_joint_state,
+)
 from lerobot_ros.ros.camera_topics import DEFAULT_JPEG_QUALITY, JPEG_QUALITY_RANGE, CameraTopics
 from lerobot_ros.ros.dds import use_large_data_profile
 from lerobot_ros.ros.diagnostics import diagnostic_array, values_status
@@ -38,6 +44,8 @@ from lerobot_ros.ros.qos import EPISODE_STATUS_QOS, LATCHED_QOS, RELIABLE_QOS
 from lerobot_ros.sim import ActionRejected, Frame, RenderSettings, SimStartupError
 from lerobot_ros.sim.bridge import MODES, SimBridge, describe_rejection, open_sim, parse_reset_options
 from lerobot_ros.sim.factory import ENV_KINDS
+from lerobot_ros_msgs.msg import EpisodeStatus
+from lerobot_ros_msgs.srv import ResetEpisode
 
 #: reliable keep-last publishers: a lockstep consumer gets every step, a slow best-effort one never stalls us
 OBS_QOS = RELIABLE_QOS
@@ -48,27 +56,38 @@ class SimBridgeParams:
     """sim_bridge_node's parameters. All read-only: each one shapes the simulator built at start-up."""
 
     env: str = param("metaworld", "simulator kind", choices=ENV_KINDS)
-    task: str = param("", "Meta-World task (-v3 name), SO-101 scene (pick, arm or an MJCF path) or LIBERO suite; "
-                          "'' = the env's default")
+    task: str = param(
+        "",
+        "Meta-World task (-v3 name), SO-101 scene (pick, arm or an MJCF path) or LIBERO suite; '' = the env's default",
+    )
     task_id: int = param(0, "task index within a LIBERO suite", min=0)
-    mode: str = param("lockstep", "lockstep: one env step per action (evaluation); realtime: steps at fps on a timer",
-                      choices=MODES)
+    mode: str = param(
+        "lockstep", "lockstep: one env step per action (evaluation); realtime: steps at fps on a timer", choices=MODES
+    )
     render_width: int = param(480, "camera image width", unit="px", min=1)
     render_height: int = param(480, "camera image height", unit="px", min=1)
     shadows: bool = param(False, "render shadows (costly on CPU rendering)")
     antialias: bool = param(True, "multisample anti-aliasing of camera images")
     fps: float = param(0.0, "control rate; 0 = the env's own (Meta-World's is fixed at 80)", unit="Hz", min=0.0)
     cameras: list[str] = param(["front"], "SO-101 MJCF cameras to render (front, wrist); [none] for none")
-    camera_fps: float = param(0.0, "SO-101: render cameras at this rate when lower than fps; 0 = every step",
-                              unit="Hz", min=0.0)
-    meshes: str = param("simplified", "SO-101: draw simplified copies of the visual meshes (collision untouched) "
-                                      "or the package's full meshes", choices=("simplified", "full"))
+    camera_fps: float = param(
+        0.0, "SO-101: render cameras at this rate when lower than fps; 0 = every step", unit="Hz", min=0.0
+    )
+    meshes: str = param(
+        "simplified",
+        "SO-101: draw simplified copies of the visual meshes (collision untouched) or the package's full meshes",
+        choices=("simplified", "full"),
+    )
     max_episode_steps: int = param(0, "episode length limit; 0 = the env's own", unit="steps", min=0)
     reset_on_start: bool = param(True, "start episode 0 as soon as the bridge is up")
     seed: int = param(0, "seed of the first episode when reset_on_start; < 0 = unseeded")
     publish_clock: bool = param(True, "publish /clock with simulated time (for use_sim_time nodes)")
-    jpeg_quality: int = param(DEFAULT_JPEG_QUALITY, "jpeg quality of <camera>/image_raw/compressed (encoded only while subscribed)",
-                              min=JPEG_QUALITY_RANGE[0], max=JPEG_QUALITY_RANGE[1])
+    jpeg_quality: int = param(
+        DEFAULT_JPEG_QUALITY,
+        "jpeg quality of <camera>/image_raw/compressed (encoded only while subscribed)",
+        min=JPEG_QUALITY_RANGE[0],
+        max=JPEG_QUALITY_RANGE[1],
+    )
 
 
 class SimBridgeNode(Node):
@@ -79,8 +98,17 @@ class SimBridgeNode(Node):
         p = declare_params(self, SimBridgeParams).values
         try:
             render = RenderSettings(p.render_width, p.render_height, p.shadows, p.antialias)
-            sim = open_sim(p.env, p.task, render, fps=p.fps, cameras=p.cameras, task_id=p.task_id,
-                           max_episode_steps=p.max_episode_steps, camera_fps=p.camera_fps, meshes=p.meshes)
+            sim = open_sim(
+                p.env,
+                p.task,
+                render,
+                fps=p.fps,
+                cameras=p.cameras,
+                task_id=p.task_id,
+                max_episode_steps=p.max_episode_steps,
+                camera_fps=p.camera_fps,
+                meshes=p.meshes,
+            )
         except (SimStartupError, ValueError) as exc:
             raise NodeStartupError(str(exc)) from None
         self.bridge = SimBridge(sim, p.mode, publish=self.publish_frame, rejected=self._rejected)
@@ -192,8 +220,13 @@ class SimBridgeNode(Node):
 
     def on_diagnostics(self) -> None:
         report = self.bridge.report()
-        status = values_status(f"{self.get_name()}: simulator", self.get_fully_qualified_name(), report.message,
-                               report.values, warn=report.slow)
+        status = values_status(
+            f"{self.get_name()}: simulator",
+            self.get_fully_qualified_name(),
+            report.message,
+            report.values,
+            warn=report.slow,
+        )
         self.diag_pub.publish(diagnostic_array(self.get_clock().now().nanoseconds, status))
 
     @property

@@ -27,11 +27,11 @@ from rclpy.node import Node
 from std_msgs.msg import Bool, Float64MultiArray, String
 from std_srvs.srv import Trigger
 
-from lerobot_ros.teleop.terminal import TerminalKeys
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS
 from lerobot_ros.teleop.takeover import Event, Phase, Takeover
+from lerobot_ros.teleop.terminal import TerminalKeys
 
 KEY_EVENTS = {b"p": Event.PAUSE_RESUME, b"c": Event.CORRECTION}
 
@@ -41,10 +41,22 @@ class TakeoverParams:
     """takeover's parameters; the handover limit and the teleop timeout are live."""
 
     rate_hz: float = param(30.0, "command rate to the driver", unit="Hz", min=0.0, min_exclusive=True)
-    max_delta: float = param(0.05, "largest joint change per tick while handing over", unit="rad", min=0.0,
-                             min_exclusive=True, reconfigurable=True)
-    teleop_timeout_s: float = param(0.5, "a teleop silent this long counts as not connected", unit="s", min=0.0,
-                                    min_exclusive=True, reconfigurable=True)
+    max_delta: float = param(
+        0.05,
+        "largest joint change per tick while handing over",
+        unit="rad",
+        min=0.0,
+        min_exclusive=True,
+        reconfigurable=True,
+    )
+    teleop_timeout_s: float = param(
+        0.5,
+        "a teleop silent this long counts as not connected",
+        unit="s",
+        min=0.0,
+        min_exclusive=True,
+        reconfigurable=True,
+    )
     policy_node: str = param("/policy", "policy_node to stop / reset / start on pause and resume ('' = none)")
     keys: bool = param(False, "read p (pause/resume) and c (correction) from this terminal")
 
@@ -137,8 +149,11 @@ class TakeoverNode(Node):
         client = self._policy_clients.get(verb)
         if client is None or not client.service_is_ready():
             if client is not None:
-                self.get_logger().warning(f"{self.policy_node}/{verb} is not available: the policy is not {verb}ped "
-                                          "(its actions are dropped while paused anyway)", throttle_duration_sec=10.0)
+                self.get_logger().warning(
+                    f"{self.policy_node}/{verb} is not available: the policy is not {verb}ped "
+                    "(its actions are dropped while paused anyway)",
+                    throttle_duration_sec=10.0,
+                )
             if then is not None:
                 then()
             return

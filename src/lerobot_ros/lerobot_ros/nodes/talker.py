@@ -20,7 +20,6 @@ from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import SENSOR_QOS
 
 
-
 def synthetic_frame(width: int, height: int, tick: int) -> np.ndarray:
     """An rgb8 test pattern: a gradient with a bright bar that moves one column per tick."""
     frame = np.empty((height, width, 3), dtype=np.uint8)
@@ -39,8 +38,14 @@ def joint_positions(t: float) -> np.ndarray:
 
 @dataclass(frozen=True)
 class TalkerParams:
-    rate_hz: float = param(30.0, "publish rate of the joint state and the image", unit="Hz", min=0.0,
-                           min_exclusive=True, reconfigurable=True)
+    rate_hz: float = param(
+        30.0,
+        "publish rate of the joint state and the image",
+        unit="Hz",
+        min=0.0,
+        min_exclusive=True,
+        reconfigurable=True,
+    )
     width: int = param(640, "synthetic image width", unit="px", min=1)
     height: int = param(480, "synthetic image height", unit="px", min=1)
     frame_id: str = param("camera_optical_frame", "frame_id of the image and camera_info")

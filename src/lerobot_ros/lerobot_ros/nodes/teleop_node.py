@@ -20,8 +20,8 @@ from std_msgs.msg import Float64MultiArray
 
 from lerobot_ros.codecs import numpy_to_float64_multi_array, numpy_to_joint_state
 from lerobot_ros.hardware.devices import DeviceConfigError, make_leader
-from lerobot_ros.ros.diagnostics import diagnostic_array, health_status
 from lerobot_ros.hardware.driver import ArmDriver
+from lerobot_ros.ros.diagnostics import diagnostic_array, health_status
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
@@ -34,11 +34,18 @@ class TeleopParams:
     teleop_id: str = param("leader", "LeRobot teleoperator id: names the calibration file in calibration_dir")
     calibration_file: str = param("", "LeRobot calibration JSON; '' = <calibration_dir>/<teleop_id>.json")
     calibration_dir: str = param("", "folder of calibration files; '' = LeRobot's default")
-    rate_hz: float = param(30.0, "rate at which the leader is read and the action published", unit="Hz",
-                           min=0.0, min_exclusive=True, reconfigurable=True)
+    rate_hz: float = param(
+        30.0,
+        "rate at which the leader is read and the action published",
+        unit="Hz",
+        min=0.0,
+        min_exclusive=True,
+        reconfigurable=True,
+    )
     commands_topic: str = param("/follower/commands", "the follower's commands topic (Float64MultiArray)")
-    diagnostics_period_s: float = param(1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True,
-                                        reconfigurable=True)
+    diagnostics_period_s: float = param(
+        1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True, reconfigurable=True
+    )
 
 
 class TeleopNode(Node):
@@ -52,8 +59,11 @@ class TeleopNode(Node):
 
         def factory():
             return make_leader(
-                p.teleop_type, p.port, teleop_id=p.teleop_id,
-                calibration_file=p.calibration_file, calibration_dir=p.calibration_dir,
+                p.teleop_type,
+                p.port,
+                teleop_id=p.teleop_id,
+                calibration_file=p.calibration_file,
+                calibration_dir=p.calibration_dir,
             )
 
         try:
@@ -85,7 +95,10 @@ class TeleopNode(Node):
 
     def on_diagnostics(self) -> None:
         status = health_status(
-            f"{self.get_fully_qualified_name()}: leader", self.port, self.driver.health, {"teleop_type": self.teleop_type}
+            f"{self.get_fully_qualified_name()}: leader",
+            self.port,
+            self.driver.health,
+            {"teleop_type": self.teleop_type},
         )
         self.diag_pub.publish(diagnostic_array(self.get_clock().now().nanoseconds, status))
 

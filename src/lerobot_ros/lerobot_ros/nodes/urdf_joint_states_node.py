@@ -31,8 +31,12 @@ from lerobot_ros.viz import JOINT_ZEROS, joint_zero_offsets, parse_urdf, urdf_jo
 @dataclass(frozen=True)
 class UrdfJointStatesParams:
     robot_description: str = param("", "URDF text; '' = take it from the latched robot_description topic")
-    joint_zero: str = param("mid_range", "mid_range: ROS 0 = middle of the URDF limits (the project's convention); "
-                                         "urdf: positions already are URDF values (pass-through)", choices=JOINT_ZEROS)
+    joint_zero: str = param(
+        "mid_range",
+        "mid_range: ROS 0 = middle of the URDF limits (the project's convention); "
+        "urdf: positions already are URDF values (pass-through)",
+        choices=JOINT_ZEROS,
+    )
 
 
 class UrdfJointStatesNode(Node):
@@ -53,12 +57,15 @@ class UrdfJointStatesNode(Node):
         model = parse_urdf(text)
         self.offsets = joint_zero_offsets(model, self.joint_zero)
         shifted = ", ".join(f"{n} {v:+.3f}" for n, v in self.offsets.items() if abs(v) > 1e-9) or "none"
-        self.get_logger().info(f"robot {model.name!r} ({self.joint_zero}): URDF = ROS + offset; offsets (rad/m): {shifted}")
+        self.get_logger().info(
+            f"robot {model.name!r} ({self.joint_zero}): URDF = ROS + offset; offsets (rad/m): {shifted}"
+        )
 
     def on_joint_states(self, msg: JointState) -> None:
         if self.offsets is None:
-            self.get_logger().warning("joint_states before any robot_description: not republished",
-                                      throttle_duration_sec=5.0)
+            self.get_logger().warning(
+                "joint_states before any robot_description: not republished", throttle_duration_sec=5.0
+            )
             return
         try:
             out = urdf_joint_state(msg, self.offsets)

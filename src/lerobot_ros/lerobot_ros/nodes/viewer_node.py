@@ -36,8 +36,8 @@ from trajectory_msgs.msg import JointTrajectory
 
 from lerobot_ros.codecs import CodecError, joint_trajectory_to_chunk
 from lerobot_ros.contract import ContractError, load_contract, message_class
-from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.entry import NodeStartupError, run_node
+from lerobot_ros.ros.parameters import declare_params, param
 from lerobot_ros.ros.qos import LATCHED_QOS, SENSOR_QOS
 from lerobot_ros.viewer import EpisodeInfo, LiveFeed, ViewerLayout, ViewerLog, load_robot, open_viewer, state_joints
 from lerobot_ros.viewer.layout import camera_label
@@ -53,14 +53,17 @@ class ViewerParams:
     contract: str = param("so101", "contract file or shipped name whose topics are shown")
     urdf: str = param("", "URDF text or file for the 3D view; '' = the SO-101 URDF for SO-101 contracts")
     tip_link: str = param("gripper_frame_link", "URDF link drawn as the gripper's path")
-    joint_zero: str = param("mid_range", "zero of joint_states: mid_range (this project's drivers) or urdf",
-                            choices=("mid_range", "urdf"))
+    joint_zero: str = param(
+        "mid_range", "zero of joint_states: mid_range (this project's drivers) or urdf", choices=("mid_range", "urdf")
+    )
     jpeg_quality: int = param(75, "JPEG quality of the frames sent to the viewer", min=1, max=100)
-    max_image_hz: float = param(10.0, "frames per second shown per camera (the newest; others dropped); 0 = all",
-                                unit="Hz", min=0.0)
+    max_image_hz: float = param(
+        10.0, "frames per second shown per camera (the newest; others dropped); 0 = all", unit="Hz", min=0.0
+    )
     window_s: float = param(10.0, "time window of the plots", unit="s", min=0.0, min_exclusive=True)
-    viewer: str = param("auto", "auto (native when a display and the rerun binary exist, else web), web, native, "
-                                "file or none")
+    viewer: str = param(
+        "auto", "auto (native when a display and the rerun binary exist, else web), web, native, file or none"
+    )
     web_port: int = param(9090, "port of the served web viewer", min=1, max=65535)
     grpc_port: int = param(9876, "port of rerun's gRPC server the web viewer reads", min=1, max=65535)
     memory_limit: str = param("25%", "rerun server memory limit (oldest data dropped beyond it)")
@@ -80,8 +83,7 @@ class ViewerNode(Node):
         except ContractError as exc:
             raise NodeStartupError(str(exc)) from None
         try:
-            robot = load_robot(v.urdf, self.contract.robot_type, v.tip_link,
-                               v.joint_zero)
+            robot = load_robot(v.urdf, self.contract.robot_type, v.tip_link, v.joint_zero)
         except (UrdfError, ValueError) as exc:
             raise NodeStartupError(str(exc)) from None
         layout = ViewerLayout.from_contract(self.contract, robot_3d=robot is not None)
@@ -90,23 +92,40 @@ class ViewerNode(Node):
         self.joints = state_joints(self.contract)
         self.feed = LiveFeed(log, self._decode_image, robot, self.joints, max_image_hz=v.max_image_hz)
         try:
-            self.endpoint = open_viewer(self.recording, layout.blueprint(live=True, window_s=v.window_s),
-                                        v.viewer, v.web_port, v.grpc_port,
-                                        v.memory_limit, v.save or None)
+            self.endpoint = open_viewer(
+                self.recording,
+                layout.blueprint(live=True, window_s=v.window_s),
+                v.viewer,
+                v.web_port,
+                v.grpc_port,
+                v.memory_limit,
+                v.save or None,
+            )
         except (ValueError, RuntimeError) as exc:  # a bad mode, a port in use
             raise NodeStartupError(f"cannot open the viewer: {exc}") from None
         self._image_classes = {}
         for name, feature in self.contract.features.items():
             if feature.is_image:
                 self._image_classes[name] = message_class(feature.msg_type)
-                self.create_subscription(self._image_classes[name], feature.topic,
-                                         lambda raw, n=name: self.feed.offer_image(n, self._now(), raw), SENSOR_QOS, raw=True)
+                self.create_subscription(
+                    self._image_classes[name],
+                    feature.topic,
+                    lambda raw, n=name: self.feed.offer_image(n, self._now(), raw),
+                    SENSOR_QOS,
+                    raw=True,
+                )
             elif name in ("observation.state", "action"):
-                self.create_subscription(message_class(feature.msg_type), feature.topic,
-                                         lambda msg, f=feature: self._on_vector(f, msg), SENSOR_QOS)
+                self.create_subscription(
+                    message_class(feature.msg_type),
+                    feature.topic,
+                    lambda msg, f=feature: self._on_vector(f, msg),
+                    SENSOR_QOS,
+                )
         task = self.contract.task
         if task.topic and task.msg_type == "std_msgs/msg/String":
-            self.create_subscription(String, task.topic, lambda m: self.feed.offer_task(self._now(), m.data), LATCHED_QOS)
+            self.create_subscription(
+                String, task.topic, lambda m: self.feed.offer_task(self._now(), m.data), LATCHED_QOS
+            )
         if self.contract.episode_boundary:
             b = self.contract.episode_boundary
             self.create_subscription(message_class(b.msg_type), b.topic, self._on_status, SENSOR_QOS)
@@ -116,10 +135,14 @@ class ViewerNode(Node):
         self.feed.start()
         self._said_error = False
         self.create_timer(STATS_PERIOD_S, self._report)
-        where = {"web": "open", "native": "native viewer on", "file": "writing", "none": "not shown:"}[self.endpoint.mode]
+        where = {"web": "open", "native": "native viewer on", "file": "writing", "none": "not shown:"}[
+            self.endpoint.mode
+        ]
         print(f"[viewer] {where} {self.endpoint.url}", flush=True)
-        self.get_logger().info(f"{self.contract.robot_type}: {len(layout.cameras)} camera(s), "
-                               f"{len(layout.joint_plots)} joint plot(s){', 3D chunk' if robot else ''}")
+        self.get_logger().info(
+            f"{self.contract.robot_type}: {len(layout.cameras)} camera(s), "
+            f"{len(layout.joint_plots)} joint plot(s){', 3D chunk' if robot else ''}"
+        )
 
     def _now(self) -> int:
         return self.get_clock().now().nanoseconds
@@ -158,7 +181,9 @@ class ViewerNode(Node):
             self.get_logger().warning(self.feed.error)
             self._said_error = True
         shown = ", ".join(f"{camera_label(k)} {v}/{s.images_offered.get(k, 0)}" for k, v in s.images_shown.items())
-        self.get_logger().debug(f"frames shown/received: {shown or 'none yet'}; {s.vectors} vector samples; {s.chunks} chunks")
+        self.get_logger().debug(
+            f"frames shown/received: {shown or 'none yet'}; {s.vectors} vector samples; {s.chunks} chunks"
+        )
 
     def close(self) -> None:
         """Log what is pending and flush; an .rrd file is complete after this."""

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 import numpy as np
 
@@ -23,7 +23,6 @@ from lerobot_ros.policy.chunks import DEFAULT_AGGREGATE, ActionQueue, aggregate_
 from lerobot_ros.policy.rtc import RtcGuide, RtcSettings
 from lerobot_ros.policy.safety import staleness_reason
 from lerobot_ros.policy.stats import RollingStats
-
 
 #: policy_node's `chunking`: how one chunk hands over to the next
 CHUNKING_MODES = ("switch", "aggregate", "rtc")
@@ -36,8 +35,10 @@ def resolve_chunking(chunking: str, async_inference: bool) -> str:
         raise ValueError(f"unknown chunking {chunking!r}; use one of {['auto', *CHUNKING_MODES]}")
     mode = chunking if chunking != "auto" else ("aggregate" if async_inference else "switch")
     if mode == "switch" and async_inference:
-        raise ValueError("chunking:=switch runs inference inline (the policy's own queue, the next chunk when it runs "
-                         "out) but async_inference is true; drop async_inference, or use chunking:=aggregate or rtc")
+        raise ValueError(
+            "chunking:=switch runs inference inline (the policy's own queue, the next chunk when it runs "
+            "out) but async_inference is true; drop async_inference, or use chunking:=aggregate or rtc"
+        )
     return mode
 
 
@@ -117,8 +118,13 @@ class AsyncInference:
         with self._cond:
             return self._busy or self._job is not None
 
-    def tick(self, tick: int, frame: Mapping[str, np.ndarray] | None, task: str = "",
-             ages_ns: Mapping[str, int] | None = None) -> AsyncTick:
+    def tick(
+        self,
+        tick: int,
+        frame: Mapping[str, np.ndarray] | None,
+        task: str = "",
+        ages_ns: Mapping[str, int] | None = None,
+    ) -> AsyncTick:
         """One control tick: maybe start an inference on `frame` (its streams `ages_ns` old now), then take this
         tick's action. Never blocks on inference."""
         submitted = False
@@ -192,7 +198,9 @@ class AsyncInference:
                 stale = staleness_reason({n: a + int(elapsed_s * 1e9) for n, a in ages.items()}, self.max_age_ns)
                 if stale is not None:
                     self.stale_chunks += 1
-                    self.last_stale = f"discarded a chunk that came {elapsed_s * 1e3:.0f} ms after its observation ({stale})"
+                    self.last_stale = (
+                        f"discarded a chunk that came {elapsed_s * 1e3:.0f} ms after its observation ({stale})"
+                    )
                     chunk = None
             with self._cond:
                 if chunk is not None and epoch == self._epoch:
@@ -205,8 +213,10 @@ class AsyncInference:
                         self.last_stale = None  # the reason a late chunk was discarded: kept until one is queued
                     else:  # every row was meant for a tick that has run: nothing of it can execute
                         self.expired_chunks += 1
-                        self.last_stale = (f"a chunk came {elapsed_s * 1e3:.0f} ms after its observation, when all "
-                                           f"{len(chunk)} of its ticks had passed: inference is slower than a chunk "
-                                           "lasts (use a faster device or a longer chunk)")
+                        self.last_stale = (
+                            f"a chunk came {elapsed_s * 1e3:.0f} ms after its observation, when all "
+                            f"{len(chunk)} of its ticks had passed: inference is slower than a chunk "
+                            "lasts (use a faster device or a longer chunk)"
+                        )
                 self._busy = False
                 self._cond.notify_all()

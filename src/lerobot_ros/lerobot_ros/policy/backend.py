@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import ipaddress
 import socket
-from typing import Mapping, Protocol
+from collections.abc import Mapping
+from typing import Protocol
 
 import numpy as np
 
@@ -69,9 +70,11 @@ def public_address_warning(host: str) -> str | None:
     public = sorted(a for a in addresses if not _private(a))
     if not public:
         return None
-    return (f"policy server {host} ({', '.join(public)}) is not a loopback or private address: LeRobot's policy "
-            "server unpickles what it receives, so anyone who reaches its port can run code there; keep it on "
-            "loopback, a private network or an SSH tunnel")
+    return (
+        f"policy server {host} ({', '.join(public)}) is not a loopback or private address: LeRobot's policy "
+        "server unpickles what it receives, so anyone who reaches its port can run code there; keep it on "
+        "loopback, a private network or an SSH tunnel"
+    )
 
 
 def _private(address: str) -> bool:

@@ -10,7 +10,7 @@ not importable here without grpc).
 from __future__ import annotations
 
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -8,8 +8,8 @@ which runs through the inference thread only (the tick never waits on the networ
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 
@@ -67,8 +67,10 @@ class PolicyController:
             predict = runner.predict_chunk
             if async_inference.rtc is not None:
                 if not runner.rtc_in_process:
-                    raise ValueError(f"chunking:=rtc runs LeRobot's real-time chunking in process; backend {runner.name} "
-                                     "does not support it: use chunking:=aggregate or backend:=local")
+                    raise ValueError(
+                        f"chunking:=rtc runs LeRobot's real-time chunking in process; backend {runner.name} "
+                        "does not support it: use chunking:=aggregate or backend:=local"
+                    )
                 enable_rtc(runner.loaded, async_inference.rtc)  # ValueError for a policy without RTC
                 predict = runner.predict_chunk_rtc
             self.worker = AsyncInference(predict, runner.loaded.chunk_length, async_inference)
@@ -76,7 +78,7 @@ class PolicyController:
         self._seen_chunks = 0
         self.last_action: np.ndarray | None = None
         self.inference_ms = RollingStats()
-        self.counts = {k: 0 for k in ("ticks", "ok", "held", "gated", "dry", "error", "dropped", "stopped")}
+        self.counts = dict.fromkeys(("ticks", "ok", "held", "gated", "dry", "error", "dropped", "stopped"), 0)
         self.last_reason: str | None = None
         self.last_error: str | None = None
         self.last_status: str | None = None  # of the latest tick
@@ -260,8 +262,14 @@ class PolicyController:
                 return TickResult(status="dropped", reason=note, plan=plan, depth=out.depth)
             self.last_action = safe[-1]
             self._trajectory = (start, safe)
-            return TickResult(status="ok", trajectory=safe, trajectory_offset_ticks=start - tick, plan=plan, reason=note,
-                              depth=out.depth)
+            return TickResult(
+                status="ok",
+                trajectory=safe,
+                trajectory_offset_ticks=start - tick,
+                plan=plan,
+                reason=note,
+                depth=out.depth,
+            )
         if out.action is None:
             return self._fallback("dry", self._dry_reason(), dry=True, depth=out.depth, plan=plan)
         safe, note = self.safety.apply(out.action)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 
 def policy_io(config) -> tuple[dict[str, tuple[int, ...]], dict[str, tuple[int, ...]]]:

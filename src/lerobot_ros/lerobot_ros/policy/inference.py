@@ -9,8 +9,8 @@ LeRobot's async policy server does: pre-processor -> `predict_action_chunk` -> p
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
-from typing import Callable, Mapping
 
 import numpy as np
 
@@ -27,8 +27,14 @@ class PolicyRunner:
     steps_inline = True
     rtc_in_process = True
 
-    def __init__(self, loaded: LoadedPolicy, robot_type: str = "", seed: int | None = None, use_amp: bool = False,
-                 on_warning: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        loaded: LoadedPolicy,
+        robot_type: str = "",
+        seed: int | None = None,
+        use_amp: bool = False,
+        on_warning: Callable[[str], None] | None = None,
+    ):
         import torch
 
         self.loaded = loaded
@@ -48,7 +54,11 @@ class PolicyRunner:
         original = loaded.policy.predict_action_chunk
         # the method select_action computes a chunk with: predict_action_chunk for most types, _get_action_chunk
         # for SmolVLA and X-VLA (whose predict_action_chunk calls it too)
-        hook = "_get_action_chunk" if callable(getattr(loaded.policy, "_get_action_chunk", None)) else "predict_action_chunk"
+        hook = (
+            "_get_action_chunk"
+            if callable(getattr(loaded.policy, "_get_action_chunk", None))
+            else "predict_action_chunk"
+        )
         computes = getattr(loaded.policy, hook)
 
         def capture(*args, **kwargs):  # records the chunk select_action computes internally
@@ -123,7 +133,11 @@ class PolicyRunner:
         """inference_mode, or no_grad where the policy needs autograd inside (RTC guidance takes a gradient)."""
         import torch
 
-        amp = torch.autocast(device_type=self.device.type) if self.device.type == "cuda" and self.use_amp else nullcontext()
+        amp = (
+            torch.autocast(device_type=self.device.type)
+            if self.device.type == "cuda" and self.use_amp
+            else nullcontext()
+        )
         return (torch.no_grad() if autograd else torch.inference_mode()), amp
 
     def select_action(self, frame: Mapping[str, np.ndarray], task: str = "") -> tuple[np.ndarray, np.ndarray | None]:
@@ -154,8 +168,13 @@ class PolicyRunner:
         """A whole post-processed chunk (T, D) for one frame (LeRobot's async policy-server path)."""
         return self.predict_chunk_rtc(frame, task)[0]
 
-    def predict_chunk_rtc(self, frame: Mapping[str, np.ndarray], task: str = "", inference_delay: int | None = None,
-                          prev_chunk_left_over: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def predict_chunk_rtc(
+        self,
+        frame: Mapping[str, np.ndarray],
+        task: str = "",
+        inference_delay: int | None = None,
+        prev_chunk_left_over: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(post-processed chunk (T, D), model-space chunk (T, D)): the RTC arguments, when given, go to
         `predict_action_chunk` as LeRobot's RTC engine passes them (the leftover in model space)."""
         import torch
@@ -165,7 +184,9 @@ class PolicyRunner:
         if inference_delay is not None:
             kwargs["inference_delay"] = int(inference_delay)
         if prev_chunk_left_over is not None:
-            kwargs["prev_chunk_left_over"] = torch.as_tensor(prev_chunk_left_over, dtype=torch.float32, device=self.device)
+            kwargs["prev_chunk_left_over"] = torch.as_tensor(
+                prev_chunk_left_over, dtype=torch.float32, device=self.device
+            )
         inference, amp = self._context(autograd=bool(kwargs))
         with self._lock, inference, amp:
             self._set_task(task)

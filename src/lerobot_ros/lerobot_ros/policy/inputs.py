@@ -7,7 +7,7 @@ ValueErrors worded for the parameter at fault (the node reports them as start-up
 
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from lerobot_ros.resample import StreamingResampler, StreamSpec
 

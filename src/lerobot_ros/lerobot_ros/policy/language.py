@@ -10,7 +10,7 @@ does: it records the text of each tokenization and warns once per task when LeRo
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +35,10 @@ def tokenizer_step(preprocessor):
 
 def missing_task_message(policy_type: str) -> str:
     """The start-up error of a VLA given no task at all."""
-    return (f"this {policy_type} policy is conditioned on a task sentence and none is given; give it with "
-            + "; or ".join(TASK_SOURCES))
+    return (
+        f"this {policy_type} policy is conditioned on a task sentence and none is given; give it with "
+        + "; or ".join(TASK_SOURCES)
+    )
 
 
 class TaskWatch:
@@ -68,7 +70,7 @@ class TaskWatch:
         step._tokenize_text = watched
 
     @classmethod
-    def of(cls, preprocessor, policy_type: str = "", warn: Callable[[str], None] | None = None) -> "TaskWatch | None":
+    def of(cls, preprocessor, policy_type: str = "", warn: Callable[[str], None] | None = None) -> TaskWatch | None:
         step = tokenizer_step(preprocessor)
         return None if step is None else cls(step, policy_type, warn)
 
@@ -85,6 +87,8 @@ class TaskWatch:
         self.warned.add(self.task)
         ids = self.step.input_tokenizer(text, truncation=True, max_length=self.max_length, padding=False)["input_ids"]
         kept = self.step.input_tokenizer.decode(ids, skip_special_tokens=True)
-        self.warn(f"task {self.task!r} is {n} tokens for this {self.policy_type or 'policy'}'s tokenizer, more than "
-                  f"its tokenizer_max_length {self.max_length}: LeRobot truncates it, the policy reads {kept!r} "
-                  "(shorten the task, or train with a larger tokenizer_max_length)")
+        self.warn(
+            f"task {self.task!r} is {n} tokens for this {self.policy_type or 'policy'}'s tokenizer, more than "
+            f"its tokenizer_max_length {self.max_length}: LeRobot truncates it, the policy reads {kept!r} "
+            "(shorten the task, or train with a larger tokenizer_max_length)"
+        )

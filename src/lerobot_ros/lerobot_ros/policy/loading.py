@@ -70,8 +70,15 @@ class LoadedPolicy:
 
 
 #: LeRobot's extra per policy type where the type's name is not the extra's (pyproject of lerobot 0.6.1)
-_EXTRAS = {"pi0": "pi", "pi05": "pi", "pi0_fast": "pi", "wall_x": "wallx", "multi_task_dit": "multi-task-dit",
-           "vla_jepa": "vla-jepa", "lingbot_va": "lingbot-va"}
+_EXTRAS = {
+    "pi0": "pi",
+    "pi05": "pi",
+    "pi0_fast": "pi",
+    "wall_x": "wallx",
+    "multi_task_dit": "multi-task-dit",
+    "vla_jepa": "vla-jepa",
+    "lingbot_va": "lingbot-va",
+}
 
 
 def missing_extra_message(policy_type: str, exc: ImportError) -> str:
@@ -103,12 +110,16 @@ def read_policy_config(path: str | Path) -> dict:
     try:
         data = json.loads(config.read_text())
     except json.JSONDecodeError as exc:
-        raise PolicyLoadError(f"{config} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
-                              "re-export the policy with save_pretrained") from None
+        raise PolicyLoadError(
+            f"{config} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+            "re-export the policy with save_pretrained"
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise PolicyLoadError(f"cannot read {config}: {exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("type"), str):
-        raise PolicyLoadError(f"{config} is not a LeRobot policy config (no \"type\" key); pass a pretrained_model folder")
+        raise PolicyLoadError(
+            f'{config} is not a LeRobot policy config (no "type" key); pass a pretrained_model folder'
+        )
     return data
 
 
@@ -121,7 +132,9 @@ def _pretrained_config(path: str):
     local = Path(path).expanduser()
     if local.is_absolute() or str(path).startswith((".", "~")) or local.exists():
         if not local.is_dir():
-            raise PolicyLoadError(f"pretrained policy folder {str(local)!r} does not exist; pass pretrained_path:=<folder with config.json>")
+            raise PolicyLoadError(
+                f"pretrained policy folder {str(local)!r} does not exist; pass pretrained_path:=<folder with config.json>"
+            )
         read_policy_config(local)  # one line when its config.json is missing or malformed
         path = str(local)
     try:
@@ -142,7 +155,9 @@ def load_policy(path: str, device: str = "auto") -> LoadedPolicy:
     except ImportError as exc:  # an optional dependency of this policy type (LeRobot names the extra)
         raise PolicyLoadError(missing_extra_message(config.type, exc)) from None
     except Exception as exc:  # noqa: BLE001
-        raise PolicyLoadError(f"cannot load the {config.type} policy at {path!r}: {type(exc).__name__}: {exc}") from None
+        raise PolicyLoadError(
+            f"cannot load the {config.type} policy at {path!r}: {type(exc).__name__}: {exc}"
+        ) from None
     policy.to(device)
     policy.eval()
     try:

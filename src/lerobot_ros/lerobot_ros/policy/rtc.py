@@ -67,8 +67,10 @@ def enable_rtc(loaded, settings: RtcSettings) -> None:
     """Switch RTC guidance on in a loaded policy, as lerobot-rollout does (`config.rtc_config`, then
     `init_rtc_processor`). ValueError (one line, what to do) for a policy without RTC."""
     if not supports_rtc(loaded.policy):
-        raise ValueError(f"chunking:=rtc needs a flow-matching policy with real-time chunking (smolvla, pi0, pi05), "
-                         f"but {loaded.path} is a {loaded.type} policy; use chunking:=aggregate or chunking:=switch")
+        raise ValueError(
+            f"chunking:=rtc needs a flow-matching policy with real-time chunking (smolvla, pi0, pi05), "
+            f"but {loaded.path} is a {loaded.type} policy; use chunking:=aggregate or chunking:=switch"
+        )
     from lerobot.configs import RTCAttentionSchedule
     from lerobot.policies.rtc import RTCConfig
 
@@ -103,7 +105,7 @@ class RtcGuide:
         with self._lock:
             if self._raw is None:
                 return None
-            rows = self._raw[max(0, tick - self._raw_start):][: self.settings.execution_horizon]
+            rows = self._raw[max(0, tick - self._raw_start) :][: self.settings.execution_horizon]
             return rows.copy() if len(rows) else None
 
     def prepare(self, tick: int) -> dict:

@@ -6,8 +6,8 @@ joint-limit clamp, max change per tick). Values are in the action's LeRobot unit
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import numpy as np
 
@@ -40,7 +40,7 @@ class SafetyFilter:
     last: np.ndarray | None = field(default=None, init=False)
 
     @classmethod
-    def from_lists(cls, dim: int, lower=(), upper=(), max_delta=()) -> "SafetyFilter":
+    def from_lists(cls, dim: int, lower=(), upper=(), max_delta=()) -> SafetyFilter:
         """Build from parameter lists; empty = off; one value = for every joint; else one per joint."""
 
         def vec(values, what):
@@ -86,7 +86,9 @@ class SafetyFilter:
         return a, ("; ".join(notes) or None)
 
     def _clamp(self, a: np.ndarray, notes: list[str]) -> np.ndarray:
-        clamped = np.clip(a, self.lower if self.lower is not None else -np.inf, self.upper if self.upper is not None else np.inf)
+        clamped = np.clip(
+            a, self.lower if self.lower is not None else -np.inf, self.upper if self.upper is not None else np.inf
+        )
         if not np.array_equal(clamped, a) and "clamped to joint limits" not in notes:
             notes.append("clamped to joint limits")
         return clamped

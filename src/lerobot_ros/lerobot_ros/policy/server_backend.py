@@ -20,7 +20,7 @@ import itertools
 import pickle  # nosec - the policy server's own protocol; see the module docstring
 import threading
 import time
-from typing import Mapping
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -44,8 +44,10 @@ def server_features(config) -> dict[str, dict]:
     other = sorted(n for n in inputs if n != STATE and not n.startswith(IMAGES))
     if other or STATE not in inputs:
         what = f"also reads {other}" if other else f"has no {STATE}"
-        raise ValueError(f"LeRobot's policy server passes only {STATE} and {IMAGES}* to a policy, and this "
-                         f"{config.type} policy {what}; use backend:=local")
+        raise ValueError(
+            f"LeRobot's policy server passes only {STATE} and {IMAGES}* to a policy, and this "
+            f"{config.type} policy {what}; use backend:=local"
+        )
     out = {}
     for name, feature in inputs.items():
         shape = tuple(feature.shape)
@@ -64,8 +66,17 @@ class PolicyServerBackend:
     steps_inline = False  # the server answers with whole chunks
     rtc_in_process = False  # the policy runs on the server
 
-    def __init__(self, loaded: LoadedPolicy, address: str, *, server_path: str = "", device: str = "cuda",
-                 actions_per_chunk: int | None = None, timeout_s: float = 5.0, reconnect_wait_s: float = 1.0):
+    def __init__(
+        self,
+        loaded: LoadedPolicy,
+        address: str,
+        *,
+        server_path: str = "",
+        device: str = "cuda",
+        actions_per_chunk: int | None = None,
+        timeout_s: float = 5.0,
+        reconnect_wait_s: float = 1.0,
+    ):
         import grpc
         from lerobot.async_inference.constants import SUPPORTED_POLICIES
         from lerobot.async_inference.helpers import RemotePolicyConfig
@@ -74,7 +85,9 @@ class PolicyServerBackend:
 
         host, port = parse_server_address(address)
         if loaded.type not in SUPPORTED_POLICIES:
-            raise ValueError(f"LeRobot's policy server runs {SUPPORTED_POLICIES}, not {loaded.type}; use backend:=local")
+            raise ValueError(
+                f"LeRobot's policy server runs {SUPPORTED_POLICIES}, not {loaded.type}; use backend:=local"
+            )
         self.loaded = loaded
         self.address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         self.features = server_features(loaded.config)
@@ -117,19 +130,26 @@ class PolicyServerBackend:
         try:
             grpc.channel_ready_future(self._channel).result(timeout=wait_s)
         except grpc.FutureTimeoutError:
-            raise self._lost(f"not reachable within {wait_s:g} s (start it with `python -m "
-                             f"lerobot.async_inference.policy_server --host=HOST --port=PORT`, or fix server:=HOST:PORT)") from None
+            raise self._lost(
+                f"not reachable within {wait_s:g} s (start it with `python -m "
+                f"lerobot.async_inference.policy_server --host=HOST --port=PORT`, or fix server:=HOST:PORT)"
+            ) from None
         try:
             self._stub.Ready(services_pb2.Empty(), timeout=self.timeout_s)
         except grpc.RpcError as exc:
-            raise self._lost(f"did not answer as LeRobot's policy server ({_rpc_text(exc)}); check server:=HOST:PORT") from None
+            raise self._lost(
+                f"did not answer as LeRobot's policy server ({_rpc_text(exc)}); check server:=HOST:PORT"
+            ) from None
         try:
-            self._stub.SendPolicyInstructions(services_pb2.PolicySetup(data=pickle.dumps(self._spec)),
-                                              timeout=SETUP_TIMEOUT_S)
+            self._stub.SendPolicyInstructions(
+                services_pb2.PolicySetup(data=pickle.dumps(self._spec)), timeout=SETUP_TIMEOUT_S
+            )
         except grpc.RpcError as exc:
-            raise self._lost(f"refused the policy instructions ({_rpc_text(exc)}); is {self._spec.pretrained_name_or_path} "
-                             "a policy folder on the server's machine (server_policy_path), and its device available "
-                             "there (device)?") from None
+            raise self._lost(
+                f"refused the policy instructions ({_rpc_text(exc)}); is {self._spec.pretrained_name_or_path} "
+                "a policy folder on the server's machine (server_policy_path), and its device available "
+                "there (device)?"
+            ) from None
         self.connected, self._problem = True, None
         self.reconnects += 1
 
@@ -150,10 +170,13 @@ class PolicyServerBackend:
             if not self.connected:
                 self.connect(self.reconnect_wait_s)
             step = next(self._timesteps)
-            obs = TimedObservation(timestamp=time.time(), timestep=step, observation=self.raw_observation(frame, task), must_go=True)
+            obs = TimedObservation(
+                timestamp=time.time(), timestep=step, observation=self.raw_observation(frame, task), must_go=True
+            )
             try:
-                self._stub.SendObservations(send_bytes_in_chunks(pickle.dumps(obs), services_pb2.Observation),
-                                            timeout=self.timeout_s)
+                self._stub.SendObservations(
+                    send_bytes_in_chunks(pickle.dumps(obs), services_pb2.Observation), timeout=self.timeout_s
+                )
                 reply = self._stub.GetActions(services_pb2.Empty(), timeout=self.timeout_s)
             except grpc.RpcError as exc:
                 raise self._lost(f"failed ({_rpc_text(exc)}); reconnecting") from None
@@ -188,13 +211,14 @@ class PolicyServerBackend:
         return self._problem
 
     def diagnostics(self) -> dict[str, str]:
-        return {"server": self.address, "server_state": self._problem or "connected",
-                "server_connects": str(self.reconnects)}
+        return {
+            "server": self.address,
+            "server_state": self._problem or "connected",
+            "server_connects": str(self.reconnects),
+        }
 
 
 def _rpc_text(exc) -> str:
     code = exc.code() if hasattr(exc, "code") else None
     details = exc.details() if hasattr(exc, "details") else str(exc)
     return f"{getattr(code, 'name', code)}: {details}"
-
-

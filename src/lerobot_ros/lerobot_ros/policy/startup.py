@@ -9,17 +9,17 @@ policy's config is read here, the server loads the weights; it always runs as as
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 from lerobot_ros.contract import ContractError, load_contract
 from lerobot_ros.policy.async_inference import AsyncInferenceConfig, resolve_chunking
 from lerobot_ros.policy.backend import ChunkBackend, parse_server_address, public_address_warning
 from lerobot_ros.policy.controller import PolicyController
 from lerobot_ros.policy.features import feature_mismatches
+from lerobot_ros.policy.inference import PolicyRunner
 from lerobot_ros.policy.inputs import check_tick_on, max_ages_ns, parse_overrides, policy_streams, streaming_resampler
 from lerobot_ros.policy.language import missing_task_message, tokenizer_step
 from lerobot_ros.policy.loading import LoadedPolicy, PolicyLoadError, load_policy, load_policy_config
-from lerobot_ros.policy.inference import PolicyRunner
 from lerobot_ros.policy.rtc import RtcSettings
 from lerobot_ros.policy.safety import SafetyFilter
 from lerobot_ros.policy.tick_loop import PolicyTickLoop
@@ -54,20 +54,32 @@ def server_device(device: str) -> str:
     return "cuda" if (device or "auto") == "auto" else device
 
 
-def make_backend(loaded: LoadedPolicy, contract, p, log: Callable[[str], None] | None = None,
-                 on_warning: Callable[[str], None] | None = None) -> ChunkBackend:
+def make_backend(
+    loaded: LoadedPolicy,
+    contract,
+    p,
+    log: Callable[[str], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
+) -> ChunkBackend:
     """The in-process runner, or a client of the policy server, connected (ValueError when it cannot be)."""
     if not _remote(p):
-        return PolicyRunner(loaded, robot_type=contract.robot_type, seed=None if p.seed < 0 else p.seed,
-                            on_warning=on_warning)
+        return PolicyRunner(
+            loaded, robot_type=contract.robot_type, seed=None if p.seed < 0 else p.seed, on_warning=on_warning
+        )
     from lerobot_ros.policy.server_backend import PolicyServerBackend, ServerUnavailable
 
     host, _ = parse_server_address(p.server)
     warning = public_address_warning(host)
     if warning:
         (log or logging.getLogger(__name__).warning)(warning)
-    backend = PolicyServerBackend(loaded, p.server, server_path=p.server_policy_path, device=loaded.device,
-                                  actions_per_chunk=p.actions_per_chunk or None, timeout_s=p.server_timeout_s)
+    backend = PolicyServerBackend(
+        loaded,
+        p.server,
+        server_path=p.server_policy_path,
+        device=loaded.device,
+        actions_per_chunk=p.actions_per_chunk or None,
+        timeout_s=p.server_timeout_s,
+    )
     try:
         backend.connect()
     except ServerUnavailable as exc:
@@ -87,14 +99,20 @@ def check_fit(loaded: LoadedPolicy, contract, path: str, contract_name: str) -> 
     """Every feature the policy was trained on, in the shape it expects, is in the contract."""
     problems = feature_mismatches(loaded.config, contract.lerobot_features())
     if problems:
-        raise ValueError(f"policy {path} does not match contract {contract.source or contract_name}: "
-                         + "; ".join(problems))
+        raise ValueError(
+            f"policy {path} does not match contract {contract.source or contract_name}: " + "; ".join(problems)
+        )
 
 
-def build_tick_loop(loaded: LoadedPolicy, contract, p, mode: str,
-                    on_time_jump: Callable[[str], None] | None = None,
-                    log: Callable[[str], None] | None = None,
-                    on_warning: Callable[[str], None] | None = None) -> PolicyTickLoop:
+def build_tick_loop(
+    loaded: LoadedPolicy,
+    contract,
+    p,
+    mode: str,
+    on_time_jump: Callable[[str], None] | None = None,
+    log: Callable[[str], None] | None = None,
+    on_warning: Callable[[str], None] | None = None,
+) -> PolicyTickLoop:
     """The controller (backend, safety, staleness gates, async worker with its chunking) inside its tick loop.
     `log` gets start-up warnings (a public server address); `on_warning` the one-time notes (a task LeRobot's
     tokenizer truncates)."""
@@ -110,13 +128,21 @@ def build_tick_loop(loaded: LoadedPolicy, contract, p, mode: str,
         async_config = AsyncInferenceConfig(p.chunk_threshold, p.aggregate_fn, p.actions_per_chunk or None, rtc=rtc)
     runner = make_backend(loaded, contract, p, log, on_warning)
     try:
-        controller = PolicyController(runner, safety, max_age_ns, p.on_stale, async_inference=async_config,
-                                      trajectory_mode=mode == "trajectory")
+        controller = PolicyController(
+            runner, safety, max_age_ns, p.on_stale, async_inference=async_config, trajectory_mode=mode == "trajectory"
+        )
     except ValueError:
         runner.close()
         raise
     return PolicyTickLoop(
-        controller, streaming_resampler(streams), streams, task=p.task, default_task=contract.task.default or "",
-        running=p.autostart, mode=mode, target_rate=str(contract.fps) if tick_on == "timer" else f"on {tick_on}",
-        on_time_jump=on_time_jump, task_topic=contract.task.topic,
+        controller,
+        streaming_resampler(streams),
+        streams,
+        task=p.task,
+        default_task=contract.task.default or "",
+        running=p.autostart,
+        mode=mode,
+        target_rate=str(contract.fps) if tick_on == "timer" else f"on {tick_on}",
+        on_time_jump=on_time_jump,
+        task_topic=contract.task.topic,
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 from lerobot_ros.policy.controller import ON_STALE, PolicyController, TickResult
 from lerobot_ros.policy.inputs import max_ages_ns, parse_overrides
@@ -22,8 +22,17 @@ from lerobot_ros.resample import StreamingResampler
 
 OK, WARN, ERROR = 0, 1, 2  # diagnostic_msgs/DiagnosticStatus levels
 #: settings `reconfigure` applies between two ticks (policy_node's other parameters are read-only)
-RECONFIGURABLE = ("action_lower", "action_upper", "max_delta", "max_age_ms", "max_age_overrides", "on_stale",
-                  "chunk_threshold", "task", "seed")
+RECONFIGURABLE = (
+    "action_lower",
+    "action_upper",
+    "max_delta",
+    "max_age_ms",
+    "max_age_overrides",
+    "on_stale",
+    "chunk_threshold",
+    "task",
+    "seed",
+)
 _SAFETY = {"action_lower", "action_upper", "max_delta"}
 
 #: emit(t_ns, result, frame ages (None while stopped), tick start (perf_counter s), received wall ns)
@@ -78,7 +87,7 @@ class PolicyTickLoop:
         self.on_time_jump = on_time_jump
         self.tick_index = 0
         self.last_tick_ns: int | None = None
-        self.rejected = {n: 0 for n in self.streams}
+        self.rejected = dict.fromkeys(self.streams, 0)
         self.last_reject: str | None = None
         self.latency_ms = RollingStats()
         self.decode_ms = {n: RollingStats() for n, f in self.features.items() if getattr(f, "is_image", False)}
@@ -167,8 +176,10 @@ class PolicyTickLoop:
         if "on_stale" in changed and new.on_stale not in ON_STALE:
             raise ValueError(f"on_stale must be one of {ON_STALE}, got {new.on_stale!r}")
         if "chunk_threshold" in changed and c.worker is None:
-            raise ValueError("chunk_threshold acts in async mode only, and this node runs inference inline "
-                             "(async_inference is read-only: restart with async_inference:=true)")
+            raise ValueError(
+                "chunk_threshold acts in async mode only, and this node runs inference inline "
+                "(async_inference is read-only: restart with async_inference:=true)"
+            )
         with self.lock:
             if safety is not None:
                 safety.last = c.safety.last  # the change limit goes on from the last published action
@@ -199,18 +210,27 @@ class PolicyTickLoop:
         self.latency_ms.add(ms)
         return ms
 
-    def tick_info(self, t_ns: int, result: TickResult, start: float, received_wall_ns: int | None,
-                  published_wall_ns: int | None) -> dict:
+    def tick_info(
+        self, t_ns: int, result: TickResult, start: float, received_wall_ns: int | None, published_wall_ns: int | None
+    ) -> dict:
         """What ~/tick_info says about this tick. The wall-clock stamps (time.time_ns) of the triggering
         observation's arrival and of the action's publish split latency into DDS in / node / DDS out."""
         chunk_task = self.controller.runner.chunk_task if result.plan is not None else None
-        return {"tick": self.tick_index, "t_ns": t_ns, "status": result.status, "dry": result.dry,
-                "depth": result.depth, "reason": result.reason, "published": published_wall_ns is not None,
-                "new_chunk": result.plan is not None,  # this tick's action is the first from a new chunk
-                "inference_ms": None if result.inference_ms is None else round(result.inference_ms, 3),
-                "tick_ms": round((time.perf_counter() - start) * 1e3, 3),
-                "received_wall_ns": received_wall_ns, "published_wall_ns": published_wall_ns,
-                "chunk_task": chunk_task}
+        return {
+            "tick": self.tick_index,
+            "t_ns": t_ns,
+            "status": result.status,
+            "dry": result.dry,
+            "depth": result.depth,
+            "reason": result.reason,
+            "published": published_wall_ns is not None,
+            "new_chunk": result.plan is not None,  # this tick's action is the first from a new chunk
+            "inference_ms": None if result.inference_ms is None else round(result.inference_ms, 3),
+            "tick_ms": round((time.perf_counter() - start) * 1e3, 3),
+            "received_wall_ns": received_wall_ns,
+            "published_wall_ns": published_wall_ns,
+            "chunk_task": chunk_task,
+        }
 
     # ---- diagnostics (side-effect free; `next_window` starts a new rate window) -------------------
     def next_window(self, now_s: float) -> None:

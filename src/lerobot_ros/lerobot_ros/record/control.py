@@ -34,7 +34,7 @@ class Command(StrEnum):
     STOP = "stop"
 
     @classmethod
-    def parse(cls, name: "str | Command") -> "Command":
+    def parse(cls, name: str | Command) -> Command:
         try:
             return cls(name)
         except ValueError:

@@ -23,10 +23,10 @@ import shutil
 import threading
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from io import BytesIO
 from pathlib import Path
-from typing import Callable, Iterable
 
 import yaml
 from rosbags.interfaces import Qos
@@ -77,12 +77,12 @@ class BagResult:
     """What ended up in a closed bag."""
 
     path: Path
-    counts: dict[str, int]          #: messages written per topic
-    dropped: dict[str, int]         #: messages received but not written (only after an error), per topic
-    start_ns: int                   #: first message stamp (0 if empty)
-    end_ns: int                     #: last message stamp (0 if empty)
-    error: str | None = None        #: why the episode stopped early, if it did
-    readable: bool = True           #: summary + metadata.yaml written (else: needs `lerobot-ros repair`)
+    counts: dict[str, int]  #: messages written per topic
+    dropped: dict[str, int]  #: messages received but not written (only after an error), per topic
+    start_ns: int  #: first message stamp (0 if empty)
+    end_ns: int  #: last message stamp (0 if empty)
+    error: str | None = None  #: why the episode stopped early, if it did
+    readable: bool = True  #: summary + metadata.yaml written (else: needs `lerobot-ros repair`)
     custom_data: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -126,7 +126,7 @@ class EpisodeBagWriter:
         self._next_space_check = 0.0
 
     # ---- caller side (any thread) -------------------------------------------------------------
-    def open(self) -> "EpisodeBagWriter":
+    def open(self) -> EpisodeBagWriter:
         """Create the bag directory (never an existing one) and start the writer thread."""
         if self.path.exists():
             raise BagWriteError(f"{self.path} exists already; an episode directory is never overwritten")
@@ -291,8 +291,10 @@ class EpisodeBagWriter:
         except OSError:
             return
         if free < self.min_free_bytes:
-            msg = (f"disk nearly full: {free / 2**20:.0f} MiB free under {self.path.parent} "
-                   f"(minimum {self.min_free_bytes / 2**20:.0f} MiB); free space or choose another output dir")
+            msg = (
+                f"disk nearly full: {free / 2**20:.0f} MiB free under {self.path.parent} "
+                f"(minimum {self.min_free_bytes / 2**20:.0f} MiB); free space or choose another output dir"
+            )
             if raise_error:
                 raise BagWriteError(msg)
             self._fail(msg)
@@ -320,9 +322,9 @@ class EpisodeBagWriter:
             pass
         with open(storage.path, "r+b") as fh:
             fh.truncate(cp["offset"])
-        storage.bio = open(storage.path, "r+b")
+        storage.bio = open(storage.path, "r+b")  # noqa: SIM115 - the writer owns it from here
         storage.bio.seek(cp["offset"])
-        del storage.chunks[cp["nchunks"]:]
+        del storage.chunks[cp["nchunks"] :]
         storage.chunk = type(storage.chunk)(2**63 - 1, 0, BytesIO(), defaultdict(list))
         writer.counts.update(cp["counts"])
         storage.channel_stats.update(cp["channel_stats"])
@@ -361,18 +363,31 @@ class EpisodeBagWriter:
         start = writer.min_timestamp if writer.max_timestamp else 0
         written = dict(self._written)
         dropped = {t: n - written.get(t, 0) for t, n in self.received.items() if n - written.get(t, 0) > 0}
-        self._result = BagResult(self.path, written, dropped, start, writer.max_timestamp, self.error,
-                                 readable, dict(self.custom_data))
+        self._result = BagResult(
+            self.path, written, dropped, start, writer.max_timestamp, self.error, readable, dict(self.custom_data)
+        )
 
     def _write_provisional_metadata(self) -> None:
         """metadata.yaml for the time until close: our custom_data, no messages (rosbags overwrites it)."""
         mcap = self._writer.storage.path.name
         info = {
-            "version": 9, "storage_identifier": "mcap", "relative_file_paths": [mcap],
-            "duration": {"nanoseconds": 0}, "starting_time": {"nanoseconds_since_epoch": 0}, "message_count": 0,
-            "topics_with_message_count": [], "compression_format": "", "compression_mode": "",
-            "files": [{"path": mcap, "starting_time": {"nanoseconds_since_epoch": 0}, "duration": {"nanoseconds": 0},
-                       "message_count": 0}],
+            "version": 9,
+            "storage_identifier": "mcap",
+            "relative_file_paths": [mcap],
+            "duration": {"nanoseconds": 0},
+            "starting_time": {"nanoseconds_since_epoch": 0},
+            "message_count": 0,
+            "topics_with_message_count": [],
+            "compression_format": "",
+            "compression_mode": "",
+            "files": [
+                {
+                    "path": mcap,
+                    "starting_time": {"nanoseconds_since_epoch": 0},
+                    "duration": {"nanoseconds": 0},
+                    "message_count": 0,
+                }
+            ],
             "custom_data": {**{k: str(v) for k, v in self.custom_data.items()}, "outcome": UNFINISHED},
             "ros_distro": self.msgdefs.distro,
         }

@@ -14,7 +14,15 @@ import struct
 from collections import defaultdict
 from io import BytesIO
 
-from rosbags.rosbag2.storage_mcap import McapWriter, PendingChunk, write_record, write_string, write_uint16, write_uint32, write_uint64
+from rosbags.rosbag2.storage_mcap import (
+    McapWriter,
+    PendingChunk,
+    write_record,
+    write_string,
+    write_uint16,
+    write_uint32,
+    write_uint64,
+)
 
 from lerobot_ros.bag.typestore import with_distro
 

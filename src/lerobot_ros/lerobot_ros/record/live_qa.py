@@ -18,6 +18,7 @@ import numpy as np
 
 from lerobot_ros.resample import ResampleReport, StreamReport, grid_between, plan_stream
 
+
 class Level(IntEnum):
     """diagnostic_msgs/DiagnosticStatus levels."""
 
@@ -66,8 +67,15 @@ class _Stream:
     stalled: bool = False
 
 
-def stream_report(name: str, stamps_ns, fps: float | None, start_ns: int, end_ns: int,
-                  policy: str = "hold", tolerance_ns: int | None = None) -> StreamReport:
+def stream_report(
+    name: str,
+    stamps_ns,
+    fps: float | None,
+    start_ns: int,
+    end_ns: int,
+    policy: str = "hold",
+    tolerance_ns: int | None = None,
+) -> StreamReport:
     """The resampler's report of one stream over [start_ns, end_ns] (frames only when fps is known)."""
     times = np.asarray(stamps_ns, dtype=np.int64)
     report = StreamReport(name, policy, None if tolerance_ns is None else tolerance_ns / 1e6)
@@ -88,8 +96,9 @@ class StreamQA:
         self.streams: dict[str, _Stream] = {}
         self._lock = threading.Lock()
 
-    def add_stream(self, topic: str, expected_hz: float | None, policy: str = "hold",
-                   tolerance_ns: int | None = None) -> None:
+    def add_stream(
+        self, topic: str, expected_hz: float | None, policy: str = "hold", tolerance_ns: int | None = None
+    ) -> None:
         with self._lock:
             self.streams.setdefault(topic, _Stream(expected_hz, policy, tolerance_ns))
 
@@ -126,11 +135,20 @@ class StreamQA:
             elif rep.warnings():
                 level, message = WARN, rep.warnings()[0]
             out[topic] = TopicQA(
-                count=len(stamps), rate_hz=round(window_rate, 2), expected_hz=s.expected_hz,
-                max_gap_ms=round(rep.max_gap_ms, 1), gaps=rep.gaps, frames=rep.frames,
-                held_frames=rep.held_frames, stale_frames=rep.stale_frames,
-                missing_frames=rep.missing_frames, max_staleness_ms=round(rep.max_staleness_ms, 1),
-                stalls=s.stalls, last_age_s=round(age_ns / 1e9, 3), level=level, message=message,
+                count=len(stamps),
+                rate_hz=round(window_rate, 2),
+                expected_hz=s.expected_hz,
+                max_gap_ms=round(rep.max_gap_ms, 1),
+                gaps=rep.gaps,
+                frames=rep.frames,
+                held_frames=rep.held_frames,
+                stale_frames=rep.stale_frames,
+                missing_frames=rep.missing_frames,
+                max_staleness_ms=round(rep.max_staleness_ms, 1),
+                stalls=s.stalls,
+                last_age_s=round(age_ns / 1e9, 3),
+                level=level,
+                message=message,
             )
         return out
 

@@ -13,7 +13,7 @@ import sys
 import threading
 from pathlib import Path
 
-from rosbags.typesys import Stores, get_typestore, get_types_from_msg
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.base import Nodetype
 
 from lerobot_ros.bag.typestore import distro_of

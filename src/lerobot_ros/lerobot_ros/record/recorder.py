@@ -10,21 +10,34 @@ is over `exit_code` is set: the node then ends its executor (it never raises out
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Callable, Iterable, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
-from .episode_bag_writer import BagResult, BagWriteError, WriterSettings
 from .control import IDLE, RECORDING, RESETTING, Action, EpisodeControl, Finish, Start, Stop
+from .episode_bag_writer import BagResult, BagWriteError, WriterSettings
+from .live_qa import ERROR, OK, WARN  # diagnostic_msgs/DiagnosticStatus levels
 from .session import EpisodeError, EpisodeSession
 from .streams import RecordingPlan, WantedTopic, plan_from_contract, plan_from_topics
 
 IGNORED_TOPICS = frozenset({"/rosout", "/parameter_events", "/diagnostics"})  # never recorded by all_topics
 BACKLOG_WARN = 500  # queued messages (~5 s of 3 cameras) before /diagnostics warns
 QUIET_S = 0.25  # draining ends once no message arrived for this long (or after drain_s)
-from .live_qa import ERROR, OK, WARN  # diagnostic_msgs/DiagnosticStatus levels
+
 #: settings `reconfigure` applies while recording (the node's other parameters are read-only)
-RECONFIGURABLE = ("task", "episode_time_s", "reset_time_s", "num_episodes", "default_outcome", "flush_interval_s",
-                  "stall_timeout_s", "min_free_mb", "progress_period_s", "discovery_period_s", "drain_s")
+RECONFIGURABLE = (
+    "task",
+    "episode_time_s",
+    "reset_time_s",
+    "num_episodes",
+    "default_outcome",
+    "flush_interval_s",
+    "stall_timeout_s",
+    "min_free_mb",
+    "progress_period_s",
+    "discovery_period_s",
+    "drain_s",
+)
 
 
 class Log(Protocol):
@@ -185,8 +198,10 @@ class Recorder:
             return False
         if not self._warned_missing:
             self._warned_missing = True
-            self.log.warning(f"no publisher after {self.wait_for_topics_s:g} s for: {', '.join(missing)}; "
-                             "recording without them (they join the bag when they appear)")
+            self.log.warning(
+                f"no publisher after {self.wait_for_topics_s:g} s for: {', '.join(missing)}; "
+                "recording without them (they join the bag when they appear)"
+            )
         return True
 
     # ---- carrying out EpisodeControl's actions -----------------------------------------------------
@@ -251,8 +266,10 @@ class Recorder:
         """
         c, s = self.control, self.session
         if "episode_time_s" in changed and (changed["episode_time_s"] > 0) != c.automatic:
-            raise ValueError("episode_time_s cannot switch between manual (0) and automatic (> 0) mode at run time; "
-                             "restart the recorder")
+            raise ValueError(
+                "episode_time_s cannot switch between manual (0) and automatic (> 0) mode at run time; "
+                "restart the recorder"
+            )
         unknown = sorted(set(changed) - set(RECONFIGURABLE))
         if unknown:
             raise ValueError(f"{', '.join(unknown)}: not settable at run time")
@@ -286,8 +303,12 @@ class Recorder:
         snapshot = self.session.qa_snapshot()
         if not snapshot:
             return []
-        out = [Diagnostic(int(s.level), f"episode_recorder: {topic}", s.message, {k: str(v) for k, v in s.values().items()})
-               for topic, s in snapshot.items()]
+        out = [
+            Diagnostic(
+                int(s.level), f"episode_recorder: {topic}", s.message, {k: str(v) for k, v in s.values().items()}
+            )
+            for topic, s in snapshot.items()
+        ]
         writer = self.session.writer
         if writer is not None:
             backlog = writer.backlog
@@ -296,8 +317,14 @@ class Recorder:
                 level, message = ERROR, self.session.last_error
             elif backlog > BACKLOG_WARN:  # the disk (or zstd) is slower than the streams: memory grows
                 level, message = WARN, f"writer falling behind: {backlog} messages queued in memory"
-            out.append(Diagnostic(level, "episode_recorder: writer", message,
-                                  {"backlog": str(writer.backlog), "path": str(writer.path)}))
+            out.append(
+                Diagnostic(
+                    level,
+                    "episode_recorder: writer",
+                    message,
+                    {"backlog": str(writer.backlog), "path": str(writer.path)},
+                )
+            )
         return out
 
     def progress_line(self, now: float) -> str:
@@ -313,33 +340,60 @@ class Recorder:
     def describe(self, output_dir: str) -> str:
         """The start-up line: what is recorded where, in which mode."""
         c = self.control
-        mode = (f"automatic: {c.episode_time_s:g} s episodes, {c.reset_time_s:g} s resets, "
-                f"{c.num_episodes or 'unlimited'} episodes" if c.automatic else "manual (services / keyboard)")
-        return (f"recording {len(self.wanted) or 'all'} topic(s) into {output_dir}; {mode}; "
-                f"next episode index {self.session.index}")
+        mode = (
+            f"automatic: {c.episode_time_s:g} s episodes, {c.reset_time_s:g} s resets, "
+            f"{c.num_episodes or 'unlimited'} episodes"
+            if c.automatic
+            else "manual (services / keyboard)"
+        )
+        return (
+            f"recording {len(self.wanted) or 'all'} topic(s) into {output_dir}; {mode}; "
+            f"next episode index {self.session.index}"
+        )
 
     def close(self) -> BagResult | None:
         """Shutdown: a running episode is closed properly (outcome 'interrupted')."""
         return self.session.close("interrupted")
 
 
-def build_recorder(p, log: Log, *, clock_ns: Callable[[], int], now: float,
-                   on_status: Callable[[Status], None] | None = None,
-                   on_saved: Callable[[BagResult], None] | None = None) -> Recorder:
+def build_recorder(
+    p,
+    log: Log,
+    *,
+    clock_ns: Callable[[], int],
+    now: float,
+    on_status: Callable[[Status], None] | None = None,
+    on_saved: Callable[[BagResult], None] | None = None,
+) -> Recorder:
     """The recorder for settings `p` (the node's parameters, by attribute): the contract's and the listed
     topics, the episode loop and the session. Raises (ContractError, ValueError, OSError) with one line."""
     plan = plan_from_contract(p.contract) if p.contract else RecordingPlan([])
     extra = plan_from_topics([t for t in p.topics if t], plan.fps)
     session = EpisodeSession(
-        p.output_dir, writer=WriterSettings(p.compression, p.flush_interval_s, int(p.min_free_mb * 2**20)),
+        p.output_dir,
+        writer=WriterSettings(p.compression, p.flush_interval_s, int(p.min_free_mb * 2**20)),
         stall_timeout_s=p.stall_timeout_s,
-        contract_text=plan.contract_text, contract_path=plan.contract_path, task_key=plan.task_key,
+        contract_text=plan.contract_text,
+        contract_path=plan.contract_path,
+        task_key=plan.task_key,
         clock_ns=clock_ns,
     )
     control = EpisodeControl(p.episode_time_s, p.reset_time_s, p.num_episodes)
     return Recorder(
-        session, control, plan.topics + extra.topics, log, now=now, all_topics=p.all_topics, fps=plan.fps,
-        task=p.task, default_task=plan.default_task, default_outcome=p.default_outcome,
-        exit_when_done=p.exit_when_done, wait_for_topics_s=p.wait_for_topics_s, drain_s=p.drain_s,
-        progress_period_s=p.progress_period_s, on_status=on_status, on_saved=on_saved,
+        session,
+        control,
+        plan.topics + extra.topics,
+        log,
+        now=now,
+        all_topics=p.all_topics,
+        fps=plan.fps,
+        task=p.task,
+        default_task=plan.default_task,
+        default_outcome=p.default_outcome,
+        exit_when_done=p.exit_when_done,
+        wait_for_topics_s=p.wait_for_topics_s,
+        drain_s=p.drain_s,
+        progress_period_s=p.progress_period_s,
+        on_status=on_status,
+        on_saved=on_saved,
     )

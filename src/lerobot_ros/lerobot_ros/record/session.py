@@ -11,15 +11,15 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from rosbags.interfaces import Qos
 
 from .episode_bag_writer import BagResult, BagWriteError, EpisodeBagWriter, WriterSettings
-from .msgdefs import MessageDefinitions
 from .live_qa import StreamQA, TopicQA
+from .msgdefs import MessageDefinitions
 
 OUTCOMES = ("success", "failure", "discard")
 _EPISODE_DIR = re.compile(r"^episode_(\d+)$")
@@ -126,7 +126,10 @@ class EpisodeSession:
             }
             custom[self.task_key] = self.task
             writer = EpisodeBagWriter(
-                path, settings=self.writer_settings, msgdefs=self.msgdefs, on_error=self._writer_error,
+                path,
+                settings=self.writer_settings,
+                msgdefs=self.msgdefs,
+                on_error=self._writer_error,
                 custom_data=custom,
             )
             writer.open()  # BagWriteError for an existing dir or a full disk
@@ -164,11 +167,13 @@ class EpisodeSession:
                 return None  # the index is reused: a discarded episode leaves no directory behind
             stop_ns = self.clock_ns()
             qa_report = self.qa.report(self.started_ns, stop_ns) if self.qa is not None else {}
-            result = writer.close({
-                "outcome": outcome,
-                "stop_ns": str(stop_ns),
-                "qa": json.dumps(qa_report, sort_keys=True),
-            })
+            result = writer.close(
+                {
+                    "outcome": outcome,
+                    "stop_ns": str(stop_ns),
+                    "qa": json.dumps(qa_report, sort_keys=True),
+                }
+            )
             self.index += 1
             self.last_result = result
             return result

@@ -26,7 +26,24 @@ from lerobot_ros.resample.live import Frame, StreamingResampler, StreamSpec
 from lerobot_ros.resample.report import ResampleReport, StreamReport
 
 __all__ = [
-    "EXACT", "HELD", "INTERP", "MISSING", "POLICIES", "STALE", "STATUS_NAMES",
-    "Frame", "Plan", "ResampleReport", "Resampled", "Stream", "StreamReport", "StreamSpec",
-    "StreamingResampler", "clean_order", "gather_numeric", "grid_between", "plan_stream", "resample",
+    "EXACT",
+    "HELD",
+    "INTERP",
+    "MISSING",
+    "POLICIES",
+    "STALE",
+    "STATUS_NAMES",
+    "Frame",
+    "Plan",
+    "ResampleReport",
+    "Resampled",
+    "Stream",
+    "StreamReport",
+    "StreamSpec",
+    "StreamingResampler",
+    "clean_order",
+    "gather_numeric",
+    "grid_between",
+    "plan_stream",
+    "resample",
 ]

@@ -7,8 +7,8 @@ Batch conversion and the live policy node both call `plan_stream`; only the samp
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -90,7 +90,9 @@ def plan_stream(times: np.ndarray, grid: np.ndarray, policy: str, tolerance_ns: 
     return Plan(a=a.astype(np.int64), b=b.astype(np.int64), w=w, status=status, staleness_ns=staleness.astype(np.int64))
 
 
-def plan_one(times: Sequence[int], t_ns: int, policy: str, tolerance_ns: int | None = None) -> tuple[int, int, float, int, int]:
+def plan_one(
+    times: Sequence[int], t_ns: int, policy: str, tolerance_ns: int | None = None
+) -> tuple[int, int, float, int, int]:
     """`plan_stream` for a single frame time, in plain Python: (a, b, w, status, staleness_ns).
 
     The live policy node plans one frame per stream per tick; numpy's per-call overhead made that
@@ -116,12 +118,11 @@ def plan_one(times: Sequence[int], t_ns: int, policy: str, tolerance_ns: int | N
             if left < 0 or dist < staleness:
                 a = b = right
                 staleness, status = dist, HELD
-    elif policy == "interpolate":
-        if left >= 0 and has_right and status == HELD:
-            span = times[right] - left_t
-            if tolerance_ns is None or span <= tolerance_ns:
-                b, w = right, (t_ns - left_t) / (span if span > 0 else 1)
-                status, staleness = INTERP, 0
+    elif policy == "interpolate" and left >= 0 and has_right and status == HELD:
+        span = times[right] - left_t
+        if tolerance_ns is None or span <= tolerance_ns:
+            b, w = right, (t_ns - left_t) / (span if span > 0 else 1)
+            status, staleness = INTERP, 0
     if tolerance_ns is not None and status not in (MISSING, INTERP) and staleness > tolerance_ns:
         status = STALE
     return a, b, w, status, staleness

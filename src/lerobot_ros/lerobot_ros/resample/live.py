@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -49,11 +50,12 @@ class StreamingResampler:
         self._values = {n: deque(maxlen=buffer) for n in streams}
         self._lock = threading.Lock()
         self.reports = {
-            n: StreamReport(n, s.policy, None if s.tolerance_ns is None else s.tolerance_ns / 1e6) for n, s in streams.items()
+            n: StreamReport(n, s.policy, None if s.tolerance_ns is None else s.tolerance_ns / 1e6)
+            for n, s in streams.items()
         }
 
     @classmethod
-    def from_contract(cls, contract, buffer: int = 64) -> "StreamingResampler":
+    def from_contract(cls, contract, buffer: int = 64) -> StreamingResampler:
         return cls(
             {
                 name: StreamSpec(f.alignment.policy, f.alignment.tolerance_ns, not f.is_image)
@@ -100,11 +102,15 @@ class StreamingResampler:
                     continue
                 buf = self._values[name]
                 if code == INTERP and w > 0.0:
-                    values[name] = (np.asarray(buf[a], np.float64) * (1.0 - w) + np.asarray(buf[b], np.float64) * w).astype(np.float32)
+                    values[name] = (
+                        np.asarray(buf[a], np.float64) * (1.0 - w) + np.asarray(buf[b], np.float64) * w
+                    ).astype(np.float32)
                 else:
                     values[name] = buf[a]
                 if code == STALE and spec.policy != "hold":
-                    reasons.append(f"{name}: newest sample is {stale_ns / 1e6:.1f} ms old (tolerance {spec.tolerance_ns / 1e6:g} ms)")
+                    reasons.append(
+                        f"{name}: newest sample is {stale_ns / 1e6:.1f} ms old (tolerance {spec.tolerance_ns / 1e6:g} ms)"
+                    )
         return Frame(int(t_ns), values, status, staleness, ready=not reasons, reasons=reasons)
 
     def latest_time(self, stream: str) -> int | None:

@@ -9,9 +9,13 @@ import numpy as np
 
 from lerobot_ros.resample.core import EXACT, HELD, INTERP, MISSING, STALE, Plan
 
-
-_COUNTERS = {EXACT: "exact_frames", HELD: "held_frames", INTERP: "interpolated_frames", STALE: "stale_frames",
-             MISSING: "missing_frames"}
+_COUNTERS = {
+    EXACT: "exact_frames",
+    HELD: "held_frames",
+    INTERP: "interpolated_frames",
+    STALE: "stale_frames",
+    MISSING: "missing_frames",
+}
 
 
 @dataclass
@@ -77,7 +81,9 @@ class StreamReport:
         """Problems worth a warning (and a failure under --strict)."""
         out = []
         if self.dropped_out_of_order:
-            out.append(f"{self.name}: dropped {self.dropped_out_of_order} out-of-order sample(s) (non-monotonic stamps)")
+            out.append(
+                f"{self.name}: dropped {self.dropped_out_of_order} out-of-order sample(s) (non-monotonic stamps)"
+            )
         if self.stale_frames and self.policy in ("asof", "nearest", "interpolate"):
             out.append(
                 f"{self.name}: {self.stale_frames} frame(s) had no sample within {self.tolerance_ms:g} ms "
@@ -108,6 +114,6 @@ class ResampleReport:
         return json.dumps(self.to_dict(), **kwargs)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "ResampleReport":
+    def from_dict(cls, data: dict) -> ResampleReport:
         streams = {k: StreamReport(**v) for k, v in data.get("streams", {}).items()}
         return cls(**{**data, "streams": streams})

@@ -22,13 +22,24 @@ DEFAULT_JPEG_QUALITY = 90
 class CameraTopics:
     """Publishers of one camera under `name`; `publish(pixels, stamp_ns)` sends one RGB frame on all of them."""
 
-    def __init__(self, node, name: str, qos: QoSProfile, *, frame_id: str = "", compressed: bool = True,
-                 jpeg_quality: int = DEFAULT_JPEG_QUALITY, hfov_deg: float = 60.0):
+    def __init__(
+        self,
+        node,
+        name: str,
+        qos: QoSProfile,
+        *,
+        frame_id: str = "",
+        compressed: bool = True,
+        jpeg_quality: int = DEFAULT_JPEG_QUALITY,
+        hfov_deg: float = 60.0,
+    ):
         self.frame_id = frame_id or f"{name}_optical_frame"
         self.jpeg_quality = int(jpeg_quality)
         self.hfov_deg = float(hfov_deg)
         self.image_pub = node.create_publisher(Image, f"{name}/image_raw", qos)
-        self.compressed_pub = node.create_publisher(CompressedImage, f"{name}/image_raw/compressed", qos) if compressed else None
+        self.compressed_pub = (
+            node.create_publisher(CompressedImage, f"{name}/image_raw/compressed", qos) if compressed else None
+        )
         self.info_pub = node.create_publisher(CameraInfo, f"{name}/camera_info", qos)
         self.info: CameraInfo | None = None
         self.sent = {"raw": 0, "compressed": 0}
@@ -50,7 +61,9 @@ class CameraTopics:
             self.image_pub.publish(numpy_to_image(pixels, "rgb8", stamp_ns=stamp_ns, frame_id=self.frame_id))
             self.sent["raw"] += 1
         if self.compressed_pub is not None and self.compressed_pub.get_subscription_count() > 0:
-            msg = numpy_to_compressed(pixels, "rgb8", "jpeg", self.jpeg_quality, stamp_ns=stamp_ns, frame_id=self.frame_id)
+            msg = numpy_to_compressed(
+                pixels, "rgb8", "jpeg", self.jpeg_quality, stamp_ns=stamp_ns, frame_id=self.frame_id
+            )
             self.compressed_pub.publish(msg)
             self.sent["compressed"] += 1
             self.compressed_bytes += len(msg.data)
@@ -61,5 +74,8 @@ class CameraTopics:
     def values(self) -> dict[str, str]:
         """Counters for /diagnostics: frames sent per topic and the mean JPEG size."""
         n = self.sent["compressed"]
-        return {"frames_raw": str(self.sent["raw"]), "frames_compressed": str(n),
-                "jpeg_bytes_per_frame": f"{self.compressed_bytes / n:.0f}" if n else ""}
+        return {
+            "frames_raw": str(self.sent["raw"]),
+            "frames_compressed": str(n),
+            "jpeg_bytes_per_frame": f"{self.compressed_bytes / n:.0f}" if n else "",
+        }

@@ -58,7 +58,10 @@ def use_large_data_profile(env: dict | None = None) -> str | None:
     """Point FASTDDS_DEFAULT_PROFILES_FILE at the profile in `env` (default os.environ) unless it is
     already set or the RMW is not Fast DDS; returns the path set, or None. Call before rclpy.init."""
     env = os.environ if env is None else env
-    if env.get("FASTDDS_DEFAULT_PROFILES_FILE") or env.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp") != "rmw_fastrtps_cpp":
+    if (
+        env.get("FASTDDS_DEFAULT_PROFILES_FILE")
+        or env.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp") != "rmw_fastrtps_cpp"
+    ):
         return None
     if env.get("LEROBOT_ROS_DDS_PROFILE", "large_data") == "default":
         return None

@@ -16,7 +16,10 @@ def health_status(name: str, hardware_id: str, health: Health, extra: dict | Non
     """OK when connected without recent errors, WARN while errors repeat, ERROR when disconnected."""
     status = DiagnosticStatus(name=name, hardware_id=hardware_id)
     if not health.connected:
-        status.level, status.message = DiagnosticStatus.ERROR, "disconnected: " + (health.last_error or "not connected yet")
+        status.level, status.message = (
+            DiagnosticStatus.ERROR,
+            "disconnected: " + (health.last_error or "not connected yet"),
+        )
     elif health.consecutive_errors:
         status.level, status.message = DiagnosticStatus.WARN, "errors: " + health.last_error
     else:
@@ -38,9 +41,13 @@ def health_status(name: str, hardware_id: str, health: Health, extra: dict | Non
 
 def values_status(name: str, hardware_id: str, message: str, values: dict, warn: bool = False) -> DiagnosticStatus:
     """A status from plain values (e.g. a library's report): OK, or WARN when `warn`."""
-    return DiagnosticStatus(name=name, hardware_id=hardware_id, message=message,
-                            level=DiagnosticStatus.WARN if warn else DiagnosticStatus.OK,
-                            values=[KeyValue(key=k, value=str(v)) for k, v in values.items()])
+    return DiagnosticStatus(
+        name=name,
+        hardware_id=hardware_id,
+        message=message,
+        level=DiagnosticStatus.WARN if warn else DiagnosticStatus.OK,
+        values=[KeyValue(key=k, value=str(v)) for k, v in values.items()],
+    )
 
 
 def watchdog_warning(status: DiagnosticStatus, command_state: str, watchdog_s: float) -> DiagnosticStatus:

@@ -26,8 +26,9 @@ import json
 import math
 import threading
 import typing
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Sequence, TypeVar
+from typing import Any, Generic, TypeVar
 
 from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor, SetParametersResult
 from rclpy.parameter import Parameter
@@ -183,7 +184,9 @@ def _scalar(spec: ParamSpec, value):
         if isinstance(value, str) and value.lower() in ("true", "false"):
             return value.lower() == "true"
     what = {float: "a number", int: "an integer", str: "a string", bool: "true or false"}[kind]
-    raise ParameterError(f"parameter {spec.name!r} must be {what}{' (each item)' if spec.is_list else ''}, got {value!r}")
+    raise ParameterError(
+        f"parameter {spec.name!r} must be {what}{' (each item)' if spec.is_list else ''}, got {value!r}"
+    )
 
 
 def coerce(spec: ParamSpec, value):
@@ -209,7 +212,9 @@ def check(spec: ParamSpec, value) -> None:
             if low_bad or (spec.max is not None and v > spec.max):
                 raise ParameterError(f"parameter {spec.name!r} must be {spec.bounds()}, got {v!r}")
         if spec.choices and v not in spec.choices:
-            raise ParameterError(f"parameter {spec.name!r} must be one of {', '.join(map(str, spec.choices))}, got {v!r}")
+            raise ParameterError(
+                f"parameter {spec.name!r} must be one of {', '.join(map(str, spec.choices))}, got {v!r}"
+            )
 
 
 def build(cls: type[T], raw: dict[str, Any]) -> T:
@@ -236,8 +241,14 @@ def format_value(value) -> str:
 def parameter_rows(cls: type) -> list[dict[str, str]]:
     """One row per parameter (name, type, default, live, limits, description): the generated tables."""
     return [
-        {"name": s.name, "type": s.type_name, "default": format_value(s.default),
-         "live": "yes" if s.reconfigurable else "no", "limits": s.limits(), "description": s.description}
+        {
+            "name": s.name,
+            "type": s.type_name,
+            "default": format_value(s.default),
+            "live": "yes" if s.reconfigurable else "no",
+            "limits": s.limits(),
+            "description": s.description,
+        }
         for s in specs(cls)
     ]
 
@@ -250,8 +261,10 @@ def markdown_table(cls: type) -> str:
     """The parameters of `cls` as a Markdown table (live = reconfigurable at run time)."""
     rows = ["| parameter | type | default | live | unit / range | description |", "|---|---|---|---|---|---|"]
     for r in parameter_rows(cls):
-        rows.append(f"| `{r['name']}` | {r['type']} | `{r['default']}` | {r['live']} | {_cell(r['limits'])} | "
-                    f"{_cell(r['description'])} |")
+        rows.append(
+            f"| `{r['name']}` | {r['type']} | `{r['default']}` | {r['live']} | {_cell(r['limits'])} | "
+            f"{_cell(r['description'])} |"
+        )
     return "\n".join(rows)
 
 
@@ -259,8 +272,11 @@ def markdown_table(cls: type) -> str:
 def descriptor(spec: ParamSpec) -> ParameterDescriptor:
     """The ParameterDescriptor `ros2 param describe` shows for `spec`."""
     d = ParameterDescriptor(
-        name=spec.name, type=spec.ros_type.value, description=spec.description,
-        additional_constraints=spec.constraints(), read_only=not spec.reconfigurable,
+        name=spec.name,
+        type=spec.ros_type.value,
+        description=spec.description,
+        additional_constraints=spec.constraints(),
+        read_only=not spec.reconfigurable,
     )
     if not spec.is_list and spec.kind in (int, float) and (spec.min is not None or spec.max is not None):
         if spec.kind is float:
@@ -299,7 +315,7 @@ class Params(Generic[T]):
         # Node.__init__ keeps them (rclpy/node.py).
         overrides = getattr(self.node, "_parameter_overrides", {})
         raw = {}
-        for name, spec in self._specs.items():
+        for name in self._specs:
             if name in overrides:
                 raw[name] = overrides[name].value
         try:
@@ -342,7 +358,9 @@ class Params(Generic[T]):
             raw = dict(current)
             for name, p in ours.items():
                 if not self._specs[name].reconfigurable:  # declared read-only: rclpy refuses these first
-                    return SetParametersResult(successful=False, reason=f"{name} is read-only: restart the node to change it")
+                    return SetParametersResult(
+                        successful=False, reason=f"{name} is read-only: restart the node to change it"
+                    )
                 raw[name] = p.value
             try:
                 new = build(self.cls, raw)

@@ -61,8 +61,13 @@ def to_bag_qos(qos: QoSProfile):
         return QosTime(*split_ns(duration.nanoseconds))
 
     return Qos(
-        QosHistory(int(qos.history)), int(qos.depth), QosReliability(int(qos.reliability)),
-        QosDurability(int(qos.durability)), qtime(qos.deadline), qtime(qos.lifespan),
-        QosLiveliness(int(qos.liveliness)), qtime(qos.liveliness_lease_duration),
+        QosHistory(int(qos.history)),
+        int(qos.depth),
+        QosReliability(int(qos.reliability)),
+        QosDurability(int(qos.durability)),
+        qtime(qos.deadline),
+        qtime(qos.lifespan),
+        QosLiveliness(int(qos.liveliness)),
+        qtime(qos.liveliness_lease_duration),
         bool(qos.avoid_ros_namespace_conventions),
     )

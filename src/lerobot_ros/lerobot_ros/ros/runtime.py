@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import rclpy
 from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
@@ -43,7 +43,7 @@ class RosRuntime:
         self._nodes.append(node)
         return node
 
-    def start(self) -> "RosRuntime":
+    def start(self) -> RosRuntime:
         if self._thread is None:
             self._thread = threading.Thread(target=self._spin, name="ros-executor", daemon=True)
             self._thread.start()
@@ -67,7 +67,7 @@ class RosRuntime:
         self._nodes.clear()
         self.context.try_shutdown()
 
-    def __enter__(self) -> "RosRuntime":
+    def __enter__(self) -> RosRuntime:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -106,7 +106,9 @@ class MessageCollector:
         """Block until `count` messages arrived; TimeoutError saying how many did otherwise."""
         with self._cond:
             if not self._cond.wait_for(lambda: len(self.items) >= count, timeout=timeout):
-                raise TimeoutError(f"got {len(self.items)} of {count} message(s) on {self.topic} within {timeout:.1f} s")
+                raise TimeoutError(
+                    f"got {len(self.items)} of {count} message(s) on {self.topic} within {timeout:.1f} s"
+                )
             return [m for _, m in self.items[:count]]
 
     def wait_quiet(self, quiet_s: float, timeout: float = 10.0) -> int:
@@ -119,5 +121,7 @@ class MessageCollector:
                 if quiet_for >= quiet_s:
                     return len(self.items)
                 if time.monotonic() > deadline:
-                    raise TimeoutError(f"{self.topic} kept publishing for {timeout:.1f} s (waited for {quiet_s:.1f} s quiet)")
+                    raise TimeoutError(
+                        f"{self.topic} kept publishing for {timeout:.1f} s (waited for {quiet_s:.1f} s quiet)"
+                    )
                 self._cond.wait(timeout=quiet_s - quiet_for)

@@ -31,5 +31,7 @@ class SimRateListener:
         v = self.values(ns)
         if not v or v.get("real_time_factor", "nan") == "nan":
             return ""
-        return (f"real-time factor {float(v['real_time_factor']):.2f} (mean {float(v['real_time_factor_mean']):.2f}; "
-                f"{float(v['steps_per_s']):.1f} of {v['target_steps_per_s']} steps/s)")
+        return (
+            f"real-time factor {float(v['real_time_factor']):.2f} (mean {float(v['real_time_factor_mean']):.2f}; "
+            f"{float(v['steps_per_s']):.1f} of {v['target_steps_per_s']} steps/s)"
+        )

@@ -25,7 +25,7 @@ class RenderSize(NamedTuple):
     width: int
 
     @classmethod
-    def parse(cls, text: str, minimum: int = 1) -> "RenderSize":
+    def parse(cls, text: str, minimum: int = 1) -> RenderSize:
         """`"96x128"` -> RenderSize(height=96, width=128); ValueError with the expected form otherwise."""
         try:
             h, w = (int(v) for v in str(text).lower().split("x"))
@@ -58,7 +58,7 @@ class RenderSettings:
             raise ValueError(f"render size must be positive, got {self.width}x{self.height}")
 
     @classmethod
-    def of_size(cls, size: tuple[int, int], shadows: bool = False, antialias: bool = True) -> "RenderSettings":
+    def of_size(cls, size: tuple[int, int], shadows: bool = False, antialias: bool = True) -> RenderSettings:
         """From a (height, width) size such as `RenderSize.parse("96x128")` (no hand-swapped fields)."""
         size = RenderSize(*size)
         return cls(width=size.width, height=size.height, shadows=shadows, antialias=antialias)
@@ -128,10 +128,10 @@ class SimEnv(ABC):
     def cameras(self) -> dict[str, tuple[int, int]]:
         """Camera name -> (height, width) of the published images."""
 
-    def preflight(self) -> None:
+    def preflight(self) -> None:  # noqa: B027 - an optional hook
         """Raise SimStartupError when the first reset could not work. Must not create a GL context."""
 
-    def prefetch(self) -> None:
+    def prefetch(self) -> None:  # noqa: B027 - an optional hook
         """Start importing what the first reset will need, in the background, so that the build on the
         first reset does not wait for it (a bridge calls this at start-up). Must not create a GL context."""
 
@@ -143,5 +143,5 @@ class SimEnv(ABC):
     def step(self, action: np.ndarray) -> StepResult:
         """Advance by one control period with `action` (validated and of length action_dim)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - an optional hook
         """Free the simulator and its GL context."""

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from lerobot_ros.sim.actions import ActionRejected
 from lerobot_ros.sim.base import RenderSettings, SimEnv
@@ -72,8 +72,14 @@ class SimBridge:
     (already counted by the runner's validator). `clock_ns` is the wall clock realtime mode schedules on.
     """
 
-    def __init__(self, sim: SimEnv, mode: str, publish: Callable[[Frame], None],
-                 rejected: Callable[[ActionRejected], None], clock_ns: Callable[[], int] = time.monotonic_ns):
+    def __init__(
+        self,
+        sim: SimEnv,
+        mode: str,
+        publish: Callable[[Frame], None],
+        rejected: Callable[[ActionRejected], None],
+        clock_ns: Callable[[], int] = time.monotonic_ns,
+    ):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
         self.sim, self.mode = sim, mode
@@ -90,9 +96,11 @@ class SimBridge:
     def describe(self, render: RenderSettings) -> str:
         """The start-up log line."""
         sim = self.sim
-        return (f"{sim.kind} bridge ({self.mode}): task {sim.task!r}, {sim.fps:g} fps, action {list(sim.action_names)}, "
-                f"cameras {sorted(sim.cameras)} at {render.width}x{render.height}, "
-                f"shadows {'on' if render.shadows else 'off'}")
+        return (
+            f"{sim.kind} bridge ({self.mode}): task {sim.task!r}, {sim.fps:g} fps, action {list(sim.action_names)}, "
+            f"cameras {sorted(sim.cameras)} at {render.width}x{render.height}, "
+            f"shadows {'on' if render.shadows else 'off'}"
+        )
 
     def reset(self, seed: int | None, options: dict | None = None) -> Frame:
         """A new episode (seed None or < 0: unseeded); pending realtime actions are dropped.
@@ -166,8 +174,12 @@ class SimBridge:
         rtf = self.runner.rtf
         rtf_values = rtf.values()
         slow = self.mode == "realtime" and rtf.samples >= 30 and rtf.current < 0.95
-        values = {**rtf_values, "mode": self.mode, **{k: str(v) for k, v in self.counters.items()},
-                  **{k: str(v) for k, v in getattr(self.sim, "render_info", {}).items()}}
+        values = {
+            **rtf_values,
+            "mode": self.mode,
+            **{k: str(v) for k, v in self.counters.items()},
+            **{k: str(v) for k, v in getattr(self.sim, "render_info", {}).items()},
+        }
         return BridgeReport(slow, f"real-time factor {rtf_values['real_time_factor']} ({self.mode})", values)
 
     def close(self) -> None:

@@ -9,11 +9,10 @@ sends exactly one action per step; it sends nothing while the episode is done.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
-
 
 STATUS, ENV_STATE, JOINTS = "status", "env_state", "joints"
 

@@ -147,8 +147,16 @@ class SO101PickExpert:
             seed[4] + ik.roll_to_align_axis(self._data, self._site, roll.id, 2, np.array([0.0, 1.0, 0.0])), *roll.range
         )
         return ik.solve_ik(
-            self._model, self._data, self._site, self._dofs, target, ik_iterations=30, seed_q=seed,
-            point_offset=self._offset, approach_axis=0, orientation_weight=self.ORIENTATION_WEIGHT,
+            self._model,
+            self._data,
+            self._site,
+            self._dofs,
+            target,
+            ik_iterations=30,
+            seed_q=seed,
+            point_offset=self._offset,
+            approach_axis=0,
+            orientation_weight=self.ORIENTATION_WEIGHT,
         )
 
     def _target(self, cube: np.ndarray) -> np.ndarray:

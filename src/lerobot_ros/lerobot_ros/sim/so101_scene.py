@@ -82,7 +82,7 @@ def _is_visual_mesh_geom(geom) -> bool:
     return geom.type == mujoco.mjtGeom.mjGEOM_MESH and geom.contype == 0 and geom.conaffinity == 0
 
 
-def use_simplified_meshes(spec, scene_path: Path, settings: Simplification = Simplification()) -> int:
+def use_simplified_meshes(spec, scene_path: Path, settings: Simplification | None = None) -> int:
     """Point every visual (never colliding) mesh geom at a simplified copy of its mesh; returns how many."""
     import mujoco
 
@@ -96,7 +96,9 @@ def use_simplified_meshes(spec, scene_path: Path, settings: Simplification = Sim
         if geom.meshname not in copies:
             src = sources[geom.meshname]
             path = Path(src.file) if Path(src.file).is_absolute() else meshdir / src.file
-            mesh = spec.add_mesh(name=f"{geom.meshname}__render", file=str(simplified_copy(path, settings)))
+            mesh = spec.add_mesh(
+                name=f"{geom.meshname}__render", file=str(simplified_copy(path, settings or Simplification()))
+            )
             mesh.scale = src.scale
             copies[geom.meshname] = mesh.name
         geom.meshname = copies[geom.meshname]

@@ -69,7 +69,9 @@ def resolve_scene(scene: str) -> Path:
     """A scene name (pick, arm) or an MJCF path -> the MJCF file; SimStartupError when missing."""
     path = so101_assets_dir() / SCENES[scene] if scene in SCENES else Path(os.path.expanduser(scene))
     if not path.is_file():
-        raise SimStartupError(f"SO-101 scene {scene!r} not found ({path}); use one of {sorted(SCENES)} or an MJCF file path")
+        raise SimStartupError(
+            f"SO-101 scene {scene!r} not found ({path}); use one of {sorted(SCENES)} or an MJCF file path"
+        )
     return path
 
 
@@ -128,16 +130,20 @@ class SO101Twin(SimEnv):
     def _camera_intervals(self, camera_fps, fps: float) -> dict[str, int]:
         """camera -> render every n-th step (camera_fps rounded to fps / n)."""
         if camera_fps is None:
-            return {c: 1 for c in self.camera_names}
-        rates = camera_fps if isinstance(camera_fps, dict) else {c: camera_fps for c in self.camera_names}
+            return dict.fromkeys(self.camera_names, 1)
+        rates = camera_fps if isinstance(camera_fps, dict) else dict.fromkeys(self.camera_names, camera_fps)
         unknown = sorted(set(rates) - set(self.camera_names))
         if unknown:
-            raise SimStartupError(f"camera_fps names camera(s) {unknown} that are not rendered ({list(self.camera_names)})")
+            raise SimStartupError(
+                f"camera_fps names camera(s) {unknown} that are not rendered ({list(self.camera_names)})"
+            )
         out = {}
         for cam in self.camera_names:
             rate = float(rates.get(cam, fps))
             if not 0 < rate <= fps:
-                raise SimStartupError(f"camera_fps for {cam!r} must be in (0, {fps:g}] (the physics rate), got {rate:g}")
+                raise SimStartupError(
+                    f"camera_fps for {cam!r} must be in (0, {fps:g}] (the physics rate), got {rate:g}"
+                )
             out[cam] = max(1, int(round(fps / rate)))
         return out
 
@@ -148,7 +154,7 @@ class SO101Twin(SimEnv):
 
     @property
     def cameras(self) -> dict[str, tuple[int, int]]:
-        return {name: (self.render_settings.height, self.render_settings.width) for name in self.camera_names}
+        return dict.fromkeys(self.camera_names, (self.render_settings.height, self.render_settings.width))
 
     @property
     def env_state_names(self) -> tuple[str, ...]:
@@ -215,8 +221,11 @@ class SO101Twin(SimEnv):
             renderer = gl_renderer()
             if not rs.antialias or (is_software_renderer(renderer) and not self.software_multisampling):
                 model.vis.quality.offsamples = 0
-            self.render_info = {"gl_renderer": renderer, "multisamples": int(model.vis.quality.offsamples),
-                                "meshes": self.meshes}
+            self.render_info = {
+                "gl_renderer": renderer,
+                "multisamples": int(model.vis.quality.offsamples),
+                "meshes": self.meshes,
+            }
             self._renderer = mujoco.Renderer(model, height=rs.height, width=rs.width)
 
     def _render(self, all_cameras: bool = False) -> dict[str, np.ndarray]:
@@ -247,7 +256,9 @@ class SO101Twin(SimEnv):
         return self._data.geom_xpos[self._block_geom].copy()
 
     def _observation(self, all_cameras: bool = False) -> Observation:
-        return Observation(state=self.joint_positions(), images=self._render(all_cameras), env_state=self.block_position())
+        return Observation(
+            state=self.joint_positions(), images=self._render(all_cameras), env_state=self.block_position()
+        )
 
     def reset(self, seed: int | None = None, options: dict | None = None) -> Observation:
         import mujoco

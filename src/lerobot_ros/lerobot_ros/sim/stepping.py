@@ -25,7 +25,6 @@ from lerobot_ros.sim.profiling import SimProfile
 from lerobot_ros.sim.rtf import RealTimeFactor
 
 
-
 @dataclass
 class EpisodeState:
     episode_index: int = -1
@@ -78,9 +77,7 @@ class SimRunner:
             if self.profile.enabled:
                 self.profile.reset_done(time.perf_counter() - t0)
             self.sim_time_ns += self.period_ns
-            self.episode = EpisodeState(
-                episode_index=self.episode.episode_index + 1, seed=seed, task=self.env.task
-            )
+            self.episode = EpisodeState(episode_index=self.episode.episode_index + 1, seed=seed, task=self.env.task)
             self.last_frame = Frame(obs, self.sim_time_ns, self._snapshot())
             self._start_frame = self.last_frame
             return self.last_frame
@@ -120,7 +117,9 @@ class SimRunner:
             ep.success = ep.success or result.success
             truncated = result.truncated or ep.step >= self.env.max_episode_steps
             ep.done = bool(result.terminated or truncated)
-            self.last_frame = Frame(result.observation, self.sim_time_ns, self._snapshot(), result.terminated, truncated)
+            self.last_frame = Frame(
+                result.observation, self.sim_time_ns, self._snapshot(), result.terminated, truncated
+            )
             return self.last_frame
 
     def close(self) -> None:

@@ -2,6 +2,6 @@
 velocities, which become joint targets through the arm's URDF kinematics (`lerobot_ros.viz`)."""
 
 from lerobot_ros.teleop.ee_jog import EndEffectorJog, JogLimits
-from lerobot_ros.teleop.inputs import JoyMapping, KeyJog, TeleopCommand, InputWatch
+from lerobot_ros.teleop.inputs import InputWatch, JoyMapping, KeyJog, TeleopCommand
 
 __all__ = ["EndEffectorJog", "JogLimits", "JoyMapping", "KeyJog", "TeleopCommand", "InputWatch"]

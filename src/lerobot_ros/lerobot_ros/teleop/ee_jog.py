@@ -11,8 +11,8 @@ approached as far as the limits allow and the arm never jumps.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -36,9 +36,19 @@ class JogLimits:
 class EndEffectorJog:
     """Moves a tool tip by Cartesian steps; `step()` returns the next joint targets."""
 
-    def __init__(self, model: UrdfModel, tip: str, joint_names: Sequence[str], *, joint_zero: str = "mid_range",
-                 lower: Sequence[float] | None = None, upper: Sequence[float] | None = None,
-                 max_joint_step: float = 0.05, damping: float = 0.01, iterations: int = 4):
+    def __init__(
+        self,
+        model: UrdfModel,
+        tip: str,
+        joint_names: Sequence[str],
+        *,
+        joint_zero: str = "mid_range",
+        lower: Sequence[float] | None = None,
+        upper: Sequence[float] | None = None,
+        max_joint_step: float = 0.05,
+        damping: float = 0.01,
+        iterations: int = 4,
+    ):
         self.model, self.tip = model, tip
         self.joint_names = list(joint_names)
         chain_links = set(model.chain(tip))  # raises UrdfError naming the links when `tip` is unknown
@@ -46,11 +56,16 @@ class EndEffectorJog:
         missing = [n for n in self.joint_names if n not in model.joints]
         if missing:
             raise UrdfError(f"joints {missing} are not in the URDF {model.name!r} (its joints: {model.movable_joints})")
-        self.arm = [i for i, n in enumerate(self.joint_names)
-                    if model.joints[n].movable and model.joints[n].child in chain_links and n not in GRIPPER_NAMES]
+        self.arm = [
+            i
+            for i, n in enumerate(self.joint_names)
+            if model.joints[n].movable and model.joints[n].child in chain_links and n not in GRIPPER_NAMES
+        ]
         if len(self.arm) < 3:
-            raise UrdfError(f"the chain to {tip!r} has {len(self.arm)} movable joints of {self.joint_names}; "
-                            "moving a tip in 3-D needs at least 3")
+            raise UrdfError(
+                f"the chain to {tip!r} has {len(self.arm)} movable joints of {self.joint_names}; "
+                "moving a tip in 3-D needs at least 3"
+            )
         self.gripper = next((i for i, n in enumerate(self.joint_names) if n in GRIPPER_NAMES), None)
         self.limits = self._limits(lower, upper)
         self.max_joint_step, self.damping, self.iterations = float(max_joint_step), float(damping), int(iterations)
@@ -111,7 +126,7 @@ class EndEffectorJog:
         q = q0.copy()
         arm = self.arm
         eps = 1e-6
-        lam2 = self.damping ** 2
+        lam2 = self.damping**2
         for _ in range(self.iterations):
             probes = np.repeat(q[None, :], len(arm) + 1, axis=0)
             probes[np.arange(1, len(arm) + 1), arm] += eps

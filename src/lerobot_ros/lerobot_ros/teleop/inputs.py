@@ -5,8 +5,8 @@ instead of running on a stale command."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 
@@ -62,11 +62,22 @@ class JoyMapping:
 
 #: terminal key -> (x, y, z, gripper) direction
 KEY_DIRECTIONS: dict[bytes, tuple[int, int, int, int]] = {
-    b"w": (1, 0, 0, 0), b"\x1b[A": (1, 0, 0, 0), b"s": (-1, 0, 0, 0), b"\x1b[B": (-1, 0, 0, 0),
-    b"a": (0, 1, 0, 0), b"\x1b[D": (0, 1, 0, 0), b"d": (0, -1, 0, 0), b"\x1b[C": (0, -1, 0, 0),
-    b"r": (0, 0, 1, 0), b"f": (0, 0, -1, 0), b"o": (0, 0, 0, 1), b"c": (0, 0, 0, -1),
+    b"w": (1, 0, 0, 0),
+    b"\x1b[A": (1, 0, 0, 0),
+    b"s": (-1, 0, 0, 0),
+    b"\x1b[B": (-1, 0, 0, 0),
+    b"a": (0, 1, 0, 0),
+    b"\x1b[D": (0, 1, 0, 0),
+    b"d": (0, -1, 0, 0),
+    b"\x1b[C": (0, -1, 0, 0),
+    b"r": (0, 0, 1, 0),
+    b"f": (0, 0, -1, 0),
+    b"o": (0, 0, 0, 1),
+    b"c": (0, 0, 0, -1),
 }
-KEY_HELP = "keys: w/s or up/down = forward/back, a/d or left/right = left/right, r/f = up/down, o/c = open/close, space = stop"
+KEY_HELP = (
+    "keys: w/s or up/down = forward/back, a/d or left/right = left/right, r/f = up/down, o/c = open/close, space = stop"
+)
 
 
 @dataclass

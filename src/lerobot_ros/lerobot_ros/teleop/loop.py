@@ -24,8 +24,9 @@ class Tick(NamedTuple):
 class EeTeleopLoop:
     """Thread-safe: inputs may come from executor callbacks and a key thread while `tick` runs on a timer."""
 
-    def __init__(self, jog: EndEffectorJog, period_s: float, mode: str, joy: JoyMapping, keys: KeyJog,
-                 watch: InputWatch):
+    def __init__(
+        self, jog: EndEffectorJog, period_s: float, mode: str, joy: JoyMapping, keys: KeyJog, watch: InputWatch
+    ):
         if mode not in ("joy", "keyboard"):
             raise ValueError(f"input must be joy or keyboard, got {mode!r}")
         self.jog, self.period_s, self.mode = jog, float(period_s), mode
@@ -58,8 +59,11 @@ class EeTeleopLoop:
             if self.mode == "keyboard":
                 return self.keys.command(now), None
             if self.watch.stale(now):
-                why = ("no Joy message yet" if self.watch.last is None
-                       else f"no Joy message for {self.watch.timeout_s:g} s (pad unplugged or driver stopped)")
+                why = (
+                    "no Joy message yet"
+                    if self.watch.last is None
+                    else f"no Joy message for {self.watch.timeout_s:g} s (pad unplugged or driver stopped)"
+                )
                 return IDLE, why
             return self._joy_command, None
 

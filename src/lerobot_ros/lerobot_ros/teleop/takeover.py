@@ -88,8 +88,10 @@ class Takeover:
     def _vector(self, target, what: str) -> np.ndarray:
         v = np.asarray(target, dtype=np.float64).reshape(-1)
         if v.size == 0 or (self.size is not None and v.size != self.size):
-            raise ValueError(f"{what} has {v.size} values, the arm {self.size or 'more'}: dropped "
-                             "(are the policy and the teleop for the same arm?)")
+            raise ValueError(
+                f"{what} has {v.size} values, the arm {self.size or 'more'}: dropped "
+                "(are the policy and the teleop for the same arm?)"
+            )
         self.size = v.size
         return v
 
@@ -102,13 +104,24 @@ class Takeover:
         nxt = TRANSITIONS.get((self.phase, event))
         if nxt is None:
             hint = {Phase.AUTONOMOUS: "pause first (pause_resume)", Phase.CORRECTING: "end the correction first"}
-            return Transition(False, self.phase, f"{event.value} is not possible while {self.phase.value}"
-                              + (f": {hint[self.phase]}" if self.phase in hint else ""))
+            return Transition(
+                False,
+                self.phase,
+                f"{event.value} is not possible while {self.phase.value}"
+                + (f": {hint[self.phase]}" if self.phase in hint else ""),
+            )
         if nxt is Phase.CORRECTING and not self.teleop_connected(now):
-            heard = "no teleop target yet" if self.teleop_at is None else \
-                f"no teleop target for {now - self.teleop_at:.1f} s (limit {self.teleop_timeout_s:g} s)"
-            return Transition(False, self.phase, f"correction refused: {heard}; start a teleop node publishing the "
-                                                 "teleop commands topic. The policy stays paused")
+            heard = (
+                "no teleop target yet"
+                if self.teleop_at is None
+                else f"no teleop target for {now - self.teleop_at:.1f} s (limit {self.teleop_timeout_s:g} s)"
+            )
+            return Transition(
+                False,
+                self.phase,
+                f"correction refused: {heard}; start a teleop node publishing the "
+                "teleop commands topic. The policy stays paused",
+            )
         self.phase = nxt
         self._sliding = nxt in (Phase.CORRECTING, Phase.AUTONOMOUS) and self.last is not None
         if nxt is Phase.AUTONOMOUS:
@@ -125,8 +138,12 @@ class Takeover:
             target = self._correcting(now)
         if target is not None:
             self.last = np.array(target, dtype=np.float64)
-        return Output(None if self.last is None else self.last.copy(), self.phase is Phase.CORRECTING, self.phase,
-                      self._sliding and self.phase is not Phase.PAUSED)
+        return Output(
+            None if self.last is None else self.last.copy(),
+            self.phase is Phase.CORRECTING,
+            self.phase,
+            self._sliding and self.phase is not Phase.PAUSED,
+        )
 
     def _correcting(self, now: float) -> np.ndarray | None:
         if self.teleop is None or not self.teleop_connected(now):

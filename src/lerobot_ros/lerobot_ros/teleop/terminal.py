@@ -20,7 +20,7 @@ class TerminalKeys:
         self.escape_timeout_s = escape_timeout_s
         self._saved = None
 
-    def open(self) -> "TerminalKeys":
+    def open(self) -> TerminalKeys:
         """cbreak mode when `fd` is a terminal (keys arrive at once, unechoed); restored by close()."""
         if os.isatty(self.fd) and self._saved is None:
             self._saved = termios.tcgetattr(self.fd)

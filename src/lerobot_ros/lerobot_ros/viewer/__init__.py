@@ -18,7 +18,25 @@ from lerobot_ros.viewer.robot import RobotGeometry, load_robot
 from lerobot_ros.viewer.serve import Endpoint, open_viewer, web_viewer_url
 
 __all__ = [
-    "TIMELINE", "Endpoint", "EpisodeInfo", "JointPlot", "LatestSlots", "LiveFeed", "RateGate", "ReplayError",
-    "ReplayStats", "RobotGeometry", "ViewerLayout", "ViewerLog", "camera_label", "entity_paths", "is_dataset",
-    "load_robot", "open_viewer", "replay_bag", "replay_dataset", "state_joints", "web_viewer_url",
+    "TIMELINE",
+    "Endpoint",
+    "EpisodeInfo",
+    "JointPlot",
+    "LatestSlots",
+    "LiveFeed",
+    "RateGate",
+    "ReplayError",
+    "ReplayStats",
+    "RobotGeometry",
+    "ViewerLayout",
+    "ViewerLog",
+    "camera_label",
+    "entity_paths",
+    "is_dataset",
+    "load_robot",
+    "open_viewer",
+    "replay_bag",
+    "replay_dataset",
+    "state_joints",
+    "web_viewer_url",
 ]

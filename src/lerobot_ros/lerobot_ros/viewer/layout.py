@@ -15,8 +15,8 @@ State and action are paired by name when both name the same joints (`shoulder_pa
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import rerun as rr
 import rerun.blueprint as rrb
@@ -38,7 +38,7 @@ def camera_label(feature: str) -> str:
     """observation.images.front -> front; observation.image -> image."""
     for prefix in IMAGE_PREFIXES:
         if feature.startswith(prefix):
-            return feature[len(prefix):]
+            return feature[len(prefix) :]
     return feature
 
 
@@ -67,7 +67,7 @@ class ViewerLayout:
     robot_3d: bool = False  # a URDF is known: draw the pose and the predicted chunk
 
     @classmethod
-    def from_features(cls, features: Mapping[str, Mapping], robot_3d: bool = False) -> "ViewerLayout":
+    def from_features(cls, features: Mapping[str, Mapping], robot_3d: bool = False) -> ViewerLayout:
         """From LeRobot's `features` dict (a dataset's info.json, or `Contract.lerobot_features()`)."""
         cameras = tuple(k for k, f in features.items() if f.get("dtype") in ("video", "image"))
 
@@ -79,10 +79,11 @@ class ViewerLayout:
             if not got:
                 got = [f"{key}_{i}" for i in range(int((spec.get("shape") or [0])[0]))]
             return tuple(str(n) for n in got)
+
         return cls(cameras, names("observation.state"), names("action"), robot_3d)
 
     @classmethod
-    def from_contract(cls, contract, robot_3d: bool = False) -> "ViewerLayout":
+    def from_contract(cls, contract, robot_3d: bool = False) -> ViewerLayout:
         return cls.from_features(contract.lerobot_features(), robot_3d)
 
     def camera_path(self, feature: str) -> str:
@@ -107,16 +108,21 @@ class ViewerLayout:
         Live plots show the last `window_s` seconds; a replay shows the whole episode with the time panel open."""
         ranges = None
         if live:
-            ranges = rrb.VisibleTimeRange(TIMELINE, start=rrb.TimeRangeBoundary.cursor_relative(seconds=-window_s),
-                                          end=rrb.TimeRangeBoundary.cursor_relative())
+            ranges = rrb.VisibleTimeRange(
+                TIMELINE,
+                start=rrb.TimeRangeBoundary.cursor_relative(seconds=-window_s),
+                end=rrb.TimeRangeBoundary.cursor_relative(),
+            )
         left = [rrb.Spatial2DView(origin=self.camera_path(c), name=camera_label(c)) for c in self.cameras]
         left.append(rrb.TextDocumentView(origin=STATUS, name="episode"))
         plots = [rrb.TimeSeriesView(origin=p.path, name=p.label, time_ranges=ranges) for p in self.joint_plots]
         right = []
         if self.robot_3d:
             right.append(rrb.Spatial3DView(origin=ROBOT, name="predicted chunk"))
-        right += [rrb.TimeSeriesView(origin=DIAGNOSTICS, name="diagnostics levels", time_ranges=ranges),
-                  rrb.TextLogView(origin=LOG, name="events")]
+        right += [
+            rrb.TimeSeriesView(origin=DIAGNOSTICS, name="diagnostics levels", time_ranges=ranges),
+            rrb.TextLogView(origin=LOG, name="events"),
+        ]
         columns = [rrb.Vertical(*left, row_shares=[3.0] * len(self.cameras) + [2.0])]
         if plots:
             columns.append(rrb.Grid(*plots, grid_columns=2 if len(plots) > 3 else 1, name="state vs action"))
@@ -141,4 +147,3 @@ def entity_paths(layout: ViewerLayout) -> list[str]:
     if layout.robot_3d:
         out += [CURRENT_POSE, CHUNK_PATH, CHUNK_POINTS, CHUNK_GHOST]
     return out
-

@@ -11,8 +11,8 @@ from __future__ import annotations
 import collections
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -72,9 +72,16 @@ class FeedStats:
 class LiveFeed:
     """`decode_image(feature, payload) -> (H, W, 3) uint8` runs in the worker, only for frames that are shown."""
 
-    def __init__(self, log: ViewerLog, decode_image: Callable[[str, object], np.ndarray],
-                 robot: RobotGeometry | None = None, state_joints: Sequence[str] = (),
-                 max_image_hz: float = 10.0, flush_period_s: float = 0.1, pose_hz: float = 10.0):
+    def __init__(
+        self,
+        log: ViewerLog,
+        decode_image: Callable[[str, object], np.ndarray],
+        robot: RobotGeometry | None = None,
+        state_joints: Sequence[str] = (),
+        max_image_hz: float = 10.0,
+        flush_period_s: float = 0.1,
+        pose_hz: float = 10.0,
+    ):
         self.log, self.decode_image, self.robot = log, decode_image, robot
         self.state_joints = list(state_joints)
         self.flush_period_s = flush_period_s

@@ -48,9 +48,16 @@ class EpisodeInfo:
     task: str = ""
 
     @classmethod
-    def from_msg(cls, msg) -> "EpisodeInfo":
-        return cls(int(msg.episode_index), int(msg.step), float(msg.reward), float(msg.sum_reward),
-                   bool(msg.done), bool(msg.success), str(msg.task))
+    def from_msg(cls, msg) -> EpisodeInfo:
+        return cls(
+            int(msg.episode_index),
+            int(msg.step),
+            float(msg.reward),
+            float(msg.sum_reward),
+            bool(msg.done),
+            bool(msg.success),
+            str(msg.task),
+        )
 
 
 @dataclass
@@ -93,8 +100,11 @@ class ViewerLog:
         self.set_time(t_ns, frame)
         path = self.layout.camera_path(feature)
         if self.jpeg_quality > 0:
-            ok, jpeg = cv2.imencode(".jpg", cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2BGR),
-                                    [cv2.IMWRITE_JPEG_QUALITY, int(self.jpeg_quality)])
+            ok, jpeg = cv2.imencode(
+                ".jpg",
+                cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2BGR),
+                [cv2.IMWRITE_JPEG_QUALITY, int(self.jpeg_quality)],
+            )
             if ok:
                 self.recording.log(path, rr.EncodedImage(contents=jpeg.tobytes(), media_type="image/jpeg"))
                 self.images_logged += 1
@@ -115,13 +125,16 @@ class ViewerLog:
             column = plot.state_index if kind == "state" else plot.action_index
             if column is None or column >= values.shape[1]:
                 continue
-            self.recording.send_columns(f"{plot.path}/{kind}", indexes=indexes,
-                                        columns=rr.Scalars.columns(scalars=values[:, column]))
+            self.recording.send_columns(
+                f"{plot.path}/{kind}", indexes=indexes, columns=rr.Scalars.columns(scalars=values[:, column])
+            )
 
     def pose(self, segments: np.ndarray, t_ns: int) -> None:
         """The arm now: (2S, 3) link segments (parent, child) in the URDF root frame."""
         self.set_time(t_ns)
-        self.recording.log(CURRENT_POSE, rr.LineStrips3D(np.asarray(segments).reshape(-1, 2, 3), colors=[POSE_RGB], radii=[0.004]))
+        self.recording.log(
+            CURRENT_POSE, rr.LineStrips3D(np.asarray(segments).reshape(-1, 2, 3), colors=[POSE_RGB], radii=[0.004])
+        )
 
     def chunk(self, tip: np.ndarray, colors: np.ndarray, ghost: np.ndarray, t_ns: int) -> None:
         """A predicted chunk (lerobot_ros.viz.ChunkGeometry's fields): tip path (T, 3), RGBA 0..1 (T, 4), ghost (2S, 3)."""
@@ -131,7 +144,9 @@ class ViewerLog:
             self.recording.log(CHUNK_PATH, rr.LineStrips3D([tip], colors=[rgba[0]], radii=[0.003]))
             self.recording.log(CHUNK_POINTS, rr.Points3D(tip, colors=rgba, radii=[0.006]))
         if len(ghost):
-            self.recording.log(CHUNK_GHOST, rr.LineStrips3D(np.asarray(ghost).reshape(-1, 2, 3), colors=[GHOST_RGB], radii=[0.005]))
+            self.recording.log(
+                CHUNK_GHOST, rr.LineStrips3D(np.asarray(ghost).reshape(-1, 2, 3), colors=[GHOST_RGB], radii=[0.005])
+            )
 
     def episode_status(self, info: EpisodeInfo, t_ns: int) -> None:
         self.set_time(t_ns)
@@ -140,8 +155,13 @@ class ViewerLog:
             self.recording.log(LOG, rr.TextLog(f"episode {info.index} started: {info.task or self.task}", level="INFO"))
         if info.done and not (old.done and old.index == info.index):
             outcome = "success" if info.success else "no success"
-            self.recording.log(LOG, rr.TextLog(f"episode {info.index} done after {info.step} steps ({outcome}, "
-                                               f"sum reward {info.sum_reward:.3g})", level="INFO"))
+            self.recording.log(
+                LOG,
+                rr.TextLog(
+                    f"episode {info.index} done after {info.step} steps ({outcome}, sum reward {info.sum_reward:.3g})",
+                    level="INFO",
+                ),
+            )
         self.episode = info
         if info.task:
             self.task = info.task
@@ -163,8 +183,12 @@ class ViewerLog:
         previous = self.diagnostics.get(name)
         self.diagnostics[name] = (level, message)
         if previous is None or previous[0] != level:
-            self.recording.log(LOG, rr.TextLog(f"{name}: {LEVELS.get(level, level)} {message}".rstrip(),
-                                               level=TEXTLOG_LEVEL.get(level, "WARN")))
+            self.recording.log(
+                LOG,
+                rr.TextLog(
+                    f"{name}: {LEVELS.get(level, level)} {message}".rstrip(), level=TEXTLOG_LEVEL.get(level, "WARN")
+                ),
+            )
             self._write_status()
 
     # -- status panel ----------------------------------------------------------------------------
@@ -173,8 +197,11 @@ class ViewerLog:
         lines = [f"**task** {self.task or '-'}", ""]
         if e.index >= 0:
             state = ("**success**" if e.success else "done") if e.done else "running"
-            lines += [f"**episode** {e.index} | step {e.step} | {state}",
-                      f"reward {e.reward:.3g} | sum {e.sum_reward:.3g}", ""]
+            lines += [
+                f"**episode** {e.index} | step {e.step} | {state}",
+                f"reward {e.reward:.3g} | sum {e.sum_reward:.3g}",
+                "",
+            ]
         else:
             lines += ["**episode** -", ""]
         if self.diagnostics:

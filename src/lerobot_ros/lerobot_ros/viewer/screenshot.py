@@ -15,13 +15,22 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 CHROMIUM_FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-    "--use-angle=swiftshader", "--enable-unsafe-swiftshader", "--hide-scrollbars", "--mute-audio",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--use-angle=swiftshader",
+    "--enable-unsafe-swiftshader",
+    "--hide-scrollbars",
+    "--mute-audio",
 )
 
 
@@ -51,8 +60,16 @@ def _devtools_port(profile: str, proc: subprocess.Popen, timeout_s: float) -> in
     raise BrowserError(f"chromium's DevTools did not come up in {timeout_s:.0f} s")
 
 
-async def _capture(port: int, url: str, out: Path, width: int, height: int, timeout_s: float,
-                   ready: Callable[[bytes], bool] | None, interval_s: float) -> tuple[bool, float]:
+async def _capture(
+    port: int,
+    url: str,
+    out: Path,
+    width: int,
+    height: int,
+    timeout_s: float,
+    ready: Callable[[bytes], bool] | None,
+    interval_s: float,
+) -> tuple[bool, float]:
     import aiohttp
 
     async with aiohttp.ClientSession() as session:
@@ -75,7 +92,9 @@ async def _capture(port: int, url: str, out: Path, width: int, height: int, time
                             raise BrowserError(f"{method}: {msg['error'].get('message')}")
                         return msg.get("result", {})
 
-            await call("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
+            await call(
+                "Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False
+            )
             await call("Page.navigate", url=url)
             started = time.monotonic()
             ok = False
@@ -89,8 +108,15 @@ async def _capture(port: int, url: str, out: Path, width: int, height: int, time
                     return ok, elapsed
 
 
-def screenshot(url: str, out, width: int = 1600, height: int = 900, timeout_s: float = 120.0,
-               ready: Callable[[bytes], bool] | None = None, interval_s: float = 5.0) -> tuple[bool, float]:
+def screenshot(
+    url: str,
+    out,
+    width: int = 1600,
+    height: int = 900,
+    timeout_s: float = 120.0,
+    ready: Callable[[bytes], bool] | None = None,
+    interval_s: float = 5.0,
+) -> tuple[bool, float]:
     """Open `url` in headless Chromium and write PNG screenshots to `out` every `interval_s` until
     `ready(png)` is true (returns (True, seconds)) or `timeout_s` passed (returns (False, seconds); `out`
     holds the last one)."""
@@ -100,9 +126,19 @@ def screenshot(url: str, out, width: int = 1600, height: int = 900, timeout_s: f
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     profile = tempfile.mkdtemp(prefix="lerobot_ros_chromium_")
-    proc = subprocess.Popen([binary, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}",
-                             "--remote-debugging-port=0", "about:blank"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    proc = subprocess.Popen(
+        [
+            binary,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={profile}",
+            f"--window-size={width},{height}",
+            "--remote-debugging-port=0",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         port = _devtools_port(profile, proc, 60.0)
         return asyncio.run(_capture(port, url, out, width, height, timeout_s, ready, interval_s))

@@ -36,8 +36,15 @@ def web_viewer_url(web_port: int, grpc_uri: str, host: str = "localhost") -> str
     return f"http://{host}:{web_port}/?url={quote(grpc_uri, safe='')}"
 
 
-def open_viewer(recording: rr.RecordingStream, blueprint, mode: str = "auto", web_port: int = 9090,
-                grpc_port: int = 9876, memory_limit: str = "25%", save: str | None = None) -> Endpoint:
+def open_viewer(
+    recording: rr.RecordingStream,
+    blueprint,
+    mode: str = "auto",
+    web_port: int = 9090,
+    grpc_port: int = 9876,
+    memory_limit: str = "25%",
+    save: str | None = None,
+) -> Endpoint:
     """Connect `recording` to a viewer. `save` writes an .rrd instead (replay it with `rerun FILE`)."""
     if mode not in MODES:
         raise ValueError(f"viewer must be one of {', '.join(MODES)}, got {mode!r}")

@@ -1,7 +1,6 @@
 """Visualisation helpers: URDF forward kinematics, rviz markers for a policy's predicted chunk, and
 joint_states converted to URDF joint values for robot_state_publisher."""
 
-from lerobot_ros.viz.urdf_kinematics import Joint, UrdfError, UrdfModel, parse_urdf
 from lerobot_ros.viz.chunk_markers import (
     JOINT_ZEROS,
     NAMESPACE,
@@ -14,6 +13,7 @@ from lerobot_ros.viz.chunk_markers import (
     urdf_positions,
 )
 from lerobot_ros.viz.joint_states import urdf_joint_state
+from lerobot_ros.viz.urdf_kinematics import Joint, UrdfError, UrdfModel, parse_urdf
 
 __all__ = [
     "JOINT_ZEROS",

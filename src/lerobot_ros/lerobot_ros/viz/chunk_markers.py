@@ -18,8 +18,8 @@ the latest joint_states) or at ROS 0; chunk joints the URDF lacks are ignored.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -145,8 +145,9 @@ def _colors(rgba: np.ndarray) -> list[ColorRGBA]:
     return [ColorRGBA(r=float(r), g=float(g), b=float(b), a=float(a)) for r, g, b, a in rgba]
 
 
-def geometry_to_markers(geometry: ChunkGeometry, frame_id: str, stamp: Time | None = None,
-                        style: MarkerStyle = MarkerStyle()) -> MarkerArray:
+def geometry_to_markers(
+    geometry: ChunkGeometry, frame_id: str, stamp: Time | None = None, style: MarkerStyle = MarkerStyle()
+) -> MarkerArray:
     """The MarkerArray described in the module docstring (DELETEALL first, always)."""
     stamp = stamp if stamp is not None else Time()
     clear = Marker()

@@ -12,7 +12,7 @@ keeps its names, order, velocities and efforts, and robot_state_publisher ignore
 
 from __future__ import annotations
 
-from typing import Mapping
+from collections.abc import Mapping
 
 from sensor_msgs.msg import JointState
 

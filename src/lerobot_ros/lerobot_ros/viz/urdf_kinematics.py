@@ -10,8 +10,8 @@ many configurations at once (a whole action chunk), so each joint costs one batc
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import numpy as np
 
@@ -96,11 +96,13 @@ class UrdfModel:
 def rpy_matrix(roll: float, pitch: float, yaw: float) -> np.ndarray:
     """URDF's fixed-axis roll-pitch-yaw: Rz(yaw) @ Ry(pitch) @ Rx(roll)."""
     cr, sr, cp, sp, cy, sy = np.cos(roll), np.sin(roll), np.cos(pitch), np.sin(pitch), np.cos(yaw), np.sin(yaw)
-    return np.array([
-        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-        [-sp, cp * sr, cp * cr],
-    ])
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
 
 
 def _motion(joint: Joint, q: np.ndarray) -> np.ndarray:
@@ -194,7 +196,9 @@ def parse_urdf(text: str) -> UrdfModel:
             if link not in links:
                 raise UrdfError(f"joint {joint.name!r} refers to link {link!r}, which the URDF does not define")
         if joint.child in by_child:
-            raise UrdfError(f"link {joint.child!r} is the child of two joints ({by_child[joint.child].name}, {joint.name})")
+            raise UrdfError(
+                f"link {joint.child!r} is the child of two joints ({by_child[joint.child].name}, {joint.name})"
+            )
         by_child[joint.child] = joint
     for joint in joints:
         if joint.mimic is not None and joint.mimic[0] not in names:

@@ -5,9 +5,9 @@ talk to the emulator unchanged. Control tables come from LeRobot's own tables, s
 are exactly what LeRobot reads and writes.
 """
 
-from lerobot_ros.hardware.virtual.servo import ServoModel, VirtualServo, servo_model
-from lerobot_ros.hardware.virtual.bus import Faults, VirtualBus
 from lerobot_ros.hardware.virtual.arms import ARM_PRESETS, VirtualArm, start_virtual_arm
+from lerobot_ros.hardware.virtual.bus import Faults, VirtualBus
+from lerobot_ros.hardware.virtual.servo import ServoModel, VirtualServo, servo_model
 
 __all__ = [
     "ARM_PRESETS",

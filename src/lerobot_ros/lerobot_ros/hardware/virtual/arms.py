@@ -166,14 +166,14 @@ class VirtualArm:
     def write_calibration(self, path: str | os.PathLike) -> Path:
         return write_calibration_file(path, self.kind, self.role)
 
-    def start(self) -> "VirtualArm":
+    def start(self) -> VirtualArm:
         self.bus.start()
         return self
 
     def close(self) -> None:
         self.bus.close()
 
-    def __enter__(self) -> "VirtualArm":
+    def __enter__(self) -> VirtualArm:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -66,7 +66,7 @@ class VirtualBus:
         self._lock = threading.Lock()
 
     # ----- lifecycle ---------------------------------------------------------------------------------
-    def start(self) -> "VirtualBus":
+    def start(self) -> VirtualBus:
         self.plug()
         return self
 
@@ -117,7 +117,7 @@ class VirtualBus:
     def plugged(self) -> bool:
         return self._thread is not None
 
-    def __enter__(self) -> "VirtualBus":
+    def __enter__(self) -> VirtualBus:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -8,8 +8,8 @@ whose reply is corrupted.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Callable, Mapping
 
 BROADCAST_FEETECH = 0xFE
 BROADCAST_DXL = 0xFE
@@ -154,7 +154,14 @@ def dxl_unstuff(payload: bytes) -> bytes:
     while i < len(payload):
         b = payload[i]
         out.append(b)
-        if b == 0xFD and len(out) >= 3 and out[-3] == 0xFF and out[-2] == 0xFF and i + 1 < len(payload) and payload[i + 1] == 0xFD:
+        if (
+            b == 0xFD
+            and len(out) >= 3
+            and out[-3] == 0xFF
+            and out[-2] == 0xFF
+            and i + 1 < len(payload)
+            and payload[i + 1] == 0xFD
+        ):
             i += 1  # drop the stuffing byte
         i += 1
     return bytes(out)

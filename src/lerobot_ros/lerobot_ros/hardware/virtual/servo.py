@@ -297,11 +297,7 @@ class VirtualServo:
         """Write bytes at `addr`; returns the status error byte (0, or the family's access error)."""
         with self._lock:
             self._advance()
-            if (
-                self.model.family == DYNAMIXEL
-                and addr < self.model.eeprom_end
-                and self.torque_enabled
-            ):
+            if self.model.family == DYNAMIXEL and addr < self.model.eeprom_end and self.torque_enabled:
                 return DXL_ACCESS_ERROR
             self.mem[addr : addr + len(data)] = data
             self._after_write(addr, len(data))
