@@ -14,24 +14,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from lerobot_ros.configs import names
 from lerobot_ros.ros.runtime import wait_until
+from lerobot_ros.sim.config import BridgeConfig
 
 RESET_TYPE = "lerobot_ros_msgs/srv/ResetEpisode"
 TRIGGER_TYPE = "std_srvs/srv/Trigger"
 CLOCK_TYPE = "rosgraph_msgs/msg/Clock"
-BRIDGE_PARAMS = (
-    "env",
-    "task",
-    "task_id",
-    "mode",
-    "render_width",
-    "render_height",
-    "shadows",
-    "antialias",
-    "max_episode_steps",
-    "cameras",
-    "publish_clock",
-)
+#: the bridge's parameters an attached evaluation reads (every one it declares)
+BRIDGE_PARAMS = tuple(names(BridgeConfig))
 
 
 class AttachError(RuntimeError):

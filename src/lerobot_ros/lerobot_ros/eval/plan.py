@@ -275,13 +275,13 @@ def _normalize(ns: str) -> str:
 
 def bridge_setup(params: dict) -> dict:
     """What an attached bridge runs, from its parameters."""
-    env = str(params.get("env", "metaworld"))
+    env = str(params.get("env.type", "metaworld"))
     default = SIMS[env].default_task if env in SIMS else ""
     return {
         "env": env,
-        "task": str(params.get("task") or default),
-        "task_id": int(params.get("task_id", 0)),
-        "render": (int(params.get("render_height", 480)), int(params.get("render_width", 480))),
+        "task": str(params.get("env.task") or default),
+        "task_id": int(params.get("env.task_id", 0)),
+        "render": (int(params.get("env.observation_height", 480)), int(params.get("env.observation_width", 480))),
     }
 
 
@@ -296,7 +296,7 @@ def adopt(plan: EvalPlan, bridges: list) -> EvalPlan:
             )
     node = bridges[0].node
     asked = {"env": plan.env, "task": plan.tasks[0].task if plan.tasks else ""}
-    for key, flag in (("env", "--env"), ("task", "--task")):
+    for key, flag in (("env", "--env.type"), ("task", "--env.task")):
         if asked[key] and asked[key] != first[key]:
             raise EvalSetupError(
                 f"{flag} {asked[key]} but {node} runs {key} {first[key]!r}: drop {flag} or attach to a bridge that runs {asked[key]}"
@@ -304,15 +304,16 @@ def adopt(plan: EvalPlan, bridges: list) -> EvalPlan:
     h, w = first["render"]
     if plan.render != (0, 0) and tuple(plan.render) != (h, w):
         raise EvalSetupError(
-            f"--render {plan.render[0]}x{plan.render[1]} but {node} renders {h}x{w}: drop --render or restart the bridge "
-            f"with render_height:={plan.render[0]} render_width:={plan.render[1]}"
+            f"--env.observation_height {plan.render[0]} --env.observation_width {plan.render[1]} but {node} renders "
+            f"{h}x{w}: drop them or restart the bridge with env.observation_height:={plan.render[0]} "
+            f"env.observation_width:={plan.render[1]}"
         )
     wrong = {k: v for k, v in plan.policy_shapes.items() if v != (h, w)}
     if wrong:
         name, (ph, pw) = next(iter(wrong.items()))
         raise EvalSetupError(
             f"the policy's {name} is {ph}x{pw} but {node} renders {h}x{w}: restart the bridge with "
-            f"render_height:={ph} render_width:={pw}"
+            f"env.observation_height:={ph} env.observation_width:={pw}"
         )
     env = first["env"]
     if plan.expert and (env not in SIMS or SIMS[env].expert is None):
@@ -320,7 +321,7 @@ def adopt(plan: EvalPlan, bridges: list) -> EvalPlan:
         raise EvalSetupError(f"no scripted expert for env {env!r}; experts exist for {experts}")
     p = bridges[0].params
     shadows, antialias = bool(p.get("shadows", plan.shadows)), bool(p.get("antialias", plan.antialias))
-    max_steps = int(p.get("max_episode_steps", 0))
+    max_steps = int(p.get("env.episode_length", 0))
     cams = p.get("cameras")
     cams = [str(c) for c in cams if str(c) and str(c).lower() != "none"] if isinstance(cams, list) else None
     task = TaskRef(first["task"], first["task_id"], first["task"])

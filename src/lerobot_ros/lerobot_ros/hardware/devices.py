@@ -39,7 +39,7 @@ def _check_calibration(device, kind: str, type_name: str, port: str) -> None:
     if not Path(device.calibration_fpath).is_file():
         raise DeviceConfigError(
             f"no calibration file at {device.calibration_fpath}: calibrate the arm with `lerobot-calibrate "
-            f"--{kind}.type={type_name} --{kind}.port={port} --{kind}.id={device.id}`, or pass calibration_file:=PATH "
+            f"--{kind}.type={type_name} --{kind}.port={port} --{kind}.id={device.id}`, or pass robot.calibration_file:=PATH "
             "(`lerobot-ros virtual-arm` writes one for emulated arms)"
         )
 

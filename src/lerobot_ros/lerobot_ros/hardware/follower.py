@@ -16,12 +16,14 @@ from collections.abc import Callable
 
 import numpy as np
 
+from lerobot_ros.configs import live_names
 from lerobot_ros.hardware.commands import CommandBuffer
+from lerobot_ros.hardware.config import RobotNodeConfig
 from lerobot_ros.hardware.control import FollowerControl, SteadyLoop
 from lerobot_ros.hardware.driver import ArmDriver
 
-#: the settings `apply` changes on a running arm (robot_node's reconfigurable parameters)
-LIVE_SETTINGS = ("rate_hz", "watchdog_s", "torque_off_on_shutdown", "diagnostics_period_s", "max_relative_target")
+#: the settings `apply` changes on a running arm: robot_node's reconfigurable parameters (hardware.config)
+LIVE_SETTINGS = live_names(RobotNodeConfig)
 
 
 def _ignore(*_args) -> None:
@@ -41,7 +43,7 @@ class FollowerArm:
         self,
         factory: Callable,
         *,
-        rate_hz: float,
+        fps: float,
         watchdog_s: float,
         diagnostics_period_s: float = 1.0,
         torque_off_on_close: bool = True,
@@ -67,7 +69,7 @@ class FollowerArm:
         self.lock = threading.RLock()
         self.diagnostics_period_s = diagnostics_period_s
         self._next_diagnostics = time.monotonic()
-        self.loop = SteadyLoop(self._tick, 1.0 / rate_hz, name=name, on_error=on_error)
+        self.loop = SteadyLoop(self._tick, 1.0 / fps, name=name, on_error=on_error)
 
     def start(self) -> bool:
         """Open the port (False: not yet, the loop keeps retrying with backoff) and start the control thread."""
@@ -144,19 +146,19 @@ class FollowerArm:
         if unknown:
             raise ValueError(f"not changeable while running: {sorted(unknown)}")
         with self.lock:
-            if "rate_hz" in changed:
-                self.loop.period_s = 1.0 / changed["rate_hz"]
+            if "fps" in changed:
+                self.loop.period_s = 1.0 / changed["fps"]
             if "watchdog_s" in changed:
                 self.buffer.watchdog_ns = int(changed["watchdog_s"] * 1e9)
             if "torque_off_on_shutdown" in changed:
                 self.driver.torque_off_on_close = changed["torque_off_on_shutdown"]
             if "diagnostics_period_s" in changed:
                 self.diagnostics_period_s = changed["diagnostics_period_s"]
-            if "max_relative_target" in changed:
+            if "robot.max_relative_target" in changed:
                 # LeRobot's send_action reads its config each call; a reconnect builds from the new value
                 config = getattr(self.driver.device, "config", None)
                 if config is not None:
-                    config.max_relative_target = changed["max_relative_target"] or None
+                    config.max_relative_target = changed["robot.max_relative_target"] or None
 
     def diagnostic_values(self) -> dict[str, str]:
         """The arm's own entries next to the driver's health: torque, command state, commands received."""

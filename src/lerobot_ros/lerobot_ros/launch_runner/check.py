@@ -43,9 +43,9 @@ CONSTRUCTS = {
 # (package, executable) -> {parameter: (must name a folder, hint)}: what the node refuses to start without.
 REQUIRED_PARAMETERS = {
     ("lerobot_ros", "policy_node"): {
-        "pretrained_path": (
+        "policy.path": (
             True,
-            "pass policy_path:=DIR (a LeRobot pretrained_model folder), or leave policy_path empty for no policy",
+            "pass policy.path:=DIR (a LeRobot pretrained_model folder), or leave policy.path empty for no policy",
         )
     },
 }

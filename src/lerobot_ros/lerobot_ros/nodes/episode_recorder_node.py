@@ -3,7 +3,7 @@
 Wiring only; the logic lives in lerobot_ros.record (recorder: episode control, draining and reports;
 session, bag writer, episode loop, QA).
 
-Parameters: `RecorderParams` below (`ros2 param describe` shows each one's description, unit and range;
+Parameters: `RecorderConfig` (record/config.py) (`ros2 param describe` shows each one's description, unit and range;
 the episode loop, outcome default, task, rates and writer settings can be changed while it runs).
 Services: start_episode (lerobot_ros_msgs/StartEpisode), stop_episode (lerobot_ros_msgs/StopEpisode).
 Topics: episode_status (EpisodeStatus, out), episode_control (std_msgs/String: next|rerecord|stop, in),
@@ -19,7 +19,6 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass
 
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rclpy.clock import Clock, ClockType
@@ -29,104 +28,24 @@ from std_msgs.msg import String
 
 from lerobot_ros.codecs import ns_to_time
 from lerobot_ros.contract import message_class
-from lerobot_ros.record.episode_bag_writer import BagWriteError, WriterSettings
+from lerobot_ros.record.config import RecorderConfig
+from lerobot_ros.record.episode_bag_writer import BagWriteError
 from lerobot_ros.record.recorder import Status, build_recorder
-from lerobot_ros.record.session import OUTCOMES, EpisodeError, TopicSpec
+from lerobot_ros.record.session import EpisodeError, TopicSpec
 from lerobot_ros.ros.entry import NodeStartupError, run_node
-from lerobot_ros.ros.parameters import declare_params, param
+from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import RELIABLE_QOS, subscription_qos, to_bag_qos
 from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
 
-_NEXT = "reconfigurable; applies from the next episode"
-WRITER_DEFAULTS = WriterSettings()  # compression, flush_interval_s, min_free_mb: the writer's own defaults
-
-
-@dataclass(frozen=True)
-class RecorderParams:
-    """episode_recorder's parameters. What to record and where is fixed at start-up; the loop is not."""
-
-    contract: str = param("", "contract file or shipped name whose topics are recorded ('' = topics only)")
-    topics: list[str] = param([], "extra topics, '/name' or '/name:pkg/msg/Type' (instead of or on top of a contract)")
-    all_topics: bool = param(False, "record every topic in the graph (like `ros2 bag record -a`)")
-    output_dir: str = param("recordings", "folder of the episode bags (episode_NNNNNN)")
-    task: str = param(
-        "",
-        "task string of the episodes ('' = the contract's default); applies from the next episode",
-        reconfigurable=True,
-    )
-    compression: str = param(WRITER_DEFAULTS.compression, "MCAP chunk compression", choices=WriterSettings.COMPRESSIONS)
-    flush_interval_s: float = param(
-        WRITER_DEFAULTS.flush_interval_s,
-        f"how often written chunks reach the disk; {_NEXT}",
-        unit="s",
-        min=0.0,
-        min_exclusive=True,
-        reconfigurable=True,
-    )
-    episode_time_s: float = param(
-        0.0,
-        "automatic mode: episode length (0 = manual mode; the mode itself is fixed)",
-        unit="s",
-        min=0.0,
-        reconfigurable=True,
-    )
-    reset_time_s: float = param(0.0, "automatic mode: pause between episodes", unit="s", min=0.0, reconfigurable=True)
-    num_episodes: int = param(0, "episodes to keep before the session ends (0 = no limit)", min=0, reconfigurable=True)
-    default_outcome: str = param(
-        "success", "outcome of a stop_episode request that names none", choices=OUTCOMES[:2], reconfigurable=True
-    )
-    exit_when_done: bool = param(True, "end the process when the session is over (num_episodes kept, stop key)")
-    stall_timeout_s: float = param(
-        1.0,
-        f"live QA: a stream silent this long is stalled; {_NEXT}",
-        unit="s",
-        min=0.0,
-        min_exclusive=True,
-        reconfigurable=True,
-    )
-    min_free_mb: float = param(
-        WRITER_DEFAULTS.min_free_bytes / 2**20,
-        f"refuse to start / stop writing below this free disk space; {_NEXT}",
-        unit="MiB",
-        min=0.0,
-        reconfigurable=True,
-    )
-    progress_period_s: float = param(
-        1.0,
-        "episode_status, /diagnostics and progress line period",
-        unit="s",
-        min=0.0,
-        min_exclusive=True,
-        reconfigurable=True,
-    )
-    discovery_period_s: float = param(
-        0.5,
-        "how often the graph is searched for publishers of wanted topics",
-        unit="s",
-        min=0.0,
-        min_exclusive=True,
-        reconfigurable=True,
-    )
-    wait_for_topics_s: float = param(
-        10.0, "automatic mode: how long the first episode waits for every wanted topic", unit="s", min=0.0
-    )
-    drain_s: float = param(
-        2.0,
-        "on Ctrl-C / SIGTERM: keep taking delivered messages up to this long, then close",
-        unit="s",
-        min=0.0,
-        reconfigurable=True,
-    )
-
 
 class EpisodeRecorder(Node):
-    params_class = RecorderParams
+    params_class = RecorderConfig
 
     def __init__(self, on_saved=None, **kwargs):
         """`on_saved(result)` is called with every kept episode's BagResult (lerobot-ros record converts)."""
         super().__init__("episode_recorder", **kwargs)
-        self.params = declare_params(self, RecorderParams, self._reconfigure)
+        self.params = declare_params(self, RecorderConfig, self._reconfigure)
         p = self.params.values
         self.exit_future = Future()  # its result ends run_node's spin: the exit status
         try:
@@ -159,7 +78,7 @@ class EpisodeRecorder(Node):
         self.create_timer(0.05, self.on_tick, clock=steady)
         self.get_logger().info(self.recorder.describe(p.output_dir))
 
-    def _reconfigure(self, new: RecorderParams, changed: dict) -> None:
+    def _reconfigure(self, new: RecorderConfig, changed: dict) -> None:
         """A reconfigurable parameter set at run time (read-only ones were refused before this)."""
         self.recorder.reconfigure(changed)  # ValueError refuses the change with its reason
         if "discovery_period_s" in changed:

@@ -6,13 +6,12 @@ host can take the compressed topic: like `ros2 run image_transport republish raw
 image_transport is: the input is subscribed only while the output has a subscriber, so an idle republisher
 neither receives nor encodes frames (`lazy:=false` subscribes always).
 /diagnostics (steady clock): frames in/out, mean bytes per frame, mean encode time, whether it subscribes now.
-Parameters: `RepublishParams` below (jpeg_quality and diagnostics_period_s can be set while running).
+Parameters: `RepublishConfig` (hardware/config.py) (jpeg_quality and diagnostics_period_s can be set while running).
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.clock import Clock, ClockType
@@ -21,38 +20,19 @@ from rclpy.node import Node
 from sensor_msgs.msg import CompressedImage, Image
 
 from lerobot_ros.codecs import CodecError, image_to_compressed
-from lerobot_ros.ros.camera_topics import DEFAULT_JPEG_QUALITY, JPEG_QUALITY_RANGE
+from lerobot_ros.hardware.config import RepublishConfig
 from lerobot_ros.ros.diagnostics import diagnostic_array, values_status
 from lerobot_ros.ros.entry import NodeStartupError, run_node
-from lerobot_ros.ros.parameters import declare_params, param
+from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import RELIABLE_QOS, qos_by_name
 
 
-@dataclass(frozen=True)
-class RepublishParams:
-    in_topic: str = param("image_raw", "sensor_msgs/Image topic to read")
-    out_topic: str = param("", "sensor_msgs/CompressedImage topic to publish; '' = <in_topic>/compressed")
-    format: str = param("jpeg", "compression of the output", choices=("jpeg", "png"))
-    jpeg_quality: int = param(
-        DEFAULT_JPEG_QUALITY,
-        "jpeg quality (640x480 at 90: 20-60 kB a frame, bench/compressed.py)",
-        min=JPEG_QUALITY_RANGE[0],
-        max=JPEG_QUALITY_RANGE[1],
-        reconfigurable=True,
-    )
-    qos: str = param("sensor", "QoS profile of both topics: sensor (best effort) or reliable")
-    lazy: bool = param(True, "subscribe to in_topic only while out_topic has a subscriber")
-    diagnostics_period_s: float = param(
-        1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True, reconfigurable=True
-    )
-
-
 class ImageRepublishNode(Node):
-    params_class = RepublishParams
+    params_class = RepublishConfig
 
     def __init__(self, node_name: str = "image_republish", **kwargs):
         super().__init__(node_name, **kwargs)
-        self.params = declare_params(self, RepublishParams, on_change=self._on_params)
+        self.params = declare_params(self, RepublishConfig, on_change=self._on_params)
         p = self.params.values
         try:
             self.qos = qos_by_name(p.qos)
@@ -79,7 +59,7 @@ class ImageRepublishNode(Node):
             f"{', lazy' if p.lazy else ''})"
         )
 
-    def _on_params(self, new: RepublishParams, changed: dict) -> None:
+    def _on_params(self, new: RepublishConfig, changed: dict) -> None:
         if "diagnostics_period_s" in changed:
             self.diag_timer.timer_period_ns = int(new.diagnostics_period_s * 1e9)
 

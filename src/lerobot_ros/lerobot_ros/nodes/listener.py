@@ -7,7 +7,6 @@ line (JSON) on stdout: the smallest end-to-end check that DDS, messages and code
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 from rclpy.node import Node
 from sensor_msgs.msg import Image, JointState
@@ -15,23 +14,17 @@ from sensor_msgs.msg import Image, JointState
 from lerobot_ros.codecs import image_to_rgb, joint_state_to_numpy
 from lerobot_ros.nodes.talker import SO101_JOINTS
 from lerobot_ros.ros.entry import run_node
-from lerobot_ros.ros.parameters import declare_params, param
+from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import SENSOR_QOS
-
-
-@dataclass(frozen=True)
-class ListenerParams:
-    count: int = param(
-        0, "exit with a JSON summary after this many joint states and images; 0 = run on", min=0, reconfigurable=True
-    )
+from lerobot_ros.ros.smoke import ListenerConfig
 
 
 class Listener(Node):
-    params_class = ListenerParams
+    params_class = ListenerConfig
 
     def __init__(self, **kwargs):
         super().__init__("listener", **kwargs)
-        self.params = declare_params(self, ListenerParams)
+        self.params = declare_params(self, ListenerConfig)
         self.joints: list = []
         self.image_shapes: list[tuple[int, ...]] = []
         self.create_subscription(JointState, "joint_states", self.on_joints, SENSOR_QOS)

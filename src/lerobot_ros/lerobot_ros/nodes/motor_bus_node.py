@@ -6,36 +6,26 @@ and, where the motors report it, current in amperes in the `effort` field.
 Angles are radians, 0 at the middle of each motor's position limits (from `calibration_file`, a
 LeRobot calibration JSON, or else from the motors' own Min/Max_Position_Limit and Homing_Offset).
 
-Parameters: `MotorBusParams` below (the loop, watchdog and shutdown ones are robot_node's, live the same way).
+Parameters: `MotorBusConfig` (hardware/config.py; the loop, watchdog and shutdown ones are robot_node's, live the same way).
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from sensor_msgs.msg import JointState
 
 from lerobot_ros.codecs import numpy_to_joint_state
 from lerobot_ros.hardware.bus_device import MotorBusDevice
-from lerobot_ros.nodes.robot_node import ArmLoopParams, RobotNode
+from lerobot_ros.hardware.config import MotorBusConfig
+from lerobot_ros.nodes.robot_node import RobotNode
 from lerobot_ros.ros.entry import run_node
-from lerobot_ros.ros.parameters import param
-
-
-@dataclass(frozen=True)
-class MotorBusParams(ArmLoopParams):
-    bus_type: str = param("feetech", "motor bus protocol", choices=("feetech", "dynamixel"))
-    motor_names: list[str] = param(["joint1"], "joint names, in bus order (the joint_states order)")
-    motor_ids: list[int] = param([1], "motor ids on the bus, one per name")
-    motor_models: list[str] = param(["sts3215"], "motor models (e.g. sts3215, xl330-m288), one per name")
-    calibration_file: str = param(
-        "", "LeRobot calibration JSON; '' = the motors' own position limits and homing offset"
-    )
 
 
 class MotorBusNode(RobotNode):
     node_name = "motor_bus_node"
-    params_class = MotorBusParams
+    params_class = MotorBusConfig
+
+    def bus_port(self, p) -> str:
+        return p.port
 
     def device_factory(self):
         p = self.params.values

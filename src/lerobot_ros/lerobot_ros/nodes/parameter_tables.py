@@ -1,4 +1,4 @@
-"""Every node's parameter table, generated from its declarations (the params dataclass of lerobot_ros.ros.parameters).
+"""Every node's parameter table, generated from its declarations (the config dataclass each node declares, from the library layer that owns it).
 
 `python -m lerobot_ros.nodes.parameter_tables > config/NODE_PARAMETERS.md` regenerates the shipped tables;
 tests/test_node_parameters.py fails when they are stale, so the doc cannot drift from the code.
@@ -11,7 +11,8 @@ import pkgutil
 import sys
 
 import lerobot_ros.nodes
-from lerobot_ros.ros.parameters import BUILTIN_DESCRIPTIONS, markdown_table
+from lerobot_ros.configs import markdown_table
+from lerobot_ros.ros.parameters import BUILTIN_DESCRIPTIONS
 
 
 def node_params() -> dict[str, type]:

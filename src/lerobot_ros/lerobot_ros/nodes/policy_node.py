@@ -4,7 +4,7 @@ Subscribes to the contract's observation features the policy reads (and its task
 LeRobot units and feeds the streaming resampler; on each tick of the ROS clock (`use_sim_time` works), or
 on a triggering feature, `policy.tick_loop` takes the frame, runs the policy (inline, or in an inference
 thread with chunk blending) and this node publishes the safe action on the contract's action topic.
-Parameters: `PolicyParams` in nodes/policy_params.py (`ros2 param describe` shows description, unit, range, read-only or not).
+Parameters: `PolicyNodeConfig` in policy/config.py (`ros2 param describe` shows description, unit, range, read-only or not).
 Topics out: action topic, ~/predicted_chunk (JointTrajectory, for rviz), ~/latency_ms (observation stamp ->
 action publish), ~/tick_info (JSON per tick: status, dry, depth, reason, new_chunk, timings incl. wall-clock receive/publish
 stamps), /diagnostics. Services: ~/start, ~/stop, ~/reset (std_srvs/Trigger).
@@ -33,7 +33,7 @@ from trajectory_msgs.msg import JointTrajectory
 from lerobot_ros.codecs import chunk_to_joint_trajectory, ns_to_time
 from lerobot_ros.codecs.action import ACTION_MESSAGES, ActionEncoder
 from lerobot_ros.contract import ContractError, message_class
-from lerobot_ros.nodes.policy_params import PolicyParams
+from lerobot_ros.policy.config import PolicyNodeConfig
 from lerobot_ros.policy.openmp import limit_openmp_spin
 from lerobot_ros.policy.output import action_topic, output_mode
 from lerobot_ros.policy.startup import build_tick_loop, load_checked
@@ -43,11 +43,11 @@ from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS, qos_by_name
 
 
 class PolicyNode(Node):
-    params_class = PolicyParams
+    params_class = PolicyNodeConfig
 
     def __init__(self, **kwargs):
         super().__init__("policy_node", **kwargs)
-        self.params = declare_params(self, PolicyParams, self._reconfigure)
+        self.params = declare_params(self, PolicyNodeConfig, self._reconfigure)
         p = self.params.values
         try:
             self.contract, loaded = load_checked(p)
@@ -104,7 +104,7 @@ class PolicyNode(Node):
             f"{self.controller.backend_name})"
         )
 
-    def _reconfigure(self, new: PolicyParams, changed: dict) -> None:
+    def _reconfigure(self, new: PolicyNodeConfig, changed: dict) -> None:
         """A reconfigurable parameter set at run time; a ValueError refuses it with the reason."""
         self.loop.reconfigure(new, {k: v for k, v in changed.items() if k != "diagnostics_period_s"})
         if "diagnostics_period_s" in changed:

@@ -1,14 +1,14 @@
 """robot_node: a LeRobot follower arm (so100/so101/koch, or any single-bus LeRobot arm such as omx) on ROS topics.
 
 Publishes `joint_states` (sensor_msgs/JointState, radians, 0 = middle of each joint's calibrated range;
-the gripper too) at `rate_hz`. Takes goals from `commands` (std_msgs/Float64MultiArray in joint-name
+the gripper too) at `fps`. Takes goals from `commands` (std_msgs/Float64MultiArray in joint-name
 order), `joint_command` (sensor_msgs/JointState, by name, partial allowed) and `joint_trajectory`
 (trajectory_msgs/JointTrajectory, points executed on their time_from_start, linear in between).
 Safety: goals clipped to the calibrated range, LeRobot's `max_relative_target`, a watchdog (no command
 for `watchdog_s` -> hold the present position), torque off on shutdown. Service `set_torque`
 (std_srvs/SetBool). Port loss: errors go to /diagnostics and the log; reconnects with backoff.
 
-Parameters: `RobotParams` below; rate_hz, watchdog_s, max_relative_target, torque_off_on_shutdown and
+Parameters: `RobotNodeConfig` (hardware/config.py); fps, watchdog_s, robot.max_relative_target, torque_off_on_shutdown and
 diagnostics_period_s can be changed while running (`ros2 param set`), the others are read-only.
 The logic (command checks, the control thread, live changes) is lerobot_ros.hardware.follower.FollowerArm
 over hardware.control (the watchdog hold); this module decodes messages and publishes.
@@ -17,7 +17,6 @@ over hardware.control (the watchdog hold); this module decodes messages and publ
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
@@ -35,74 +34,29 @@ from lerobot_ros.codecs import (
     set_stamp,
     time_to_ns,
 )
+from lerobot_ros.hardware.config import RobotNodeConfig
 from lerobot_ros.hardware.devices import DeviceConfigError, make_follower
 from lerobot_ros.hardware.follower import FollowerArm
 from lerobot_ros.ros.diagnostics import diagnostic_array, health_status, watchdog_warning
 from lerobot_ros.ros.entry import NodeStartupError, run_node
-from lerobot_ros.ros.parameters import declare_params, param
+from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
-
-
-@dataclass(frozen=True)
-class ArmLoopParams:
-    """What robot_node and motor_bus_node share: the port, the loop, the watchdog, shutdown, diagnostics."""
-
-    port: str = param("", "serial port of the bus, e.g. /dev/ttyACM0 (a virtual-arm pty works too)")
-    rate_hz: float = param(
-        30.0,
-        "control loop rate: read, write and publish joint_states",
-        unit="Hz",
-        min=0.0,
-        min_exclusive=True,
-        reconfigurable=True,
-    )
-    watchdog_s: float = param(
-        0.5,
-        "no command for this long -> hold the present position",
-        unit="s",
-        min=0.0,
-        min_exclusive=True,
-        reconfigurable=True,
-    )
-    torque_off_on_shutdown: bool = param(True, "switch torque off when the node stops", reconfigurable=True)
-    frame_id: str = param("", "frame_id of joint_states")
-    diagnostics_period_s: float = param(
-        1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True, reconfigurable=True
-    )
-
-
-@dataclass(frozen=True)
-class RobotParams(ArmLoopParams):
-    robot_type: str = param(
-        "so101_follower",
-        "LeRobot robot type (so100_follower, so101_follower, koch_follower, omx_follower, any single-bus LeRobot arm)",
-    )
-    robot_id: str = param("follower", "LeRobot robot id: names the calibration file in calibration_dir")
-    calibration_file: str = param("", "LeRobot calibration JSON; '' = <calibration_dir>/<robot_id>.json")
-    calibration_dir: str = param("", "folder of calibration files; '' = LeRobot's default")
-    max_relative_target: float = param(
-        0.0,
-        "LeRobot's max_relative_target: the largest step per command; 0 = off",
-        unit="LeRobot units (degrees, gripper 0..100)",
-        min=0.0,
-        reconfigurable=True,
-    )
 
 
 class RobotNode(Node):
     node_name = "robot_node"
-    params_class = RobotParams
+    params_class = RobotNodeConfig
 
     def __init__(self, **kwargs):
         super().__init__(kwargs.pop("node_name", self.node_name), **kwargs)
         self.params = declare_params(self, self.params_class, on_change=self._on_params)
         p = self.params.values
-        self.port, self.frame_id = p.port, p.frame_id
+        self.port, self.frame_id = self.bus_port(p), p.frame_id
         self._state_msg: JointState | None = None
         try:  # building the device once validates parameters and the calibration file
             self.arm = FollowerArm(
                 self.device_factory(),
-                rate_hz=p.rate_hz,
+                fps=p.fps,
                 watchdog_s=p.watchdog_s,
                 diagnostics_period_s=p.diagnostics_period_s,
                 torque_off_on_close=p.torque_off_on_shutdown,
@@ -131,9 +85,13 @@ class RobotNode(Node):
     def _loop_error(self, exc: Exception) -> None:
         self.get_logger().error(f"control loop: {exc}", throttle_duration_sec=1.0)
 
-    def _on_params(self, new: RobotParams, changed: dict) -> None:
+    def _on_params(self, new: RobotNodeConfig, changed: dict) -> None:
         """Live changes: loop rate, watchdog, torque-off on shutdown, diagnostics period, max_relative_target."""
         self.arm.apply(changed)
+
+    def bus_port(self, p) -> str:
+        """The serial port of the bus this node drives."""
+        return p.robot_port
 
     def device_factory(self):
         """A zero-argument callable building the (unconnected) LeRobot device from the current parameters."""
@@ -143,7 +101,7 @@ class RobotNode(Node):
             p = self.params.values
             return make_follower(
                 p.robot_type,
-                p.port,
+                p.robot_port,
                 robot_id=p.robot_id,
                 calibration_file=p.calibration_file,
                 calibration_dir=p.calibration_dir,

@@ -8,12 +8,10 @@ step's messages (whatever order they came in), so it never mixes the previous st
 step's joints, never keeps a finished episode's phase for the first step of the next one, and sends
 exactly one action per step (a lockstep bridge runs closed-loop at simulation speed). It pauses once
 `episode_status` says done and starts over on the next episode. The synchronisation is
-lerobot_ros.sim.expert_sync; parameters are `ExpertParams` below.
+lerobot_ros.sim.expert_sync; parameters are `ExpertConfig` (sim/config.py).
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
@@ -26,32 +24,23 @@ from lerobot_ros.codecs import (
     numpy_to_float64_multi_array,
 )
 from lerobot_ros.ros.entry import NodeStartupError, run_node
-from lerobot_ros.ros.parameters import declare_params, param
+from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import RELIABLE_QOS
 from lerobot_ros.sim import SimStartupError
+from lerobot_ros.sim.config import ExpertConfig
 from lerobot_ros.sim.expert_sync import ENV_STATE, JOINTS, STATUS, StepStatus, make_expert_sync
-from lerobot_ros.sim.registry import EXPERTS
 from lerobot_ros.sim.so101_twin import JOINT_NAMES
 from lerobot_ros_msgs.msg import EpisodeStatus
 
 
-@dataclass(frozen=True)
-class ExpertParams:
-    """All read-only: they choose the expert built at start-up."""
-
-    expert: str = param("metaworld", "which scripted expert (lerobot_ros.sim.registry)", choices=tuple(EXPERTS))
-    task: str = param("push-v3", "Meta-World task whose expert acts (expert metaworld)")
-    scene: str = param("pick", "SO-101 scene the pick is scripted for (expert so101_pick)")
-
-
 class ScriptedExpertNode(Node):
-    params_class = ExpertParams
+    params_class = ExpertConfig
 
     def __init__(self, node_name: str = "scripted_expert", **kwargs):
         super().__init__(node_name, **kwargs)
-        p = declare_params(self, ExpertParams).values
+        p = declare_params(self, ExpertConfig).values
         try:
-            self.sync = make_expert_sync(p.expert, p.task, p.scene)
+            self.sync = make_expert_sync(p.expert, p.env_task, p.scene)
         except SimStartupError as exc:
             raise NodeStartupError(str(exc)) from None
         self.kind = p.expert
@@ -62,7 +51,7 @@ class ScriptedExpertNode(Node):
         self.create_subscription(Float64MultiArray, "environment_state", self.on_env_state, RELIABLE_QOS)
         if JOINTS in self.sync.needs:
             self.create_subscription(JointState, "joint_states", self.on_joints, RELIABLE_QOS)
-        self.get_logger().info(f"{p.expert} expert ready (task {p.task!r})")
+        self.get_logger().info(f"{p.expert} expert ready (task {p.env_task!r})")
 
     @property
     def episode_index(self) -> int:

@@ -7,14 +7,12 @@ Publishes (relative to the node's namespace): `joint_states` (JointState), `envi
 `/clock` and `/diagnostics` (once a second: the real-time factor; realtime mode warns once below 0.95). Subscribes `commands` (Float64MultiArray) and `joint_trajectory` (JointTrajectory).
 Service `reset_episode` (lerobot_ros_msgs/ResetEpisode, seeded).
 
-Parameters: `SimBridgeParams` below (`ros2 param describe` shows each one's description and range).
+Parameters: `BridgeConfig` (sim/config.py) (`ros2 param describe` shows each one's description and range).
 All logic (mode routing, reset options, ticks, diagnostics) lives in lerobot_ros.sim.bridge; this module
 only wires it to ROS.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy._rclpy_pybind11 import RCLError
@@ -35,15 +33,15 @@ from lerobot_ros.codecs import (
     numpy_to_float64_multi_array,
     numpy_to_joint_state,
 )
-from lerobot_ros.ros.camera_topics import DEFAULT_JPEG_QUALITY, JPEG_QUALITY_RANGE, CameraTopics
+from lerobot_ros.ros.camera_topics import CameraTopics
 from lerobot_ros.ros.dds import use_large_data_profile
 from lerobot_ros.ros.diagnostics import diagnostic_array, values_status
 from lerobot_ros.ros.entry import NodeStartupError, run_node
-from lerobot_ros.ros.parameters import declare_params, param
+from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import EPISODE_STATUS_QOS, LATCHED_QOS, RELIABLE_QOS
 from lerobot_ros.sim import ActionRejected, Frame, RenderSettings, SimStartupError
-from lerobot_ros.sim.bridge import MODES, SimBridge, describe_rejection, open_sim, parse_reset_options
-from lerobot_ros.sim.factory import ENV_KINDS
+from lerobot_ros.sim.bridge import SimBridge, describe_rejection, open_sim, parse_reset_options
+from lerobot_ros.sim.config import BridgeConfig
 from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import ResetEpisode
 
@@ -51,61 +49,22 @@ from lerobot_ros_msgs.srv import ResetEpisode
 OBS_QOS = RELIABLE_QOS
 
 
-@dataclass(frozen=True)
-class SimBridgeParams:
-    """sim_bridge_node's parameters. All read-only: each one shapes the simulator built at start-up."""
-
-    env: str = param("metaworld", "simulator kind", choices=ENV_KINDS)
-    task: str = param(
-        "",
-        "Meta-World task (-v3 name), SO-101 scene (pick, arm or an MJCF path) or LIBERO suite; '' = the env's default",
-    )
-    task_id: int = param(0, "task index within a LIBERO suite", min=0)
-    mode: str = param(
-        "lockstep", "lockstep: one env step per action (evaluation); realtime: steps at fps on a timer", choices=MODES
-    )
-    render_width: int = param(480, "camera image width", unit="px", min=1)
-    render_height: int = param(480, "camera image height", unit="px", min=1)
-    shadows: bool = param(False, "render shadows (costly on CPU rendering)")
-    antialias: bool = param(True, "multisample anti-aliasing of camera images")
-    fps: float = param(0.0, "control rate; 0 = the env's own (Meta-World's is fixed at 80)", unit="Hz", min=0.0)
-    cameras: list[str] = param(["front"], "SO-101 MJCF cameras to render (front, wrist); [none] for none")
-    camera_fps: float = param(
-        0.0, "SO-101: render cameras at this rate when lower than fps; 0 = every step", unit="Hz", min=0.0
-    )
-    meshes: str = param(
-        "simplified",
-        "SO-101: draw simplified copies of the visual meshes (collision untouched) or the package's full meshes",
-        choices=("simplified", "full"),
-    )
-    max_episode_steps: int = param(0, "episode length limit; 0 = the env's own", unit="steps", min=0)
-    reset_on_start: bool = param(True, "start episode 0 as soon as the bridge is up")
-    seed: int = param(0, "seed of the first episode when reset_on_start; < 0 = unseeded")
-    publish_clock: bool = param(True, "publish /clock with simulated time (for use_sim_time nodes)")
-    jpeg_quality: int = param(
-        DEFAULT_JPEG_QUALITY,
-        "jpeg quality of <camera>/image_raw/compressed (encoded only while subscribed)",
-        min=JPEG_QUALITY_RANGE[0],
-        max=JPEG_QUALITY_RANGE[1],
-    )
-
-
 class SimBridgeNode(Node):
-    params_class = SimBridgeParams
+    params_class = BridgeConfig
 
     def __init__(self, node_name: str = "sim_bridge", **kwargs):
         super().__init__(node_name, **kwargs)
-        p = declare_params(self, SimBridgeParams).values
+        p = declare_params(self, BridgeConfig).values
         try:
-            render = RenderSettings(p.render_width, p.render_height, p.shadows, p.antialias)
+            render = RenderSettings(p.observation_width, p.observation_height, p.shadows, p.antialias)
             sim = open_sim(
-                p.env,
-                p.task,
+                p.env_type,
+                p.env_task,
                 render,
                 fps=p.fps,
                 cameras=p.cameras,
-                task_id=p.task_id,
-                max_episode_steps=p.max_episode_steps,
+                task_id=p.env_task_id,
+                max_episode_steps=p.episode_length,
                 camera_fps=p.camera_fps,
                 meshes=p.meshes,
             )

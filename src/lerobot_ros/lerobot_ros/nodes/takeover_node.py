@@ -3,7 +3,7 @@
 Runs in the robot's namespace between the policy, the teleoperator and the driver:
   policy/commands (in)   the policy's targets: start policy_node with action_topic:=<ns>/policy/commands
   teleop/commands (in)   a teleop's targets: teleop_node commands_topic:=<ns>/teleop/commands, or ee_teleop_node
-  commands (out)         what the driver executes (std_msgs/Float64MultiArray), at `rate_hz`
+  commands (out)         what the driver executes (std_msgs/Float64MultiArray), at `fps`
   intervention (out)     std_msgs/Bool per tick, True while a person drives (record it: the converter writes it as
                          LeRobot's `intervention` feature), latched
   ~/phase (out)          std_msgs/String: autonomous | paused | correcting, latched
@@ -13,14 +13,13 @@ keys when `keys` is true and stdin is a terminal (p = pause/resume, c = correcti
 On pause the policy node named `policy_node` is stopped (its ~/stop), on resume reset and started (~/reset,
 ~/start) so its next chunk starts from the current observation, as LeRobot resets its engine.
 Handover rules (no jump at either end) are in `lerobot_ros.teleop.takeover`.
-Parameters: rate_hz, max_delta (rad per tick), teleop_timeout_s, policy_node, keys.
+Parameters: fps, max_delta (rad per tick), teleop_timeout_s, policy_node, keys.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
 
 import numpy as np
 from rclpy.node import Node
@@ -28,45 +27,21 @@ from std_msgs.msg import Bool, Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from lerobot_ros.ros.entry import NodeStartupError, run_node
-from lerobot_ros.ros.parameters import declare_params, param
+from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS
+from lerobot_ros.teleop.config import TakeoverConfig
 from lerobot_ros.teleop.takeover import Event, Phase, Takeover
 from lerobot_ros.teleop.terminal import TerminalKeys
 
 KEY_EVENTS = {b"p": Event.PAUSE_RESUME, b"c": Event.CORRECTION}
 
 
-@dataclass(frozen=True)
-class TakeoverParams:
-    """takeover's parameters; the handover limit and the teleop timeout are live."""
-
-    rate_hz: float = param(30.0, "command rate to the driver", unit="Hz", min=0.0, min_exclusive=True)
-    max_delta: float = param(
-        0.05,
-        "largest joint change per tick while handing over",
-        unit="rad",
-        min=0.0,
-        min_exclusive=True,
-        reconfigurable=True,
-    )
-    teleop_timeout_s: float = param(
-        0.5,
-        "a teleop silent this long counts as not connected",
-        unit="s",
-        min=0.0,
-        min_exclusive=True,
-        reconfigurable=True,
-    )
-    policy_node: str = param("/policy", "policy_node to stop / reset / start on pause and resume ('' = none)")
-    keys: bool = param(False, "read p (pause/resume) and c (correction) from this terminal")
-
-
 class TakeoverNode(Node):
-    params_class = TakeoverParams
+    params_class = TakeoverConfig
 
     def __init__(self, node_name: str = "takeover", **kwargs):
         super().__init__(node_name, **kwargs)
-        self.params = declare_params(self, TakeoverParams, self._on_params)
+        self.params = declare_params(self, TakeoverConfig, self._on_params)
         p = self.params.values
         self.policy_node = p.policy_node
         try:
@@ -86,14 +61,14 @@ class TakeoverNode(Node):
         if self.policy_node:
             for verb in ("stop", "start", "reset"):
                 self._policy_clients[verb] = self.create_client(Trigger, f"{self.policy_node.rstrip('/')}/{verb}")
-        self.create_timer(1.0 / p.rate_hz, self._tick)
+        self.create_timer(1.0 / p.fps, self._tick)
         self._publish_phase()
         self.keys: TerminalKeys | None = None
         if p.keys:
             self._start_keys()
         self.get_logger().info(f"takeover: {Phase.AUTONOMOUS.value}; events on ~/pause_resume, ~/correction, ~/event")
 
-    def _on_params(self, new: TakeoverParams, changed: dict) -> None:
+    def _on_params(self, new: TakeoverConfig, changed: dict) -> None:
         with self._lock:
             if "max_delta" in changed:
                 self.core.max_delta = np.asarray(new.max_delta, dtype=np.float64)

@@ -1,13 +1,12 @@
 """talker: publishes a moving SO-101 joint state and a synthetic camera image (a smoke-test source).
 
 Topics: `joint_states` (sensor_msgs/JointState, radians), `camera/image_raw` (rgb8),
-`camera/camera_info`. Parameters: `TalkerParams` below (rate_hz can be changed while running).
+`camera/camera_info`. Parameters: `TalkerConfig` (ros/smoke.py) (fps can be changed while running).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 from rclpy.node import Node
@@ -16,8 +15,9 @@ from sensor_msgs.msg import CameraInfo, Image, JointState
 from lerobot_ros.codecs import make_camera_info, ns_to_time, numpy_to_image, numpy_to_joint_state
 from lerobot_ros.conventions.joints import SO101_JOINTS
 from lerobot_ros.ros.entry import run_node
-from lerobot_ros.ros.parameters import declare_params, param
+from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import SENSOR_QOS
+from lerobot_ros.ros.smoke import TalkerConfig
 
 
 def synthetic_frame(width: int, height: int, tick: int) -> np.ndarray:
@@ -36,38 +36,23 @@ def joint_positions(t: float) -> np.ndarray:
     return np.array([0.5 * math.sin(0.5 * t + i) for i in range(len(SO101_JOINTS))])
 
 
-@dataclass(frozen=True)
-class TalkerParams:
-    rate_hz: float = param(
-        30.0,
-        "publish rate of the joint state and the image",
-        unit="Hz",
-        min=0.0,
-        min_exclusive=True,
-        reconfigurable=True,
-    )
-    width: int = param(640, "synthetic image width", unit="px", min=1)
-    height: int = param(480, "synthetic image height", unit="px", min=1)
-    frame_id: str = param("camera_optical_frame", "frame_id of the image and camera_info")
-
-
 class Talker(Node):
-    params_class = TalkerParams
+    params_class = TalkerConfig
 
     def __init__(self, **kwargs):
         super().__init__("talker", **kwargs)
-        p = declare_params(self, TalkerParams, on_change=self._on_params).values
-        self.rate_hz, self.width, self.height, self.frame_id = p.rate_hz, p.width, p.height, p.frame_id
+        p = declare_params(self, TalkerConfig, on_change=self._on_params).values
+        self.fps, self.width, self.height, self.frame_id = p.fps, p.width, p.height, p.frame_id
         self.joint_pub = self.create_publisher(JointState, "joint_states", SENSOR_QOS)
         self.image_pub = self.create_publisher(Image, "camera/image_raw", SENSOR_QOS)
         self.info_pub = self.create_publisher(CameraInfo, "camera/camera_info", SENSOR_QOS)
         self.info = make_camera_info(self.width, self.height, frame_id=self.frame_id)
         self.tick = 0
-        self.timer = self.create_timer(1.0 / self.rate_hz, self.on_timer)
+        self.timer = self.create_timer(1.0 / self.fps, self.on_timer)
 
-    def _on_params(self, new: TalkerParams, changed: dict) -> None:
-        self.rate_hz = new.rate_hz
-        self.timer.timer_period_ns = int(1e9 / new.rate_hz)
+    def _on_params(self, new: TalkerConfig, changed: dict) -> None:
+        self.fps = new.fps
+        self.timer.timer_period_ns = int(1e9 / new.fps)
 
     def on_timer(self) -> None:
         now = self.get_clock().now().nanoseconds

@@ -1,17 +1,15 @@
 """teleop_node: a LeRobot leader arm (so100/so101/koch leader) driving a follower over ROS.
 
-Reads the leader at `rate_hz` and publishes the action twice: on the follower's `commands_topic`
+Reads the leader at `fps` and publishes the action twice: on the follower's `commands_topic`
 (std_msgs/Float64MultiArray in joint-name order, radians) and as the leader's own `joint_states`
 (sensor_msgs/JointState, radians), so a recorder captures the action the way `lerobot-record` does.
 Radians are 0 at the middle of each joint's calibrated range, for leader and follower alike, so arms
 calibrated differently still agree. Diagnostics on /diagnostics; the port is reconnected with backoff.
 
-Parameters: `TeleopParams` below; rate_hz and diagnostics_period_s can be changed while running.
+Parameters: `TeleopNodeConfig` (hardware/config.py); fps and diagnostics_period_s can be changed while running.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
@@ -19,48 +17,28 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from lerobot_ros.codecs import numpy_to_float64_multi_array, numpy_to_joint_state
+from lerobot_ros.hardware.config import TeleopNodeConfig
 from lerobot_ros.hardware.devices import DeviceConfigError, make_leader
 from lerobot_ros.hardware.driver import ArmDriver
 from lerobot_ros.ros.diagnostics import diagnostic_array, health_status
 from lerobot_ros.ros.entry import NodeStartupError, run_node
-from lerobot_ros.ros.parameters import declare_params, param
+from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 
 
-@dataclass(frozen=True)
-class TeleopParams:
-    teleop_type: str = param("so101_leader", "LeRobot teleoperator type (so100_leader, so101_leader, koch_leader, ...)")
-    port: str = param("", "serial port of the leader arm, e.g. /dev/ttyACM1")
-    teleop_id: str = param("leader", "LeRobot teleoperator id: names the calibration file in calibration_dir")
-    calibration_file: str = param("", "LeRobot calibration JSON; '' = <calibration_dir>/<teleop_id>.json")
-    calibration_dir: str = param("", "folder of calibration files; '' = LeRobot's default")
-    rate_hz: float = param(
-        30.0,
-        "rate at which the leader is read and the action published",
-        unit="Hz",
-        min=0.0,
-        min_exclusive=True,
-        reconfigurable=True,
-    )
-    commands_topic: str = param("/follower/commands", "the follower's commands topic (Float64MultiArray)")
-    diagnostics_period_s: float = param(
-        1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True, reconfigurable=True
-    )
-
-
 class TeleopNode(Node):
-    params_class = TeleopParams
+    params_class = TeleopNodeConfig
 
     def __init__(self, **kwargs):
         super().__init__("teleop_node", **kwargs)
-        self.params = declare_params(self, TeleopParams, on_change=self._on_params)
+        self.params = declare_params(self, TeleopNodeConfig, on_change=self._on_params)
         p = self.params.values
-        self.teleop_type, self.port = p.teleop_type, p.port
+        self.teleop_type, self.port = p.teleop_type, p.teleop_port
 
         def factory():
             return make_leader(
                 p.teleop_type,
-                p.port,
+                p.teleop_port,
                 teleop_id=p.teleop_id,
                 calibration_file=p.calibration_file,
                 calibration_dir=p.calibration_dir,
@@ -76,12 +54,12 @@ class TeleopNode(Node):
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
         if not self.driver.connect():
             self.get_logger().warning(f"cannot open {self.port} yet ({self.driver.health.last_error}); retrying")
-        self.tick_timer = self.create_timer(1.0 / p.rate_hz, self.on_tick)
+        self.tick_timer = self.create_timer(1.0 / p.fps, self.on_tick)
         self.diag_timer = self.create_timer(p.diagnostics_period_s, self.on_diagnostics)
 
-    def _on_params(self, new: TeleopParams, changed: dict) -> None:
-        if "rate_hz" in changed:
-            self.tick_timer.timer_period_ns = int(1e9 / new.rate_hz)
+    def _on_params(self, new: TeleopNodeConfig, changed: dict) -> None:
+        if "fps" in changed:
+            self.tick_timer.timer_period_ns = int(1e9 / new.fps)
         if "diagnostics_period_s" in changed:
             self.diag_timer.timer_period_ns = int(new.diagnostics_period_s * 1e9)
 

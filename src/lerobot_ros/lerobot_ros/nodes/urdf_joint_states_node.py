@@ -16,35 +16,23 @@ Parameters
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
 from lerobot_ros.ros.entry import run_node
-from lerobot_ros.ros.parameters import declare_params, param
+from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import SENSOR_QOS
 from lerobot_ros.ros.robot_description import follow_robot_description
-from lerobot_ros.viz import JOINT_ZEROS, joint_zero_offsets, parse_urdf, urdf_joint_state
-
-
-@dataclass(frozen=True)
-class UrdfJointStatesParams:
-    robot_description: str = param("", "URDF text; '' = take it from the latched robot_description topic")
-    joint_zero: str = param(
-        "mid_range",
-        "mid_range: ROS 0 = middle of the URDF limits (the project's convention); "
-        "urdf: positions already are URDF values (pass-through)",
-        choices=JOINT_ZEROS,
-    )
+from lerobot_ros.viz import joint_zero_offsets, parse_urdf, urdf_joint_state
+from lerobot_ros.viz.config import UrdfJointStatesConfig
 
 
 class UrdfJointStatesNode(Node):
-    params_class = UrdfJointStatesParams
+    params_class = UrdfJointStatesConfig
 
     def __init__(self, node_name: str = "urdf_joint_states", **kwargs):
         super().__init__(node_name, **kwargs)
-        p = declare_params(self, UrdfJointStatesParams).values
+        p = declare_params(self, UrdfJointStatesConfig).values
         description, self.joint_zero = p.robot_description, p.joint_zero
         self.offsets: dict[str, float] | None = {} if self.joint_zero == "urdf" else None
         self.published = 0

@@ -25,8 +25,6 @@ Parameters
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import rerun as rr
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
@@ -37,47 +35,22 @@ from trajectory_msgs.msg import JointTrajectory
 from lerobot_ros.codecs import CodecError, joint_trajectory_to_chunk
 from lerobot_ros.contract import ContractError, load_contract, message_class
 from lerobot_ros.ros.entry import NodeStartupError, run_node
-from lerobot_ros.ros.parameters import declare_params, param
+from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import LATCHED_QOS, SENSOR_QOS
 from lerobot_ros.viewer import EpisodeInfo, LiveFeed, ViewerLayout, ViewerLog, load_robot, open_viewer, state_joints
+from lerobot_ros.viewer.config import ViewerConfig
 from lerobot_ros.viewer.layout import camera_label
 from lerobot_ros.viz import UrdfError
 
 STATS_PERIOD_S = 10.0
 
 
-@dataclass(frozen=True)
-class ViewerParams:
-    """viewer_node's parameters; all read-only (they shape the layout and the served viewer at start-up)."""
-
-    contract: str = param("so101", "contract file or shipped name whose topics are shown")
-    urdf: str = param("", "URDF text or file for the 3D view; '' = the SO-101 URDF for SO-101 contracts")
-    tip_link: str = param("gripper_frame_link", "URDF link drawn as the gripper's path")
-    joint_zero: str = param(
-        "mid_range", "zero of joint_states: mid_range (this project's drivers) or urdf", choices=("mid_range", "urdf")
-    )
-    jpeg_quality: int = param(75, "JPEG quality of the frames sent to the viewer", min=1, max=100)
-    max_image_hz: float = param(
-        10.0, "frames per second shown per camera (the newest; others dropped); 0 = all", unit="Hz", min=0.0
-    )
-    window_s: float = param(10.0, "time window of the plots", unit="s", min=0.0, min_exclusive=True)
-    viewer: str = param(
-        "auto", "auto (native when a display and the rerun binary exist, else web), web, native, file or none"
-    )
-    web_port: int = param(9090, "port of the served web viewer", min=1, max=65535)
-    grpc_port: int = param(9876, "port of rerun's gRPC server the web viewer reads", min=1, max=65535)
-    memory_limit: str = param("25%", "rerun server memory limit (oldest data dropped beyond it)")
-    save: str = param("", "also write the recording to this .rrd file ('' = no)")
-    predicted_chunk: str = param("/policy/predicted_chunk", "the policy's predicted chunk (JointTrajectory)")
-    diagnostics: str = param("/diagnostics", "diagnostics topic whose levels are plotted")
-
-
 class ViewerNode(Node):
-    params_class = ViewerParams
+    params_class = ViewerConfig
 
     def __init__(self, node_name: str = "viewer", **kwargs):
         super().__init__(node_name, **kwargs)
-        v = declare_params(self, ViewerParams).values
+        v = declare_params(self, ViewerConfig).values
         try:
             self.contract = load_contract(v.contract)
         except ContractError as exc:

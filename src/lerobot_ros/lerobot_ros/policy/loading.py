@@ -133,7 +133,7 @@ def _pretrained_config(path: str):
     if local.is_absolute() or str(path).startswith((".", "~")) or local.exists():
         if not local.is_dir():
             raise PolicyLoadError(
-                f"pretrained policy folder {str(local)!r} does not exist; pass pretrained_path:=<folder with config.json>"
+                f"pretrained policy folder {str(local)!r} does not exist; pass policy.path:=<folder with config.json>"
             )
         read_policy_config(local)  # one line when its config.json is missing or malformed
         path = str(local)

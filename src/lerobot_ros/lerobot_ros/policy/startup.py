@@ -1,7 +1,7 @@
 """policy_node's start-up without ROS: does the policy fit the contract, and the tick loop it runs in.
 
 Everything here raises ValueError with one line naming the setting at fault (the node reports it as a
-start-up error); `p` is the node's parameters, read by attribute (PolicyParams). `p.backend` chooses where
+start-up error); `p` is the node's config (`PolicyNodeConfig`). `p.backend` chooses where
 the policy runs: `local` (this process) or `lerobot_server` (LeRobot's policy server at `p.server`: only the
 policy's config is read here, the server loads the weights; it always runs as async inference).
 """
@@ -14,6 +14,7 @@ from collections.abc import Callable
 from lerobot_ros.contract import ContractError, load_contract
 from lerobot_ros.policy.async_inference import AsyncInferenceConfig, resolve_chunking
 from lerobot_ros.policy.backend import ChunkBackend, parse_server_address, public_address_warning
+from lerobot_ros.policy.config import PolicyNodeConfig
 from lerobot_ros.policy.controller import PolicyController
 from lerobot_ros.policy.features import feature_mismatches
 from lerobot_ros.policy.inference import PolicyRunner
@@ -25,22 +26,22 @@ from lerobot_ros.policy.safety import SafetyFilter
 from lerobot_ros.policy.tick_loop import PolicyTickLoop
 
 
-def load_checked(p):
+def load_checked(p: PolicyNodeConfig):
     """(contract, loaded policy) for settings `p`, the policy checked against the contract."""
     try:
         contract = load_contract(p.contract)
     except ContractError as exc:
         raise ValueError(f"contract: {exc}") from None
-    if not p.pretrained_path:
-        raise ValueError("parameter pretrained_path is required (a LeRobot pretrained_model folder)")
+    if not p.policy_path:
+        raise ValueError("policy.path is required (a LeRobot pretrained_model folder)")
     try:
         if _remote(p):
-            loaded = load_policy_config(p.pretrained_path, server_device(p.device))
+            loaded = load_policy_config(p.policy_path, server_device(p.policy_device))
         else:
-            loaded = load_policy(p.pretrained_path, p.device)
+            loaded = load_policy(p.policy_path, p.policy_device)
     except PolicyLoadError as exc:
         raise ValueError(str(exc)) from None
-    check_fit(loaded, contract, p.pretrained_path, p.contract)
+    check_fit(loaded, contract, p.policy_path, p.contract)
     check_task(loaded, contract, p.task)
     return contract, loaded
 

@@ -14,6 +14,8 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 
+from lerobot_ros.configs import live_names
+from lerobot_ros.policy.config import PolicyNodeConfig
 from lerobot_ros.policy.controller import ON_STALE, PolicyController, TickResult
 from lerobot_ros.policy.inputs import max_ages_ns, parse_overrides
 from lerobot_ros.policy.safety import SafetyFilter
@@ -21,18 +23,8 @@ from lerobot_ros.policy.stats import RollingStats
 from lerobot_ros.resample import StreamingResampler
 
 OK, WARN, ERROR = 0, 1, 2  # diagnostic_msgs/DiagnosticStatus levels
-#: settings `reconfigure` applies between two ticks (policy_node's other parameters are read-only)
-RECONFIGURABLE = (
-    "action_lower",
-    "action_upper",
-    "max_delta",
-    "max_age_ms",
-    "max_age_overrides",
-    "on_stale",
-    "chunk_threshold",
-    "task",
-    "seed",
-)
+#: settings `reconfigure` applies between two ticks: the config's live ones but the node's own
+RECONFIGURABLE = tuple(n for n in live_names(PolicyNodeConfig) if n != "diagnostics_period_s")
 _SAFETY = {"action_lower", "action_upper", "max_delta"}
 
 #: emit(t_ns, result, frame ages (None while stopped), tick start (perf_counter s), received wall ns)

@@ -14,6 +14,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import NamedTuple, Protocol
 
+from lerobot_ros.configs import live_names
+
+from .config import RecorderConfig
 from .control import IDLE, RECORDING, RESETTING, Action, EpisodeControl, Finish, Start, Stop
 from .episode_bag_writer import BagResult, BagWriteError, WriterSettings
 from .live_qa import ERROR, OK, WARN  # diagnostic_msgs/DiagnosticStatus levels
@@ -25,19 +28,7 @@ BACKLOG_WARN = 500  # queued messages (~5 s of 3 cameras) before /diagnostics wa
 QUIET_S = 0.25  # draining ends once no message arrived for this long (or after drain_s)
 
 #: settings `reconfigure` applies while recording (the node's other parameters are read-only)
-RECONFIGURABLE = (
-    "task",
-    "episode_time_s",
-    "reset_time_s",
-    "num_episodes",
-    "default_outcome",
-    "flush_interval_s",
-    "stall_timeout_s",
-    "min_free_mb",
-    "progress_period_s",
-    "discovery_period_s",
-    "drain_s",
-)
+RECONFIGURABLE = live_names(RecorderConfig)
 
 
 class Log(Protocol):
@@ -265,9 +256,9 @@ class Recorder:
         next episode. Switching between manual and automatic mode would strand a running loop: refused.
         """
         c, s = self.control, self.session
-        if "episode_time_s" in changed and (changed["episode_time_s"] > 0) != c.automatic:
+        if "dataset.episode_time_s" in changed and (changed["dataset.episode_time_s"] > 0) != c.automatic:
             raise ValueError(
-                "episode_time_s cannot switch between manual (0) and automatic (> 0) mode at run time; "
+                "dataset.episode_time_s cannot switch between manual (0) and automatic (> 0) mode at run time; "
                 "restart the recorder"
             )
         unknown = sorted(set(changed) - set(RECONFIGURABLE))
@@ -276,9 +267,9 @@ class Recorder:
         for name, value in changed.items():
             if name == "task":
                 s.task = value or self.default_task
-            elif name in ("episode_time_s", "reset_time_s"):
-                setattr(c, name, float(value))
-            elif name == "num_episodes":
+            elif name in ("dataset.episode_time_s", "dataset.reset_time_s"):
+                setattr(c, name.removeprefix("dataset."), float(value))
+            elif name == "dataset.num_episodes":
                 c.num_episodes = int(value)
             elif name == "stall_timeout_s":
                 s.stall_timeout_s = float(value)

@@ -13,10 +13,7 @@ from rclpy.qos import QoSProfile
 from sensor_msgs.msg import CameraInfo, CompressedImage, Image
 
 from lerobot_ros.codecs import make_camera_info, ns_to_time, numpy_to_compressed, numpy_to_image
-
-#: what `jpeg_quality` means everywhere (camera_node, sim bridges, republish): OpenCV's IMWRITE_JPEG_QUALITY
-JPEG_QUALITY_RANGE = (1, 100)
-DEFAULT_JPEG_QUALITY = 90
+from lerobot_ros.conventions.images import DEFAULT_JPEG_QUALITY
 
 
 class CameraTopics:

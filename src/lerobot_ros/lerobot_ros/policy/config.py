@@ -1,16 +1,20 @@
-"""policy_node's parameters, one declaration for the node, `ros2 param describe`, the launch-file checks and
-config/NODE_PARAMETERS.md: what runs and where is fixed at start-up; the safety envelope, rates and task are live."""
+"""The policy node's settings, declared once: its ROS parameters, `ros2 param describe`, the launch-file
+checks and the reference tables come from here. What runs and where is fixed at start-up; the safety
+envelope, rates and task are live (reconfigurable)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lerobot_ros.policy import AGGREGATE_FUNCTIONS, DEVICES, ON_STALE, AsyncInferenceConfig, RtcSettings
-from lerobot_ros.policy.async_inference import CHUNKING_MODES
+from lerobot_ros.configs import param
+from lerobot_ros.policy.async_inference import CHUNKING_MODES, AsyncInferenceConfig
 from lerobot_ros.policy.backend import BACKENDS, DEFAULT_SERVER
+from lerobot_ros.policy.chunks import AGGREGATE_FUNCTIONS
+from lerobot_ros.policy.controller import ON_STALE
 from lerobot_ros.policy.inputs import parse_overrides
+from lerobot_ros.policy.loading import DEVICES
 from lerobot_ros.policy.output import OUTPUT_MODES
-from lerobot_ros.ros.parameters import param
+from lerobot_ros.policy.rtc import RtcSettings
 
 _LIVE = dict(reconfigurable=True)
 ASYNC_DEFAULTS = AsyncInferenceConfig()  # chunk_threshold / aggregate_fn defaults: one source
@@ -20,14 +24,17 @@ _PER_JOINT = "([] = off, one value = every joint)"
 
 
 @dataclass(frozen=True)
-class PolicyParams:
-    """policy_node's parameters: what runs and where is fixed at start-up; the safety envelope is not."""
+class PolicyNodeConfig:
+    """policy_node's settings: what runs and where is fixed at start-up; the safety envelope is not."""
 
-    pretrained_path: str = param("", "folder written by lerobot-train / save_pretrained (or a hub id); required")
+    policy_path: str = param(
+        "", "folder written by lerobot-train / save_pretrained (or a hub id); required", name="policy.path"
+    )
     contract: str = param("so101", "contract file or shipped name (so101, so101_sim, koch, metaworld, libero)")
-    device: str = param(
+    policy_device: str = param(
         "auto",
         f"torch device of the policy: {' | '.join(DEVICES)} (cuda:N too; lerobot_server: the server's, auto = cuda)",
+        name="policy.device",
     )
     backend: str = param(
         "local",
@@ -40,7 +47,7 @@ class PolicyParams:
         "loopback or a private network (a public address is warned about)",
     )
     server_policy_path: str = param(
-        "", "lerobot_server: the policy folder as the server's machine sees it ('' = pretrained_path)"
+        "", "lerobot_server: the policy folder as the server's machine sees it ('' = policy.path)"
     )
     server_timeout_s: float = param(
         5.0, "lerobot_server: connect at start-up, and reply deadline per chunk", unit="s", min=0.0, min_exclusive=True
