@@ -138,7 +138,8 @@ def show_args(path: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lerobot_ros.launch_runner import LaunchError, evaluate_file, run_processes
+    from lerobot_ros.configs import ParameterError
+    from lerobot_ros.launch_runner import evaluate_file, run_processes
 
     if args.installed is not None:
         from lerobot_ros.launch_runner import ament
@@ -158,11 +159,7 @@ def run(args: argparse.Namespace) -> int:
             return 1 if report.findings else 0
         plan = evaluate_file(path, launch_args)
     except ValueError as exc:  # bad command line
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except (FileNotFoundError, LaunchError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        raise ParameterError(str(exc)) from None
     declared = {d.name for d in plan.declared}
     for name in launch_args:
         if name not in declared:

@@ -1,4 +1,10 @@
-"""`lerobot-ros <verb> ...`: one entry point, one module per verb (imported lazily: torch is slow to load)."""
+"""`lerobot-ros <verb> ...`: one entry point, one module per verb (imported lazily: torch is slow to load).
+
+Each verb module has `add_arguments(parser)` and `run(args) -> int`: it parses, builds a config, makes one
+library call and prints what came of it. Only here are failures turned into exit codes, the same for every
+verb (`EXIT_CODES`): an expected failure (`UserError` and the OS / file-format errors of a user's files) is
+one line and 1, a bad flag or value 2, Ctrl-C 130. Anything else is a bug and keeps its traceback.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +12,9 @@ import argparse
 import importlib
 import sys
 
-# verb -> (module, one-line help). Each module has `add_arguments(parser)` and `run(args) -> int`.
+from lerobot_ros.cli.renamed import renamed_flag_hint
+
+# verb -> (module, one-line help).
 VERBS = {
     "demo": ("lerobot_ros.cli.demo", "run the main job on an embedded default (simulation, no hardware)"),
     "smoke": ("lerobot_ros.cli.smoke", "two nodes in two processes exchange joint states and camera images"),
@@ -33,38 +41,94 @@ VERBS = {
     ),
 }
 
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+#: the exit status of every verb, and what it means (the documentation prints this table)
+EXIT_CODES = {
+    EXIT_OK: "done",
+    EXIT_FAILURE: "an expected failure (a bad path, file, topic, policy or a run that did not succeed); one line "
+    "on stderr says what is wrong and what to do",
+    EXIT_USAGE: "usage: an unknown verb or flag, or a flag value the command refuses",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C); what was finished before is kept",
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse without abbreviations (`--out` must not pass for `--output_dir`: one name per concept), with a
+    hint for a flag that was renamed (`--out` is now `--output_dir` ...)."""
+
+    verb: str | None = None  # the verb on the command line (the top-level parser reports its errors)
+    argv: list[str] = []  # the command line, for the renamed-flag hint
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str):
+        hint = renamed_flag_hint(self.verb or self.prog.split()[-1], message, _Parser.argv)
+        super().error(f"{message}{'; ' + hint if hint else ''}")
+
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     """All verbs; with `selected`, only that verb's module is imported (the others may pull in torch)."""
-    parser = argparse.ArgumentParser(prog="lerobot-ros", description="LeRobot on ROS 2.")
-    sub = parser.add_subparsers(dest="verb", metavar="VERB")
+    parser = _Parser(prog="lerobot-ros", description="LeRobot on ROS 2.")
+    parser.verb = selected
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     for verb, (module_name, help_text) in VERBS.items():
         if selected is not None and verb != selected:
             sub.add_parser(verb, help=help_text)
             continue
         module = importlib.import_module(module_name)
-        p = sub.add_parser(verb, help=help_text, description=(module.__doc__ or help_text).strip())
+        p = sub.add_parser(
+            verb,
+            help=help_text,
+            description=(module.__doc__ or help_text).strip(),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
         module.add_arguments(p)
         p.set_defaults(_module=module)
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("lerobot_ros")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     verb = next((a for a in argv if not a.startswith("-")), None)
     parser = build_parser(verb if verb in VERBS else None)
-    args = parser.parse_args(argv)
+    _Parser.argv = list(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version (0) and usage errors (2)
+        return int(exc.code or 0)
     if not getattr(args, "verb", None):
         parser.print_help()
-        return 2
+        return EXIT_USAGE
+    return run_verb(args)
+
+
+def run_verb(args: argparse.Namespace) -> int:
+    """Run the parsed verb; the one place where exceptions become exit codes."""
+    from lerobot_ros.configs import ParameterError
+
     try:
         return int(args._module.run(args) or 0)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except EXPECTED_FAILURES as exc:  # a user's file or folder, not a bug: one line, no traceback
+        print(f"lerobot-ros {args.verb}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except ParameterError as exc:  # a flag value the config refuses: usage
+        print(f"lerobot-ros {args.verb}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except EXPECTED_FAILURES as exc:  # a user's file, folder or setting, not a bug: one line, no traceback
         print(f"lerobot-ros {args.verb}: {describe_failure(exc)}", file=sys.stderr)
-        return 1
+        return EXIT_FAILURE
 
 
 def _expected_failures() -> tuple[type[BaseException], ...]:
@@ -72,7 +136,9 @@ def _expected_failures() -> tuple[type[BaseException], ...]:
 
     import yaml
 
-    return (OSError, json.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError)
+    from lerobot_ros.conventions.errors import UserError
+
+    return (UserError, OSError, json.JSONDecodeError, yaml.YAMLError, UnicodeDecodeError)
 
 
 EXPECTED_FAILURES = _expected_failures()
@@ -84,6 +150,10 @@ def describe_failure(exc: BaseException) -> str:
 
     import yaml
 
+    from lerobot_ros.conventions.errors import UserError
+
+    if isinstance(exc, UserError):
+        return str(exc)
     if isinstance(exc, OSError):
         where = " -> ".join(str(f) for f in (exc.filename, exc.filename2) if f is not None)
         what = (exc.strerror or str(exc)).lower()

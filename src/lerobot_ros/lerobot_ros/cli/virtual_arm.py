@@ -11,10 +11,10 @@ from __future__ import annotations
 import argparse
 import json
 import signal
-import sys
 import threading
 from pathlib import Path
 
+from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.hardware.virtual.arms import ARM_PRESETS
 
 DEFAULT_DIR = "/tmp/lerobot_ros/virtual"
@@ -26,10 +26,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--role", choices=["both", "leader", "follower"], default="both", help="arms to start (default both)"
     )
     parser.add_argument(
-        "--dir", default=DEFAULT_DIR, help=f"folder for the port links and calibration files (default {DEFAULT_DIR})"
+        "--output_dir",
+        default=DEFAULT_DIR,
+        help=f"folder for the port links and calibration files (default {DEFAULT_DIR})",
     )
     parser.add_argument(
-        "--duration", type=float, default=0.0, help="stop after this many seconds (default: run until Ctrl-C)"
+        "--duration_s", type=float, default=0.0, help="stop after this many seconds (default: run until Ctrl-C)"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON line with ports and calibration files")
 
@@ -38,12 +40,11 @@ def run(args: argparse.Namespace) -> int:
     from lerobot_ros.hardware.virtual.arms import VirtualArm
 
     roles = ["leader", "follower"] if args.role == "both" else [args.role]
-    folder = Path(args.dir).expanduser()
+    folder = Path(args.output_dir).expanduser()
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        print(f"error: cannot create {folder}: {exc.strerror}; pass --dir to a writable folder", file=sys.stderr)
-        return 1
+        raise UserError(f"cannot create {folder}: {exc.strerror}; pass --output_dir to a writable folder") from None
     arms, info = [], {}
     stop = threading.Event()
     try:
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"{role:8s} calibration: {item['calibration_file']}  ({kind} type {item['lerobot_type']})")
             print("serving; Ctrl-C to stop", flush=True)
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        stop.wait(args.duration if args.duration > 0 else None)
+        stop.wait(args.duration_s if args.duration_s > 0 else None)
     except KeyboardInterrupt:
         pass
     finally:

@@ -1,7 +1,9 @@
 """The one exception a contract raises when a file or a message does not fit it."""
 
+from lerobot_ros.conventions.errors import UserError
 
-class ContractError(ValueError):
+
+class ContractError(UserError, ValueError):
     """A contract is invalid, or a message does not match it.
 
     `key` is the dotted path of the offending YAML key (e.g. ``features.action.transforms[0]``),

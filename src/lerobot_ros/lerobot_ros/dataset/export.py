@@ -15,6 +15,8 @@ import numpy as np
 from lerobot_ros.bag.writer import BagWriter
 from lerobot_ros.contract import Contract, ContractError
 from lerobot_ros.contract import messages as M
+from lerobot_ros.conventions.errors import UserError
+from lerobot_ros.dataset.config import ExportConfig
 
 EXPORT_T0 = 1_700_000_000_000_000_000  # 2023-11-14: any fixed, positive epoch time works for replay
 EPISODE_GAP_NS = 1_000_000_000
@@ -53,7 +55,7 @@ def export_dataset(dataset, contract: Contract, out: Path, episodes: list[int] |
         raise ContractError("the dataset does not match the contract: " + "; ".join(problems))
     out = Path(out)
     if out.exists():
-        raise ContractError(f"{out} exists already; choose a new --out")
+        raise ContractError(f"{out} exists already; choose a new output_dir")
     all_eps = list(range(dataset.meta.total_episodes))
     episodes = all_eps if episodes is None else episodes
     bad = [e for e in episodes if e not in all_eps]
@@ -151,3 +153,47 @@ def _stamped(msg, t: int):
 
     msg.header.stamp = ns_to_time(t)
     return msg
+
+
+class ExportError(UserError):
+    """A dataset or contract that cannot be exported; the message says what to do."""
+
+
+def export(cfg: ExportConfig) -> dict:
+    """`lerobot-ros export`: load the dataset at `cfg.root` and write its episodes as rosbag2 into
+    `cfg.output_dir` with `cfg.contract` (default: the contract the converter stored with the dataset);
+    returns {bag path: frames per episode}."""
+    import sys
+
+    from tqdm import tqdm
+
+    from lerobot_ros.contract import load_contract
+
+    if not cfg.root:
+        raise ExportError("no dataset given; pass --dataset.root DIR")
+    if not cfg.output_dir:
+        raise ExportError("no output folder given; pass --output_dir DIR (a new folder)")
+    root = Path(cfg.root).resolve()
+    if not (root / "meta" / "info.json").is_file():
+        raise ExportError(f"{root} is not a LeRobotDataset folder (no meta/info.json)")
+    contract_arg = cfg.contract or root / "meta" / "lerobot_ros_contract.yaml"
+    if cfg.contract is None and not Path(contract_arg).is_file():
+        raise ExportError(f"{root} has no stored contract; pass --contract")
+    contract = load_contract(contract_arg)
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    try:
+        dataset = LeRobotDataset(cfg.repo_id or f"local/{root.name}", root=root)
+    except Exception as exc:
+        raise ExportError(f"cannot load {root}: {' '.join(str(exc).split())}") from None
+    episodes = cfg.episodes
+    total = (
+        dataset.meta.total_frames
+        if episodes is None
+        else sum(int(dataset.meta.episodes[e]["length"]) for e in episodes if 0 <= e < dataset.meta.total_episodes)
+    )
+    bar = tqdm(total=total, unit="frame", desc="export", disable=not cfg.progress, file=sys.stderr)
+    try:
+        return export_dataset(dataset, contract, Path(cfg.output_dir).resolve(), episodes, progress=bar.update)
+    finally:
+        bar.close()

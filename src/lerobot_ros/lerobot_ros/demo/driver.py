@@ -9,12 +9,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.ros.qos import EPISODE_STATUS_QOS  # as the bridge publishes episode_status
 from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import ResetEpisode, StartEpisode, StopEpisode
 
 
-class DemoError(RuntimeError):
+class DemoError(UserError, RuntimeError):
     """Something the demo cannot go on without; the message says what and where to look."""
 
 

@@ -3,10 +3,10 @@
 1. `lerobot-ros launch sim_metaworld` (or sim_so101): sim bridge (lockstep) + scripted expert + recorder;
 2. this process drives N seeded episodes (EpisodeDriver): one rosbag2 MCAP per episode;
 3. `lerobot-ros eval`: the scripted expert scored like lerobot-eval, with a video, attached to the bridge
-   and expert the launch already runs (no second start-up); with --policy-path, eval starts its own
+   and expert the launch already runs (no second start-up); with --policy.path, eval starts its own
    bridge and policy node;
 4. `lerobot-ros convert`: the bags -> a LeRobotDataset v3 (reloaded with LeRobotDataset as a check);
-5. with --train N: `lerobot-train` (ACT, N steps, offline settings: lerobot_ros.demo.train) on that dataset,
+5. with --steps N: `lerobot-train` (ACT, N steps, offline settings: lerobot_ros.demo.train) on that dataset,
    then `lerobot-ros eval --policy.path` with the checkpoint through policy_node on the same simulator;
 6. a summary of what was made and where.
 """
@@ -22,49 +22,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lerobot_ros.demo.config import DEFAULT_SIZE, ENVS, DemoConfig
 from lerobot_ros.demo.demo_contract import write_demo_contract
 from lerobot_ros.demo.driver import DemoError, RecordedEpisode
 from lerobot_ros.demo.train import TrainResult
 from lerobot_ros.launch_runner.supervisor import ChildProcess
 
 MARKER = ".lerobot_ros_demo"
-#: env -> launch file, shipped contract, camera topic (relative to /sim), expert task
-ENVS = {
-    "metaworld": {"launch": "sim_metaworld", "contract": "metaworld", "camera": "corner2/image_raw", "task": "push-v3"},
-    "so101": {"launch": "sim_so101", "contract": "so101_sim", "camera": "front/image_raw", "task": "pick"},
-}
-
-
-@dataclass
-class DemoConfig:
-    env: str = "metaworld"
-    task: str = ""
-    episodes: int = 3
-    seed: int = 0
-    height: int = 96
-    width: int = 96
-    out: Path = Path("outputs/demo")
-    eval_episodes: int = 3
-    eval: bool = True
-    policy_path: str | None = None
-    vcodec: str = "libsvtav1"
-    startup_timeout_s: float = 240.0
-    episode_timeout_s: float = 240.0
-    train_steps: int = 0  # > 0: train ACT on the dataset for this many steps, then evaluate it
-    train_batch_size: int = 8
-
-    @property
-    def n_steps(self) -> int:
-        """Steps the demo prints as k/n."""
-        return 6 if self.train_steps else 4
-
-    @property
-    def spec(self) -> dict:
-        return ENVS[self.env]
-
-    @property
-    def sim_task(self) -> str:
-        return self.task or self.spec["task"]
 
 
 @dataclass
@@ -109,7 +73,7 @@ def prepare_output(out: Path) -> None:
             raise DemoError(f"{out} exists and is not a demo output folder; pass --out to a new folder")
         shutil.rmtree(out)
     (out / "logs").mkdir(parents=True)
-    (out / MARKER).write_text("made by lerobot-ros demo; removed by the next run with the same --out\n")
+    (out / MARKER).write_text("made by lerobot-ros demo; removed by the next run with the same --output_dir\n")
 
 
 class LaunchProcess(ChildProcess):
@@ -185,11 +149,11 @@ def record(cfg: DemoConfig, res: DemoResult, printer=print) -> LaunchProcess:
         "record:=true",
         "mode:=lockstep",
         "rviz:=false",
-        f"task:={cfg.sim_task}",
+        f"env.task:={cfg.sim_task}",
         f"contract:={contract_path}",
         f"output_dir:={res.bags_dir}",
-        f"render_width:={cfg.width}",
-        f"render_height:={cfg.height}",
+        f"env.observation_width:={cfg.width}",
+        f"env.observation_height:={cfg.height}",
         "reset_on_start:=false",
     ]
     printer(f"[demo] 1/{cfg.n_steps} launch: lerobot-ros launch {' '.join(args)}")
@@ -241,13 +205,13 @@ def convert(cfg: DemoConfig, res: DemoResult, printer=print) -> None:
             str(res.bags_dir),
             "--contract",
             str(cfg.out / "contract.yaml"),
-            "--out",
+            "--dataset.root",
             str(res.dataset_dir),
-            "--repo-id",
+            "--dataset.repo_id",
             "local/lerobot_ros_demo",
-            "--vcodec",
+            "--dataset.rgb_encoder.vcodec",
             cfg.vcodec,
-            "--no-progress",
+            "--progress=false",
         ),
         cfg.out / "logs" / "convert.log",
         child_env(),
@@ -267,18 +231,20 @@ def _run_eval(
     """`lerobot-ros eval` with `source` (--expert [--attach NS] | --policy.path DIR): info, success, video, note."""
     args = [
         "eval",
-        "--env",
+        "--env.type",
         cfg.env,
-        "--task",
+        "--env.task",
         cfg.sim_task,
         *source,
-        "--n-episodes",
+        "--eval.n_episodes",
         str(cfg.eval_episodes),
-        "--render",
-        f"{cfg.height}x{cfg.width}",
+        "--env.observation_height",
+        str(cfg.height),
+        "--env.observation_width",
+        str(cfg.width),
         "--videos",
         "1",
-        "--output-dir",
+        "--output_dir",
         str(eval_dir),
     ]
     printer(f"[demo] {step} lerobot-ros {' '.join(args)}")
@@ -298,7 +264,7 @@ def _run_eval(
 def evaluate(cfg: DemoConfig, res: DemoResult, printer=print, attach: str | None = None) -> None:
     """`lerobot-ros eval`; `attach`: the namespace of a running bridge + policy source to use."""
     if not cfg.eval:
-        res.eval_note = "skipped (--no-eval)"
+        res.eval_note = "skipped (--eval=false)"
         return
     if not eval_available():
         res.eval_note = "pending: `lerobot-ros eval` is not in this install yet"
@@ -346,7 +312,7 @@ def train_and_evaluate(cfg: DemoConfig, res: DemoResult, printer=print) -> None:
     loss = f"loss {tr.first_loss:.3f} -> {tr.final_loss:.3f}" if tr.final_loss is not None else "loss not logged"
     printer(f"[demo]      {tr.steps} steps in {tr.seconds:.0f} s, {loss}; checkpoint {tr.checkpoint}")
     if not cfg.eval:
-        res.trained_eval_note = "skipped (--no-eval)"
+        res.trained_eval_note = "skipped (--eval=false)"
         return
     t0 = time.monotonic()
     try:
@@ -362,11 +328,33 @@ def train_and_evaluate(cfg: DemoConfig, res: DemoResult, printer=print) -> None:
         res.timings["eval_trained_s"] = time.monotonic() - t0
 
 
+def resolve_size(cfg: DemoConfig) -> DemoConfig:
+    """The camera size the demo renders: as asked, else what the policy was trained on (a demo checkpoint: the
+    demo's own size), else DEFAULT_SIZE; a policy folder without a readable config is one line, before minutes
+    of recording."""
+    from dataclasses import replace
+
+    height, width = cfg.height, cfg.width
+    if cfg.policy_path:
+        from lerobot_ros.eval.plan import EvalSetupError, policy_image_shapes
+        from lerobot_ros.policy.loading import PolicyLoadError, read_policy_config
+
+        try:
+            read_policy_config(cfg.policy_path)
+            sizes = set(policy_image_shapes(cfg.policy_path).values())
+        except (PolicyLoadError, EvalSetupError) as exc:
+            raise DemoError(str(exc)) from None
+        if not (height or width) and len(sizes) == 1:
+            height, width = sizes.pop()
+    return replace(cfg, height=height or DEFAULT_SIZE, width=width or DEFAULT_SIZE)
+
+
 def run_demo(cfg: DemoConfig, printer=print) -> DemoResult:
     if cfg.env not in ENVS:
         raise DemoError(f"unknown env {cfg.env!r}; use one of {', '.join(ENVS)}")
     if cfg.episodes < 1:
-        raise DemoError("--episodes must be at least 1")
+        raise DemoError("--dataset.num_episodes must be at least 1")
+    cfg = resolve_size(cfg)
     prepare_output(cfg.out)
     res = DemoResult()
     t0 = time.monotonic()

@@ -84,7 +84,7 @@ def train_act(
 ) -> TrainResult:
     """Run lerobot-train in a child process; the checkpoint appears at `output_dir` whole, or not at all."""
     if steps < 1:
-        raise DemoError("--train needs at least 1 step")
+        raise DemoError("--steps needs at least 1 step")
     partial = output_dir.with_name(output_dir.name + ".partial")
     for stale in (partial, output_dir):
         if stale.exists():

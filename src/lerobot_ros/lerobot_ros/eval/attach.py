@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from lerobot_ros.configs import names
+from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.ros.runtime import wait_until
 from lerobot_ros.sim.config import BridgeConfig
 
@@ -25,7 +26,7 @@ CLOCK_TYPE = "rosgraph_msgs/msg/Clock"
 BRIDGE_PARAMS = tuple(names(BridgeConfig))
 
 
-class AttachError(RuntimeError):
+class AttachError(UserError, RuntimeError):
     """Nothing (or the wrong thing) to attach to; the message says what was looked for and what to do."""
 
 
@@ -148,7 +149,7 @@ def read_parameters(node, target: str, names: tuple[str, ...], timeout_s: float 
             client.remove_pending_request(future)
             raise AttachError(
                 f"no reply from {service} within {timeout_s:.0f} s (a bridge answers nothing "
-                "while it builds its simulator or steps; raise --startup-timeout)"
+                "while it builds its simulator or steps; raise --startup_timeout_s)"
             ) from None
         values = future.result().values
     finally:
@@ -204,5 +205,5 @@ def no_source_message(bridge: AttachedBridge, timeout_s: float) -> str:
     return (
         f"bridge {bridge.node} found, but nothing publishes {ns_join(bridge.ns, 'commands')} after {timeout_s:g} s: "
         "pass --expert or --policy.path to have eval start a policy source there, or start one beside the bridge "
-        "(e.g. the launch's expert:=true or policy_path:=FOLDER; raise --startup-timeout if one is still starting)"
+        "(e.g. the launch's expert:=true or policy.path:=FOLDER; raise --startup_timeout_s if one is still starting)"
     )

@@ -10,43 +10,17 @@ from __future__ import annotations
 import json
 import math
 import os
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from lerobot_ros.conventions.errors import UserError
+from lerobot_ros.eval.config import EvalConfig
 from lerobot_ros.sim.registry import SIMS, TaskRef, expand_tasks
 
 MAX_AUTO_WORKERS = 64
 
 
-@dataclass
-class EvalConfig:
-    env: str | None = None  # None: metaworld, or the attached bridge's
-    task: str | None = None  # lerobot-eval's --env.task (comma-separated; groups / suites); None: the env's default
-    task_ids: tuple[int, ...] | None = None  # LIBERO task ids of each suite; None: all of them (as lerobot-eval)
-    policy_path: str | None = None  # a LeRobot pretrained folder (policy node), or None with expert=True
-    expert: bool = False
-    n_episodes: int = 10  # per task, as lerobot-eval
-    start_seed: int = 1000
-    workers: int = 0  # bridges in parallel; 0: auto (lerobot-eval's batch_size rule, see auto_workers)
-    render: tuple[int, int] | None = None  # (height, width); default: the policy's image shape, else 480x480
-    shadows: bool = False
-    antialias: bool = True
-    max_episode_steps: int = 0  # 0: the env's own
-    videos: int = 2  # episodes to render per task (lerobot-eval renders up to 10)
-    output_dir: Path = Path("outputs/eval")
-    contract: str | None = None  # default: the shipped contract of the env
-    device: str = "cpu"
-    policy_seed: int | None = None  # torch seed of the policy node (default: start_seed, as lerobot-eval)
-    attach: list[str] = field(default_factory=list)  # namespaces of running bridges; sources started only if asked
-    startup_timeout_s: float | None = None  # None: 180 s for started nodes to come up, 30 s to find attached ones
-    stall_timeout_s: float = 120.0
-    profile: bool = False
-    quiet: bool = False
-    record_dir: Path | None = None  # --record: one rosbag2 per evaluated episode
-    dataset_dir: Path | None = None  # --save-dataset: the evaluated episodes as a LeRobotDataset
-
-
-class EvalSetupError(RuntimeError):
+class EvalSetupError(UserError, RuntimeError):
     """Bad options or missing pieces, found before anything starts; the message says what to do."""
 
 
@@ -100,7 +74,7 @@ def auto_workers(requested: int, n_episodes: int, cpu_count: int | None = None) 
     process + inference"), and `__post_init__` caps any batch_size above n_episodes to n_episodes.
     """
     if requested < 0:
-        raise EvalSetupError(f"--workers must be 0 (auto) or more, got {requested}")
+        raise EvalSetupError(f"--eval.batch_size must be 0 (auto) or more, got {requested}")
     if requested == 0:
         cores = cpu_count or os.cpu_count() or 4
         requested = min(max(1, math.floor(cores * 0.7)), n_episodes, MAX_AUTO_WORKERS)
@@ -176,13 +150,15 @@ def plan_eval(cfg: EvalConfig) -> EvalPlan:
     from lerobot_ros.sim import SimStartupError
 
     if cfg.n_episodes < 1:
-        raise EvalSetupError(f"--n-episodes must be at least 1, got {cfg.n_episodes}")
+        raise EvalSetupError(f"--eval.n_episodes must be at least 1, got {cfg.n_episodes}")
     if cfg.policy_path and cfg.expert:
         raise EvalSetupError("give one policy source: --policy.path FOLDER or --expert, not both")
     shapes = policy_image_shapes(cfg.policy_path) if cfg.policy_path else {}
     sizes = set(shapes.values())
     if len(sizes) > 1 and cfg.render is None:
-        raise EvalSetupError(f"the policy's cameras differ in size {sorted(sizes)}; pass --render HxW")
+        raise EvalSetupError(
+            f"the policy's cameras differ in size {sorted(sizes)}; pass --env.observation_height and --env.observation_width"
+        )
     common = dict(
         policy_path=cfg.policy_path,
         expert=cfg.expert,
@@ -211,7 +187,9 @@ def plan_eval(cfg: EvalConfig) -> EvalPlan:
         from lerobot_ros.eval.rollouts import check_outputs
 
         if cfg.attach:
-            raise EvalSetupError("--record / --save-dataset keep the episodes of bridges eval starts; drop --attach")
+            raise EvalSetupError(
+                "--record_dir / --dataset.root keep the episodes of bridges eval starts; drop --attach"
+            )
         problem = check_outputs(common["record_dir"], common["dataset_dir"])
         if problem:
             raise EvalSetupError(problem)

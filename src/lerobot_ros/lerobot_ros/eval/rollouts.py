@@ -1,5 +1,5 @@
-"""Evaluated episodes kept as data: one rosbag2 per episode (`--record`), and a LeRobotDataset made from
-those bags by `lerobot-ros convert` (`--save-dataset`), so both hold exactly the same frames.
+"""Evaluated episodes kept as data: one rosbag2 per episode (`--record_dir`), and a LeRobotDataset made from
+those bags by `lerobot-ros convert` (`--dataset.root`), so both hold exactly the same frames.
 
 Each bridge namespace gets a `Tape`: raw subscriptions to the contract's observation topics, the
 actions and `episode_status`, cleared at every reset. When an episode ends its bag is written with the
@@ -31,6 +31,7 @@ from pathlib import Path
 import yaml
 
 from lerobot_ros.bag.mcap_stream import header_stamp_ns
+from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.eval.attach import ns_join
 from lerobot_ros.eval.processes import namespaced_contract
 from lerobot_ros.record.episode_bag_writer import BagWriteError, EpisodeBagWriter
@@ -39,7 +40,7 @@ STATUS_TYPE = "lerobot_ros_msgs/msg/EpisodeStatus"
 CONTRACT_NAME = "eval_contract.yaml"
 
 
-class RolloutError(RuntimeError):
+class RolloutError(UserError, RuntimeError):
     """An episode could not be kept as data; the message says why."""
 
 
@@ -252,11 +253,11 @@ class Rollouts:
             str(self.bags),
             "--contract",
             str(self.bags / CONTRACT_NAME),
-            "--out",
+            "--dataset.root",
             str(staging),
-            "--repo-id",
+            "--dataset.repo_id",
             f"local/{out.name}",
-            "--no-progress",
+            "--progress=false",
         ]
         printer(f"converting {len(self.saved)} episode bag(s) -> LeRobotDataset {out} ...")
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -299,9 +300,9 @@ class Rollouts:
 def check_outputs(record_dir: Path | None, dataset_dir: Path | None) -> str | None:
     """One line on an output folder that cannot be used, else None (checked before anything starts)."""
     if dataset_dir is not None and Path(dataset_dir).exists():
-        return f"--save-dataset {dataset_dir} exists already; choose a new folder (a dataset is never appended to)"
+        return f"--dataset.root {dataset_dir} exists already; choose a new folder (a dataset is never appended to)"
     if record_dir is not None and Path(record_dir).exists() and any(Path(record_dir).iterdir()):
-        return f"--record {record_dir} is not empty; choose a new or empty folder"
+        return f"--record_dir {record_dir} is not empty; choose a new or empty folder"
     if record_dir is not None and dataset_dir is not None and Path(record_dir).resolve() == Path(dataset_dir).resolve():
-        return "--record and --save-dataset need different folders"
+        return "--record_dir and --dataset.root need different folders"
     return None

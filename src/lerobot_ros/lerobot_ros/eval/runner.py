@@ -45,7 +45,7 @@ class Evaluation:
         self.plan = plan_eval(cfg)
         self.out = Path(self.plan.output_dir)
         self.profile = Profile(enabled=cfg.profile)
-        self.rollouts = None  # --record / --save-dataset (eval.rollouts.Rollouts)
+        self.rollouts = None  # --record_dir / --dataset.root (eval.rollouts.Rollouts)
 
     def _adopt(self, bridges) -> EvalPlan:
         """The plan for these attached bridges (kept for callers of the former API)."""
@@ -108,7 +108,7 @@ class Evaluation:
         return info
 
     def _rollouts(self):
-        """Where --record / --save-dataset keep the episodes (None: neither asked for)."""
+        """Where --record_dir / --dataset.root keep the episodes (None: neither asked for)."""
         plan = self.plan
         if plan.record_dir is None and plan.dataset_dir is None:
             return None
@@ -143,7 +143,7 @@ class Evaluation:
         if not r.scratch:
             self.print(
                 f"kept {len(r.saved)} episode bag(s) in {r.bags} (`lerobot-ros convert {r.bags} --contract "
-                f"{r.bags / 'eval_contract.yaml'} --out DIR` makes the same dataset)"
+                f"{r.bags / 'eval_contract.yaml'} --dataset.root DIR` makes the same dataset)"
             )
         if out is not None:
             self.print(f"wrote LeRobotDataset {out} ({len(r.saved)} episodes, {sum(r.saved.values())} frames)")

@@ -19,6 +19,7 @@ from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
 from lerobot_ros.codecs import image_to_rgb, time_to_ns
+from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.eval.attach import normalize_ns, ns_join
 from lerobot_ros.eval.results import EpisodeResult
 
@@ -29,7 +30,7 @@ from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import ResetEpisode
 
 
-class EvalError(RuntimeError):
+class EvalError(UserError, RuntimeError):
     """An evaluation could not go on; the message says why and what to look at."""
 
 
@@ -80,7 +81,7 @@ class BridgeWorker:
         self._image_sub = None
         self.reset_client = node.create_client(ResetEpisode, ns_join(self.ns, "reset_episode"))
         self.policy_client = None
-        self.tape = None  # --record / --save-dataset: eval.rollouts.Tape of this namespace, cleared at each reset
+        self.tape = None  # --record_dir / --dataset.root: eval.rollouts.Tape of this namespace, cleared at each reset
         self._last_tick: tuple[int, bool] | None = None  # (t_ns, published) of the policy node's last tick
         if policy_reset:
             self.use_policy_node(policy_reset)

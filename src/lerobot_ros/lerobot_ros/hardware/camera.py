@@ -15,10 +15,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from lerobot_ros.conventions.errors import UserError
+
 VIDEO_SUFFIXES = {".mp4", ".avi", ".mkv", ".mov", ".webm", ".m4v", ".mpg", ".mpeg"}
 
 
-class CameraSourceError(ValueError):
+class CameraSourceError(UserError, ValueError):
     """A camera parameter that cannot work; the message says what to change."""
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 from pathlib import Path
 
+from lerobot_ros.conventions.errors import UserError
+
 ROBOT_TYPES = (
     "so100_follower",
     "so101_follower",
@@ -19,7 +21,7 @@ TELEOP_TYPES = ("so100_leader", "so101_leader", "koch_leader")
 KEY_TELEOPS = ("keyboard", "gamepad", "keyboard_ee", "phone")
 
 
-class DeviceConfigError(ValueError):
+class DeviceConfigError(UserError, ValueError):
     """A parameter combination that cannot work; the message says what to change."""
 
 

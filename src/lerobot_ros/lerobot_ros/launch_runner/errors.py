@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from lerobot_ros.conventions.errors import UserError
 
-class LaunchError(Exception):
+
+class LaunchError(UserError):
     """A launch file cannot be parsed, evaluated or run. `str()` is the one-line message for the user."""
 
     def __init__(self, message: str, file: str | None = None, line: int | None = None, tag: str | None = None):

@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lerobot_ros.conventions.errors import UserError
 
-class PolicyLoadError(RuntimeError):
+
+class PolicyLoadError(UserError, RuntimeError):
     """A pretrained policy could not be loaded; the message says why and what to do."""
 
 
@@ -33,9 +35,9 @@ def resolve_device(name: str) -> str:
             return "mps"
         return "cpu"
     if base == "cuda" and not torch.cuda.is_available():
-        raise PolicyLoadError(f"device {name!r} requested but CUDA is not available; use device:=cpu or auto")
+        raise PolicyLoadError(f"device {name!r} requested but CUDA is not available; use policy.device:=cpu or auto")
     if base == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
-        raise PolicyLoadError(f"device {name!r} requested but MPS is not available; use device:=cpu or auto")
+        raise PolicyLoadError(f"device {name!r} requested but MPS is not available; use policy.device:=cpu or auto")
     return name
 
 

@@ -24,6 +24,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.policy.backend import parse_server_address
 from lerobot_ros.policy.inference import _to_numpy
 from lerobot_ros.policy.loading import LoadedPolicy
@@ -33,7 +34,7 @@ IMAGES = "observation.images."
 SETUP_TIMEOUT_S = 120.0  # the server loads the policy inside SendPolicyInstructions (a VLA takes a while)
 
 
-class ServerUnavailable(RuntimeError):
+class ServerUnavailable(UserError, RuntimeError):
     """The policy server cannot give a chunk now; the message says why in one line."""
 
 

@@ -120,3 +120,19 @@ class EpisodeKeyboardConfig:
         min=0.0,
         reconfigurable=True,
     )
+
+
+@dataclass(frozen=True)
+class RecordCommandConfig:
+    """What `lerobot-ros record` adds around the recorder node: keys in this terminal, and the episodes
+    converted into a LeRobotDataset while the next one records."""
+
+    keyboard: bool = param(False, "control episodes from this terminal (right arrow / n, left arrow / r, Esc / q)")
+    dataset_root: str | None = param(
+        None,
+        "convert each kept episode into a LeRobotDataset in this (new) folder, in the background",
+        name="dataset.root",
+    )
+    vcodec: str | None = param(
+        None, "video codec of the converted dataset (default: convert's)", name="dataset.rgb_encoder.vcodec"
+    )

@@ -34,6 +34,7 @@ from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.rosbag2.enums import CompressionFormat, CompressionMode
 
 from lerobot_ros.bag.typestore import with_distro
+from lerobot_ros.conventions.errors import UserError
 
 from .fast_mcap_writer import FastMcapWriter
 from .msgdefs import MessageDefinitions
@@ -68,7 +69,7 @@ class WriterSettings:
             raise ValueError(f"the minimum free space must be >= 0, got {self.min_free_bytes} bytes")
 
 
-class BagWriteError(RuntimeError):
+class BagWriteError(UserError, RuntimeError):
     """The bag could not be created or written (exists already, disk full, I/O error)."""
 
 

@@ -17,9 +17,10 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.base import Nodetype
 
 from lerobot_ros.bag.typestore import distro_of
+from lerobot_ros.conventions.errors import UserError
 
 
-class UnknownMessageType(LookupError):
+class UnknownMessageType(UserError, LookupError):
     """No definition for a message type: neither in rosbags' store nor as an installed .msg file."""
 
 

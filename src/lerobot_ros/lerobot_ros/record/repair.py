@@ -7,6 +7,8 @@ they are carried into the repaired bag, with outcome "interrupted" and where it 
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import yaml
@@ -34,3 +36,28 @@ def repair_bag(src: str | Path, dst: str | Path) -> RecoveryReport:
     tmp.write_text(yaml.safe_dump(doc, sort_keys=False))
     tmp.replace(meta_path)
     return report
+
+
+def repair(
+    src: str | Path, output_dir: str | Path | None = None, in_place: bool = False
+) -> tuple[Path, RecoveryReport]:
+    """`lerobot-ros repair`: the repaired copy at `output_dir` (default BAG_repaired beside BAG), or with
+    `in_place` BAG replaced by it (the damaged file kept as BAG.truncated once the copy is complete).
+    Returns (where the repaired bag is, what was recovered); BagError (one line) otherwise."""
+    src = Path(src).resolve()
+    if in_place and output_dir:
+        raise BagError(src, "use either output_dir or in_place, not both")
+    stem = src.with_suffix("") if src.is_file() else src
+    dst = Path(output_dir) if output_dir else stem.with_name(stem.name + "_repaired")
+    if in_place:
+        kept = stem.with_name(stem.name + ".truncated")
+        if kept.exists():
+            raise BagError(src, f"{kept} exists; move it away first")
+        dst = stem.with_name(f".{stem.name}.repairing")
+        shutil.rmtree(dst, ignore_errors=True)
+    report = repair_bag(src, dst)
+    if in_place:
+        os.replace(src, kept)
+        os.replace(dst, stem)
+        dst = stem
+    return dst, report

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from rosbags.interfaces import Qos
 
+from lerobot_ros.conventions.errors import UserError
+
 from .episode_bag_writer import BagResult, BagWriteError, EpisodeBagWriter, WriterSettings
 from .live_qa import StreamQA, TopicQA
 from .msgdefs import MessageDefinitions
@@ -25,7 +27,7 @@ OUTCOMES = ("success", "failure", "discard")
 _EPISODE_DIR = re.compile(r"^episode_(\d+)$")
 
 
-class EpisodeError(RuntimeError):
+class EpisodeError(UserError, RuntimeError):
     """An episode request that cannot be honoured now (already recording, nothing to stop, bad outcome)."""
 
 

@@ -10,8 +10,10 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, Si
 from rclpy.node import Node
 from rclpy.task import Future
 
+from lerobot_ros.conventions.errors import UserError
 
-class NodeStartupError(RuntimeError):
+
+class NodeStartupError(UserError, RuntimeError):
     """Raised by a node's constructor for an expected failure (bad parameter, missing device...).
 
     The message is printed as-is, without a traceback, and the process exits with status 1.

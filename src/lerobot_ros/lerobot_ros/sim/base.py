@@ -13,8 +13,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from lerobot_ros.conventions.errors import UserError
 
-class SimStartupError(RuntimeError):
+
+class SimStartupError(UserError, RuntimeError):
     """An expected start-up failure (unknown task, missing package, assets or GL); the message says how to fix it."""
 
 

@@ -17,6 +17,7 @@ import yaml
 from lerobot_ros.bag import BagReader
 from lerobot_ros.codecs import joint_trajectory_to_chunk
 from lerobot_ros.contract import Contract, ContractError, parse_contract
+from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.viewer.live import RateGate
 from lerobot_ros.viewer.log import EpisodeInfo, ViewerLog
 from lerobot_ros.viewer.robot import RobotGeometry
@@ -26,7 +27,7 @@ DIAGNOSTICS_TOPIC = "/diagnostics"
 BATCH = 2000
 
 
-class ReplayError(ValueError):
+class ReplayError(UserError, ValueError):
     """A source that cannot be replayed (one line, says what to do)."""
 
 

@@ -18,6 +18,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from lerobot_ros.conventions.errors import UserError
+
 CHROMIUM_FLAGS = (
     "--headless",
     "--no-sandbox",
@@ -34,7 +36,7 @@ CHROMIUM_FLAGS = (
 )
 
 
-class BrowserError(RuntimeError):
+class BrowserError(UserError, RuntimeError):
     pass
 
 

@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from lerobot_ros.conventions.errors import UserError
+
 MOVABLE = ("revolute", "continuous", "prismatic")
 HELD = ("floating", "planar")  # held at their origin
 JOINT_TYPES = MOVABLE + ("fixed",) + HELD
 
 
-class UrdfError(ValueError):
+class UrdfError(UserError, ValueError):
     """The robot_description is not a URDF this module can use; the message says what is wrong."""
 
 
