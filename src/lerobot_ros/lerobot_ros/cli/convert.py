@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> int:
-    from lerobot_ros.dataset.conversion import convert
+    from lerobot_ros.dataset.converter import convert
 
     cfg = from_args(ConvertConfig, args, bags=list(args.bags))
     result = convert(cfg, say=lambda text: print(f"lerobot-ros convert: {text}", file=sys.stderr))

@@ -24,7 +24,7 @@ def _convert_in_worker(bag: str, contract: str, part: str, vcodec: str | None) -
 
     from lerobot_ros.conventions.errors import UserError
     from lerobot_ros.dataset.config import DEFAULT_VCODEC, ConvertConfig
-    from lerobot_ros.dataset.conversion import convert
+    from lerobot_ros.dataset.converter import convert
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the recording, not the conversion under way
     cfg = ConvertConfig(

@@ -1,14 +1,15 @@
 """Bags -> one LeRobotDataset: the whole conversion a user asks for, as one library call.
 
-`convert(ConvertConfig) -> ConvertResult` checks the settings, finds the bags (the shard's share of them),
+`converter.convert(ConvertConfig) -> ConvertResult` checks the settings, finds the bags (the shard's share of them),
 converts each bag into a dataset part (`dataset.convert`: whole episodes or nothing), decoding in worker
 processes where cores are left beside the encoder (`dataset.parallel`), or hands the shards to Ray
 (`dataset.ray_conversion`); then merges the parts, reloads the result with LeRobotDataset as a check, writes
 the QA report and, if asked, uploads the dataset. The dataset is built in a `.partial` folder and renamed
 into place only when it reloaded: an interrupted or failed run leaves no half dataset.
 
-Expected failures (a bad setting, a missing bag, an unloadable contract) raise `ConvertError` with one line;
-the `convert` verb, the recorder's background conversion and Ray's shard tasks all call this function.
+Expected failures (a bad setting, a missing bag, an unloadable contract) raise `ConvertError` with one line.
+This module converts on this machine (`convert_local`, what a Ray shard task runs too); `converter.convert` is
+the entry point that also dispatches to Ray and uploads.
 """
 
 from __future__ import annotations
@@ -100,14 +101,19 @@ def check(cfg: ConvertConfig) -> None:
             ) from None
 
 
-def convert(
-    cfg: ConvertConfig,
-    *,
-    say: Callable[[str], None] = _quiet,
-    shard_info: dict | None = None,
-) -> ConvertResult:
-    """Convert `cfg.bags` into the dataset at `cfg.root`; see the module docstring. `say` gets one-line notes
-    (e.g. why fewer decode processes run than asked for)."""
+@dataclass(frozen=True)
+class Prepared:
+    """A conversion's inputs once checked: the loaded contract, the output folder, this shard's bags."""
+
+    contract: object  # contract.Contract
+    out: Path
+    bags: list[Path]
+    repo_id: str
+    shard_info: dict | None
+
+
+def prepare(cfg: ConvertConfig) -> Prepared:
+    """Check `cfg`, load its contract, find this shard's bags; ConvertError (one line) when any is wrong."""
     from lerobot_ros.contract import ContractError, load_contract
 
     check(cfg)
@@ -124,18 +130,16 @@ def convert(
     bags = all_bags[cfg.shard_index :: cfg.num_shards]
     if not bags:
         raise ConvertError(f"shard {cfg.shard_index} of {cfg.num_shards} holds no bag ({len(all_bags)} bag(s) found)")
-    if cfg.num_shards > 1:
-        shard_info = {"index": cfg.shard_index, "count": cfg.num_shards, "bags_total": len(all_bags)}
-    repo_id = cfg.repo_id or f"local/{out.name}"
-    if cfg.executor == "ray":
-        from lerobot_ros.dataset.ray_conversion import convert_with_ray
+    shard_info = (
+        {"index": cfg.shard_index, "count": cfg.num_shards, "bags_total": len(all_bags)} if cfg.num_shards > 1 else None
+    )
+    return Prepared(contract, out, bags, cfg.repo_id or f"local/{out.name}", shard_info)
 
-        result = convert_with_ray(cfg, contract, out, bags, repo_id, say=say)
-    else:
-        result = _convert_here(cfg, contract, out, bags, repo_id, say, shard_info)
-    if result.dataset is not None and cfg.push_to_hub and not result.interrupted:
-        result.uploaded, result.upload_error = push(result.dataset, repo_id)
-    return result
+
+def convert_local(cfg: ConvertConfig, say: Callable[[str], None] = _quiet) -> ConvertResult:
+    """Convert this shard's bags on this machine into `cfg.root` (no upload: `converter.convert` does that)."""
+    job = prepare(cfg)
+    return _convert_here(cfg, job.contract, job.out, job.bags, job.repo_id, say, job.shard_info)
 
 
 def _convert_here(cfg, contract, out: Path, bags: list[Path], repo_id: str, say, shard_info) -> ConvertResult:

@@ -1,6 +1,6 @@
 """The sharded conversion driven by Ray (`executor: ray`), on one machine or a cluster.
 
-Each Ray task converts one shard exactly as a batch job would (`conversion.convert` of the shard's config,
+Each Ray task converts one shard exactly as a batch job would (`conversion.convert_local` of the shard's config,
 into its own folder, with its own QA report); the driver then joins the shards with `merge.merge` (LeRobot's
 aggregation, no re-encoding; QA reports merged with the joined episode numbers). Without `ray_address` a
 local Ray cluster is started (one CPU per core, no dashboard) and shut down at the end; with it (or inside a
@@ -15,7 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from lerobot_ros.dataset.config import ConvertConfig, MergeConfig
-from lerobot_ros.dataset.conversion import QA_NAME, ConvertError, ConvertResult, convert, shard_config
+from lerobot_ros.dataset.conversion import QA_NAME, ConvertError, ConvertResult, convert_local, prepare, shard_config
 
 TASK_CPUS = 2  # a shard's encoder keeps two cores busy (see lerobot_ros.dataset.parallel.ENCODER_CORES)
 #: Ray's raylet gives its Python agents 15 s to start, which a loaded small machine misses (the node then
@@ -26,13 +26,15 @@ AGENT_TIMEOUT_MS = "180000"
 def convert_shard(cfg: ConvertConfig) -> bool:
     """One shard's conversion in a Ray worker; True when every bag of it converted."""
     try:
-        return convert(cfg).ok
+        return convert_local(cfg).ok
     except ConvertError:
         return False
 
 
-def convert_with_ray(cfg: ConvertConfig, contract, out: Path, bags: list[Path], repo_id: str, say) -> ConvertResult:
-    """Convert `bags` as Ray tasks (one per shard) and merge the shards into `out`."""
+def convert_with_ray(cfg: ConvertConfig, say) -> ConvertResult:
+    """Convert `cfg`'s bags as Ray tasks (one per shard) and merge the shards into `cfg.root`."""
+    job = prepare(cfg)
+    contract, out, bags, repo_id = job.contract, job.out, job.bags, job.repo_id
     try:
         import ray
     except ImportError:

@@ -28,7 +28,8 @@ from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import RELIABLE_QOS
 from lerobot_ros.sim import SimStartupError
 from lerobot_ros.sim.config import ExpertConfig
-from lerobot_ros.sim.expert_sync import ENV_STATE, JOINTS, STATUS, StepStatus, make_expert_sync
+from lerobot_ros.sim.expert_sync import ENV_STATE, JOINTS, STATUS, StepStatus
+from lerobot_ros.sim.registry import make_expert_sync
 from lerobot_ros.sim.so101_twin import JOINT_NAMES
 from lerobot_ros_msgs.msg import EpisodeStatus
 

@@ -49,14 +49,3 @@ class ExpertSync:
         if self.done:
             return None
         return self._act(inputs)
-
-
-def make_expert_sync(kind: str, task: str = "push-v3", scene: str = "pick") -> ExpertSync:
-    """The registry's expert `kind` (lerobot_ros.sim.registry.EXPERTS: metaworld on the 39-D environment
-    state; so101_pick on joint positions and the cube position) with its step synchronisation.
-    SimStartupError for an unknown kind or task."""
-    from lerobot_ros.sim.registry import EXPERTS, make_expert
-
-    expert = make_expert(kind, task, scene)
-    spec = EXPERTS[kind]
-    return ExpertSync(expert, spec.needs, lambda inputs: spec.act(expert, inputs))

@@ -25,8 +25,7 @@ def make_sim(
     fps / max_episode_steps of 0 keep the env's own; so101 only: cameras name MJCF cameras, camera_fps
     (0: every step) renders them at a lower rate, meshes "full" draws the package's meshes.
     """
-    options = {"camera_fps": camera_fps, "meshes": meshes} if env == "so101" else {}
-    sim = build_sim(env, task, render, fps=fps, cameras=cameras, task_id=task_id, **options)
+    sim = build_sim(env, task, render, fps=fps, cameras=cameras, task_id=task_id, camera_fps=camera_fps, meshes=meshes)
     if max_episode_steps:
         sim.max_episode_steps = int(max_episode_steps)
     return sim

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from lerobot_ros.sim.base import RenderSettings, SimEnv, SimStartupError
-from lerobot_ros.sim.expert_sync import ENV_STATE, JOINTS, STATUS
+from lerobot_ros.sim.expert_sync import ENV_STATE, JOINTS, STATUS, ExpertSync
 
 
 class TaskRef(NamedTuple):
@@ -38,6 +38,7 @@ class SimKind:
     build: Callable[..., SimEnv]  # (task, render, fps, cameras, task_id) -> SimEnv, nothing built yet
     expand: Callable[[str, tuple[int, ...] | None], list[TaskRef]]  # --task text -> tasks, in order
     expert: str | None = None  # scripted expert that solves it (scripted_expert_node's `expert`)
+    options: tuple[str, ...] = ()  # the settings only this kind has, passed to `build` by keyword
 
 
 @dataclass(frozen=True)
@@ -166,7 +167,15 @@ SIMS: dict[str, SimKind] = {
     k.name: k
     for k in (
         SimKind("metaworld", "push-v3", "metaworld", _build_metaworld, _expand_metaworld, expert="metaworld"),
-        SimKind("so101", "pick", "so101_sim", _build_so101, _expand_so101, expert="so101_pick"),
+        SimKind(
+            "so101",
+            "pick",
+            "so101_sim",
+            _build_so101,
+            _expand_so101,
+            expert="so101_pick",
+            options=("camera_fps", "meshes"),
+        ),
         SimKind("libero", "libero_spatial", "libero", _build_libero, _expand_libero),
     )
 }
@@ -199,6 +208,14 @@ def make_expert(name: str, task: str = "", scene: str = "pick"):
     return EXPERTS[name].make(task, scene)
 
 
+def make_expert_sync(kind: str, task: str = "push-v3", scene: str = "pick") -> ExpertSync:
+    """The expert `kind` (EXPERTS: metaworld on the 39-D environment state; so101_pick on joint positions and the
+    cube position) with its step synchronisation. SimStartupError for an unknown kind or task."""
+    expert = make_expert(kind, task, scene)
+    spec = EXPERTS[kind]
+    return ExpertSync(expert, spec.needs, lambda inputs: spec.act(expert, inputs))
+
+
 def expand_tasks(env: str, text: str | None, task_ids: tuple[int, ...] | None = None) -> list[TaskRef]:
     """`--task` (lerobot-eval's `--env.task`) -> the tasks to evaluate, in order; SimStartupError if unknown."""
     kind = sim_kind(env)
@@ -217,8 +234,7 @@ def build_sim(
     task_id: int = 0,
     **options,
 ) -> SimEnv:
-    """`options`: settings only some simulators have (SO-101: camera_fps, meshes); the others take none."""
+    """`options`: settings only some simulators have (a kind's `options`, e.g. SO-101's camera_fps and meshes);
+    each kind gets the ones it declares."""
     kind = sim_kind(env)
-    if not options or kind.name == "so101":
-        return kind.build(task, render, fps, cameras, task_id, **options)
-    return kind.build(task, render, fps, cameras, task_id)
+    return kind.build(task, render, fps, cameras, task_id, **{k: v for k, v in options.items() if k in kind.options})
