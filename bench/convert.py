@@ -96,7 +96,7 @@ def predecode(bags: list[Path], contract, scratch: Path):
 
 
 def writer_alone(episodes, contract, root: Path, vcodec: str) -> float:
-    from lerobot_ros.dataset.writer import add_frame, create_dataset, save_episode
+    from lerobot_ros.dataset.lerobot_writer import add_frame, create_dataset, save_episode
 
     start = time.perf_counter()
     ds = create_dataset(root, "local/writer_alone", contract, vcodec)

@@ -118,8 +118,8 @@ def test_eval_whose_episode_bag_cannot_be_saved_is_one_line(tmp_path, capsys, mo
     """--record: an episode's bag that cannot be written (its tape incomplete, the disk full) ends the evaluation
     with one line, not a traceback, and the scratch bags are removed. The failure is injected where a task's
     episodes run (a real one needs a bridge that loses an observation)."""
+    from lerobot_ros.eval.evaluation import Evaluation
     from lerobot_ros.eval.rollouts import RolloutError
-    from lerobot_ros.eval.runner import Evaluation
 
     def fails(self, *args, **kwargs):
         raise RolloutError("/sim_0: episode of 3 steps not complete for its bag after 30 s (injected)")

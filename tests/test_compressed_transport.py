@@ -189,7 +189,7 @@ def compressed_so101_contract(tmp_path, ns: str, h: int, w: int):
     import yaml
 
     from lerobot_ros.contract import load_contract
-    from lerobot_ros.eval.processes import namespaced_contract
+    from lerobot_ros.eval.node_process import namespaced_contract
 
     data = namespaced_contract(load_contract("so101_sim").raw, ns, (h, w))
     cam = data["features"]["observation.images.front"]
@@ -436,7 +436,7 @@ def test_eval_runs_the_policy_on_the_bridges_jpeg(tmp_path):
 
     from lerobot_ros.contract import load_contract
     from lerobot_ros.contract.loader import resolve
-    from lerobot_ros.eval.runner import EvalConfig, Evaluation
+    from lerobot_ros.eval.evaluation import EvalConfig, Evaluation
 
     data = yaml.safe_load(resolve("metaworld").read_text())
     data["features"]["observation.image"]["type"] = "sensor_msgs/msg/CompressedImage"

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from lerobot_ros.hardware.commands import CommandBuffer
-from lerobot_ros.hardware.control import FollowerControl, SteadyLoop
+from lerobot_ros.hardware.control_loop import FollowerControl, SteadyLoop
 from lerobot_ros.ros.runtime import wait_until
 
 MS = 1_000_000

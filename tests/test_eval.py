@@ -15,7 +15,7 @@ from lerobot_ros.cli.main import main as cli_main
 from lerobot_ros.contract import load_contract
 from lerobot_ros.contract.loader import resolve
 from lerobot_ros.eval import EpisodeResult, build_eval_info, reduce_rewards, write_json_atomic
-from lerobot_ros.eval.processes import NodeSpec, namespaced_contract
+from lerobot_ros.eval.node_process import NodeSpec, namespaced_contract
 
 
 def lerobot_batch_reductions(episodes: list[list[float]]):
@@ -205,7 +205,7 @@ def test_namespace_helpers_and_root_namespace_contract():
 
 def test_attached_bridge_sets_env_task_and_render(tmp_path):
     from lerobot_ros.eval.attach import AttachedBridge
-    from lerobot_ros.eval.runner import EvalConfig, EvalSetupError, Evaluation
+    from lerobot_ros.eval.evaluation import EvalConfig, EvalSetupError, Evaluation
 
     bridge = AttachedBridge(
         "/sim",
@@ -304,7 +304,7 @@ def test_the_evaluator_waits_for_exactly_the_topics_the_policy_node_subscribes(t
     the plan's camera names made both cameras jpeg and waited forever for a subscriber that never came."""
     from types import SimpleNamespace
 
-    from lerobot_ros.eval.startup import EvalProcesses, policy_node_inputs
+    from lerobot_ros.eval.bringup import EvalProcesses, policy_node_inputs
 
     source = yaml.safe_load(resolve("libero").read_text())
     jpeg = source["features"]["observation.images.image2"]

@@ -16,8 +16,8 @@ import av
 import pytest
 import torch
 
+from lerobot_ros.eval.evaluation import EvalConfig, Evaluation
 from lerobot_ros.eval.reference import run_lerobot_eval
-from lerobot_ros.eval.runner import EvalConfig, Evaluation
 from lerobot_ros.sim import RenderSettings
 
 pytestmark = pytest.mark.slow
@@ -185,7 +185,7 @@ def test_a_bridge_that_dies_loses_only_its_episode(tmp_path):
     """Two bridges; one is killed as the episodes start: its episode is re-run (same seed) on the other and
     scores as it would have. Then one bridge, killed: the episodes not run are reported failed, eval_info.json
     is still written, and the run ends with one line."""
-    from lerobot_ros.eval.runner import EvalSetupError
+    from lerobot_ros.eval.evaluation import EvalSetupError
 
     def run(workers: int, out: Path):
         holder = {}

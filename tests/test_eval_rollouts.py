@@ -145,7 +145,7 @@ def _columns(root: Path, repo: str):
 def test_expert_episodes_saved_as_a_dataset_and_bags_that_convert_to_it(ros, tmp_path):
     from std_msgs.msg import Float64MultiArray
 
-    from lerobot_ros.eval.runner import EvalConfig, Evaluation
+    from lerobot_ros.eval.evaluation import EvalConfig, Evaluation
     from lerobot_ros.ros.qos import RECORDING_QOS
 
     # the evaluation takes the first free namespace /sim_<i> of the domain (another run may hold /sim_0)

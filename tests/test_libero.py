@@ -336,7 +336,7 @@ def test_eval_contract_for_a_render_size_resizes_to_it():
 
     from lerobot_ros.codecs import numpy_to_image
     from lerobot_ros.contract.loader import parse_contract, resolve
-    from lerobot_ros.eval.processes import namespaced_contract
+    from lerobot_ros.eval.node_process import namespaced_contract
 
     data = namespaced_contract(yaml.safe_load(resolve("libero").read_text()), "/sim_0", (128, 128))
     assert data["features"]["observation.images.image2"]["transforms"] == [{"resize": [128, 128]}]
@@ -352,7 +352,7 @@ def test_eval_policy_node_ticks_on_the_last_camera(tmp_path):
     from types import SimpleNamespace
 
     from lerobot_ros.contract.loader import resolve
-    from lerobot_ros.eval.runner import Evaluation
+    from lerobot_ros.eval.evaluation import Evaluation
 
     visual = {"type": "VISUAL", "shape": [3, 256, 256]}
     (tmp_path / "config.json").write_text(

@@ -35,8 +35,8 @@ from lerobot_ros.policy import (
     load_policy_config,
 )
 from lerobot_ros.policy.backend import parse_server_address, public_address_warning
+from lerobot_ros.policy.build import build_tick_loop
 from lerobot_ros.policy.server_backend import PolicyServerBackend, server_features
-from lerobot_ros.policy.startup import build_tick_loop
 from lerobot_ros.policy.tick_loop import ERROR, OK
 
 STATE, FRONT = "observation.state", "observation.images.front"

@@ -16,9 +16,9 @@ from lerobot_ros.codecs.action import ActionEncoder
 from lerobot_ros.contract import load_contract
 from lerobot_ros.nodes.policy_node import PolicyParams
 from lerobot_ros.policy import load_policy
+from lerobot_ros.policy.build import build_tick_loop, check_fit
 from lerobot_ros.policy.inputs import check_tick_on, max_ages_ns, parse_overrides
 from lerobot_ros.policy.output import action_topic, output_mode
-from lerobot_ros.policy.startup import build_tick_loop, check_fit
 from lerobot_ros.policy.tick_loop import ERROR, OK, WARN, RateWindow
 
 STATE, FRONT = "observation.state", "observation.images.front"

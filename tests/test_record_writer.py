@@ -16,8 +16,18 @@ from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, Qo
 from rosbags.rosbag2 import Reader, ReaderError
 from rosbags.typesys import Stores, get_typestore
 
-from lerobot_ros.record.control import DONE, IDLE, RECORDING, RESETTING, Command, EpisodeControl, Finish, Start, Stop
 from lerobot_ros.record.episode_bag_writer import BagWriteError, EpisodeBagWriter, WriterSettings, read_custom_data
+from lerobot_ros.record.episode_loop import (
+    DONE,
+    IDLE,
+    RECORDING,
+    RESETTING,
+    Command,
+    EpisodeControl,
+    Finish,
+    Start,
+    Stop,
+)
 from lerobot_ros.record.live_qa import Level, StreamQA, TopicQA, stream_report
 from lerobot_ros.record.msgdefs import MessageDefinitions, UnknownMessageType
 from lerobot_ros.record.repair import RepairError, repair_bag

@@ -8,7 +8,7 @@ import pytest
 from rosbags.rosbag2 import Reader
 from test_record_writer import JS, SENSOR, joint_state
 
-from lerobot_ros.record.control import DONE, RECORDING, RESETTING, EpisodeControl
+from lerobot_ros.record.episode_loop import DONE, RECORDING, RESETTING, EpisodeControl
 from lerobot_ros.record.recorder import ERROR, OK, Recorder
 from lerobot_ros.record.session import EpisodeError, EpisodeSession, TopicSpec
 from lerobot_ros.record.streams import WantedTopic

@@ -14,7 +14,7 @@ import time
 import pytest
 from process_groups import group_gone, pid_alive
 
-from lerobot_ros.launch_runner.supervisor import INTERRUPTED, KILLED, RUNNING, ChildProcess
+from lerobot_ros.processes.supervisor import INTERRUPTED, KILLED, RUNNING, ChildProcess
 from lerobot_ros.ros.runtime import wait_until
 
 #: a child that notes the stop signals it gets (name and CLOCK_MONOTONIC time) in a file. mode "stubborn"
@@ -163,7 +163,7 @@ def test_ctrl_c_in_the_parent_stops_the_child_before_it_propagates(tmp_path):
     record = tmp_path / "child.txt"
     parent_script = textwrap.dedent(f"""\
         import sys
-        from lerobot_ros.launch_runner.supervisor import ChildProcess
+        from lerobot_ros.processes.supervisor import ChildProcess
         child = ChildProcess([sys.executable, "-c", {CHILD!r}, {str(record)!r}, "polite"], sigterm_timeout=30.0)
         child.start()
         print(child.pid, flush=True)

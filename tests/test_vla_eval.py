@@ -19,7 +19,7 @@ import pytest
 from fixtures_policy import make_policy_folder
 from std_msgs.msg import Float64MultiArray, String
 
-from lerobot_ros.eval.runner import EvalConfig, Evaluation
+from lerobot_ros.eval.evaluation import EvalConfig, Evaluation
 from lerobot_ros.ros.qos import RECORDING_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
 from lerobot_ros.sim import RenderSettings

@@ -19,8 +19,8 @@ from lerobot_ros.codecs import float64_multi_array_to_numpy, numpy_to_image
 from lerobot_ros.contract import load_contract
 from lerobot_ros.nodes.policy_node import PolicyParams
 from lerobot_ros.policy import PolicyLoadError, load_policy
+from lerobot_ros.policy.build import build_tick_loop, load_checked
 from lerobot_ros.policy.language import TASK_SOURCES
-from lerobot_ros.policy.startup import build_tick_loop, load_checked
 from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
 

@@ -7,7 +7,7 @@ uses the node that already publishes NS/commands), runs --eval.n_episodes episod
 --seed + 1 ..., stops each at success, done or the env's max steps (--env.task as lerobot-eval's: several
 tasks, difficulty groups or suites run one after another), and writes OUTPUT_DIR/eval_info.json in
 lerobot-eval's schema (per_episode, per_task, per_group, overall) plus videos of the first --videos
-episodes. Node logs go to OUTPUT_DIR/logs/. The work is `lerobot_ros.eval.runner.Evaluation`.
+episodes. Node logs go to OUTPUT_DIR/logs/. The work is `lerobot_ros.eval.evaluation.Evaluation`.
 
   lerobot-ros eval --policy.path outputs/train/checkpoints/last/pretrained_model --env.type metaworld \\
       --env.task push-v3 --eval.n_episodes 10 --output_dir outputs/eval
@@ -28,7 +28,7 @@ def add_arguments(p) -> None:
 
 
 def run(args) -> int:
-    from lerobot_ros.eval.runner import Evaluation
+    from lerobot_ros.eval.evaluation import Evaluation
     from lerobot_ros.policy.loading import read_policy_config
 
     cfg = from_args(EvalConfig, args)

@@ -12,7 +12,7 @@ import sys
 import time
 
 from lerobot_ros.conventions.errors import UserError
-from lerobot_ros.launch_runner.supervisor import ChildProcess
+from lerobot_ros.processes.supervisor import ChildProcess
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

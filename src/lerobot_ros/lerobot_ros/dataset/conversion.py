@@ -72,7 +72,7 @@ def _quiet(_text: str) -> None:
 
 def check(cfg: ConvertConfig) -> None:
     """The settings that can be checked before any bag is read; ConvertError otherwise."""
-    from lerobot_ros.dataset.writer import vcodec_choices
+    from lerobot_ros.dataset.lerobot_writer import vcodec_choices
 
     if not cfg.bags:
         raise ConvertError("no bags given; pass bag folders, .mcap/.db3 files or folders holding bags")
@@ -177,7 +177,7 @@ def _run_jobs(jobs, workers: int, show_progress: bool, say):
 
     from lerobot_ros.contract import load_contract
     from lerobot_ros.dataset.convert import BagStatus, read_bag, write_frames
-    from lerobot_ros.dataset.writer import create_dataset
+    from lerobot_ros.dataset.lerobot_writer import create_dataset
 
     entries: dict = {}
     interrupted = False
@@ -245,8 +245,8 @@ def _not_run(job):
 
 
 def _finish(cfg, contract, out: Path, work: Path, repo_id: str, entries: list, interrupted: bool, shard_info):
+    from lerobot_ros.dataset.lerobot_writer import merge_parts, verify_dataset
     from lerobot_ros.dataset.qa import build_report, write_report
-    from lerobot_ros.dataset.writer import merge_parts, verify_dataset
 
     parts, expected = [], []
     for entry in entries:

@@ -15,7 +15,7 @@ from pathlib import Path
 from lerobot_ros.bag import BagError, BagReader
 from lerobot_ros.bag.episodes import iter_frames, plan_bag
 from lerobot_ros.contract import ContractError, load_contract
-from lerobot_ros.dataset.writer import add_frame, create_dataset, save_episode
+from lerobot_ros.dataset.lerobot_writer import add_frame, create_dataset, save_episode
 
 
 @dataclass

@@ -60,8 +60,8 @@ def merge(cfg: MergeConfig) -> MergeResult:
     if work.exists():
         raise MergeError(f"{work} exists (left by an interrupted run?); remove it first")
     repo_id = cfg.repo_id or f"local/{out.name}"
+    from lerobot_ros.dataset.lerobot_writer import verify_dataset
     from lerobot_ros.dataset.qa import merge_reports, write_report
-    from lerobot_ros.dataset.writer import verify_dataset
 
     work.mkdir(parents=True)
     try:

@@ -26,7 +26,7 @@ from lerobot_ros.demo.config import DEFAULT_SIZE, ENVS, DemoConfig
 from lerobot_ros.demo.demo_contract import write_demo_contract
 from lerobot_ros.demo.driver import DemoError, RecordedEpisode
 from lerobot_ros.demo.train import TrainResult
-from lerobot_ros.launch_runner.supervisor import ChildProcess
+from lerobot_ros.processes.supervisor import ChildProcess
 
 MARKER = ".lerobot_ros_demo"
 

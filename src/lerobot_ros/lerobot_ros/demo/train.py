@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lerobot_ros.demo.driver import DemoError
-from lerobot_ros.launch_runner.supervisor import ChildProcess
+from lerobot_ros.processes.supervisor import ChildProcess
 
 OFFLINE_BACKBONE_NOTE = (
     "ACT's ResNet-18 backbone starts from random weights (--policy.pretrained_backbone_weights=null): this install "

@@ -92,7 +92,7 @@ class Attacher:
         return plan, bridges
 
     def workers(self, bridges: list[AttachedBridge], processes, check_alive) -> list:
-        """A handle per bridge, its source started (`processes`) or found; waits until the bridges are idle."""
+        """A handle per bridge, its source started (`node_process`) or found; waits until the bridges are idle."""
         plan, node, cls = self.plan, self.node, self.cls
         find_s = plan.find_timeout_s
         workers, started = [], []

@@ -33,7 +33,7 @@ import yaml
 from lerobot_ros.bag.mcap_stream import header_stamp_ns
 from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.eval.attach import ns_join
-from lerobot_ros.eval.processes import namespaced_contract
+from lerobot_ros.eval.node_process import namespaced_contract
 from lerobot_ros.record.episode_bag_writer import BagWriteError, EpisodeBagWriter
 
 STATUS_TYPE = "lerobot_ros_msgs/msg/EpisodeStatus"

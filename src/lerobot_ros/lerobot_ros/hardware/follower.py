@@ -19,7 +19,7 @@ import numpy as np
 from lerobot_ros.configs import live_names
 from lerobot_ros.hardware.commands import CommandBuffer
 from lerobot_ros.hardware.config import RobotNodeConfig
-from lerobot_ros.hardware.control import FollowerControl, SteadyLoop
+from lerobot_ros.hardware.control_loop import FollowerControl, SteadyLoop
 from lerobot_ros.hardware.driver import ArmDriver
 
 #: the settings `apply` changes on a running arm: robot_node's reconfigurable parameters (hardware.config)

@@ -1,6 +1,6 @@
 """Start the planned processes, prefix their output, respawn them, and stop them all cleanly.
 
-Each process is a `supervisor.ChildProcess` in its own session (process group), so a terminal's Ctrl-C
+Each process is a `lerobot_ros.processes.ChildProcess` in its own session (process group), so a terminal's Ctrl-C
 reaches only the runner, which then stops every child the way launch does: SIGINT, then SIGTERM after
 `sigterm_timeout`, then SIGKILL after `sigkill_timeout` (a second Ctrl-C skips ahead a step). Signals go
 to the whole process group, so whatever a node started goes too. The exit status is 0 when every process
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from lerobot_ros.launch_runner.evaluate import ProcessSpec
-from lerobot_ros.launch_runner.supervisor import CLEAN_STOP_CODES, KILLED, ChildProcess
+from lerobot_ros.processes.supervisor import CLEAN_STOP_CODES, KILLED, ChildProcess
 
 POLL_S = 0.05
 

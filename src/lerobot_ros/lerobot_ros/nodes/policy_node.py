@@ -33,10 +33,10 @@ from trajectory_msgs.msg import JointTrajectory
 from lerobot_ros.codecs import chunk_to_joint_trajectory, ns_to_time
 from lerobot_ros.codecs.action import ACTION_MESSAGES, ActionEncoder
 from lerobot_ros.contract import ContractError, message_class
+from lerobot_ros.policy.build import build_tick_loop, load_checked
 from lerobot_ros.policy.config import PolicyNodeConfig
 from lerobot_ros.policy.openmp import limit_openmp_spin
 from lerobot_ros.policy.output import action_topic, output_mode
-from lerobot_ros.policy.startup import build_tick_loop, load_checked
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS, qos_by_name

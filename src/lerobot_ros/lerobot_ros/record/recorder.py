@@ -17,8 +17,8 @@ from typing import NamedTuple, Protocol
 from lerobot_ros.configs import live_names
 
 from .config import RecorderConfig
-from .control import IDLE, RECORDING, RESETTING, Action, EpisodeControl, Finish, Start, Stop
 from .episode_bag_writer import BagResult, BagWriteError, WriterSettings
+from .episode_loop import IDLE, RECORDING, RESETTING, Action, EpisodeControl, Finish, Start, Stop
 from .live_qa import ERROR, OK, WARN  # diagnostic_msgs/DiagnosticStatus levels
 from .session import EpisodeError, EpisodeSession
 from .streams import RecordingPlan, WantedTopic, plan_from_contract, plan_from_topics

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lerobot_ros.conventions.errors import UserError
+from lerobot_ros.processes.supervisor import ChildProcess
 
 CHROMIUM_FLAGS = (
     "--headless",
@@ -128,7 +129,7 @@ def screenshot(
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     profile = tempfile.mkdtemp(prefix="lerobot_ros_chromium_")
-    proc = subprocess.Popen(
+    browser = ChildProcess(
         [
             binary,
             *CHROMIUM_FLAGS,
@@ -137,18 +138,13 @@ def screenshot(
             "--remote-debugging-port=0",
             "about:blank",
         ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+        label="chromium",
+        log=Path(profile) / "chromium.log",
+        sigterm_timeout=10.0,
+    ).start()
     try:
-        port = _devtools_port(profile, proc, 60.0)
+        port = _devtools_port(profile, browser.proc, 60.0)
         return asyncio.run(_capture(port, url, out, width, height, timeout_s, ready, interval_s))
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        browser.stop()
         shutil.rmtree(profile, ignore_errors=True)

@@ -1,7 +1,7 @@
 """`lerobot-ros eval`: seeded episodes through sim bridges in lockstep, scored like lerobot-eval.
 
 The run in four parts, each its own module: planning (`plan`: options -> frozen `EvalPlan`), process
-start-up (`startup`: one bridge and one policy source per namespace /sim_0 ...), bridge discovery
+start-up (`bringup`: one bridge and one policy source per namespace /sim_0 ...), bridge discovery
 (`discovery`: the evaluator's handle of each bridge, or the running bridges of `--attach`) and the
 episode loop (`episodes`). This module runs them task after task, as lerobot-eval does for a
 multi-task `--env.task`: only one task's bridges are alive at a time, then writes `eval_info.json`
@@ -18,12 +18,12 @@ import threading
 import time
 from pathlib import Path
 
+from lerobot_ros.eval.bringup import EvalProcesses, tick_stream
 from lerobot_ros.eval.discovery import Attacher, free_namespaces, make_worker, wait_started
 from lerobot_ros.eval.episodes import EpisodeLoop
 from lerobot_ros.eval.plan import EvalConfig, EvalPlan, EvalSetupError, adopt, plan_eval, policy_image_shapes
 from lerobot_ros.eval.profile import Profile
 from lerobot_ros.eval.results import build_eval_info, write_json_atomic
-from lerobot_ros.eval.startup import EvalProcesses, tick_stream
 
 __all__ = [
     "EvalConfig",

@@ -2,7 +2,7 @@
 
 Each runs as `python -m lerobot_ros.nodes.<node> --ros-args ...` (what the launch runner does for a
 node), logs to its own file, and is stopped with SIGINT, then SIGTERM/SIGKILL if it lingers (the
-launch runner's `supervisor.ChildProcess`).
+project's `lerobot_ros.processes.ChildProcess`).
 Several bridges would all publish `/clock`: each namespace gets its own (`/<ns>/clock`), and its
 policy node listens there.
 """
@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lerobot_ros.launch_runner.supervisor import ChildProcess
+from lerobot_ros.processes.supervisor import ChildProcess
 
 
 def ros_param(name: str, value) -> list[str]:

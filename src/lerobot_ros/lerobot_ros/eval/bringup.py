@@ -14,8 +14,8 @@ from pathlib import Path
 import yaml
 
 from lerobot_ros.eval.attach import ns_join
+from lerobot_ros.eval.node_process import NodeProcess, NodeSpec, namespaced_contract
 from lerobot_ros.eval.plan import EvalPlan, EvalSetupError, image_kind, policy_image_shapes, policy_input_features
-from lerobot_ros.eval.processes import NodeProcess, NodeSpec, namespaced_contract
 from lerobot_ros.sim.profiling import PROFILE_ENV
 from lerobot_ros.sim.registry import TaskRef
 
