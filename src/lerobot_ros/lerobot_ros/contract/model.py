@@ -3,7 +3,6 @@ values and encodes LeRobot values back into ROS messages (for publishing actions
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any
@@ -280,10 +279,3 @@ class Contract:
     def lerobot_features(self, use_video: bool = True) -> dict[str, dict]:
         """The `features` argument of `LeRobotDataset.create` (same layout as lerobot-record's)."""
         return {name: f.lerobot_feature(use_video) for name, f in self.features.items()}
-
-    def check_names(self, names: Sequence[str]) -> list[str]:
-        """Feature names in `names` that the contract lacks, and contract features missing from `names`."""
-        ours = set(self.features)
-        return sorted(f"missing in contract: {n}" for n in set(names) - ours) + sorted(
-            f"missing in other: {n}" for n in ours - set(names)
-        )

@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import os
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -132,9 +131,3 @@ def namespaced_contract(
                 for t in feature.get("transforms") or []
             ]
     return data
-
-
-def wait_for_exit(procs: list[NodeProcess], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    for p in procs:
-        p.wait(max(0.0, deadline - time.monotonic()))

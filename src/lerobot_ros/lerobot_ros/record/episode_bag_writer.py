@@ -176,10 +176,6 @@ class EpisodeBagWriter:
         return True
 
     @property
-    def accepting(self) -> bool:
-        return self._accepting
-
-    @property
     def backlog(self) -> int:
         """Messages queued but not yet written."""
         return self._queue.qsize()

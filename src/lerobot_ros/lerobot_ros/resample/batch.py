@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,10 +40,6 @@ class Resampled:
         """(frames, D) float32 values of a numeric stream."""
         stream = self.streams[name]
         return gather_numeric(stream.values, self.plans[name])
-
-    def sample_indices(self, name: str) -> np.ndarray:
-        """Per frame, the index (into the cleaned stream) of the sample to use (-1: none)."""
-        return self.plans[name].a
 
     def sample(self, name: str, frame: int):
         return self.streams[name].values[int(self.plans[name].a[frame])]
@@ -89,7 +85,3 @@ def resample(
     report.start_ns = int(grid[0]) if grid.size else 0
     report.end_ns = int(grid[-1]) if grid.size else 0
     return Resampled(grid=grid, plans=plans, streams=cleaned, report=report)
-
-
-def stream_names_empty(streams: Mapping[str, Stream]) -> Sequence[str]:
-    return [name for name, s in streams.items() if len(s.times) == 0]

@@ -247,9 +247,6 @@ class SO101Twin(SimEnv):
         """Radians, 0 at mid-range (the convention of the real arm on ROS)."""
         return self._data.qpos[self._qpos_adr] - self._mid
 
-    def joint_velocities(self) -> np.ndarray:
-        return self._data.qvel[self._qvel_adr].copy()
-
     def block_position(self) -> np.ndarray | None:
         if self._block_id < 0:
             return None

@@ -113,10 +113,6 @@ class VirtualBus:
             except OSError:
                 pass
 
-    @property
-    def plugged(self) -> bool:
-        return self._thread is not None
-
     def __enter__(self) -> VirtualBus:
         return self.start()
 
@@ -127,9 +123,6 @@ class VirtualBus:
     def remove_motor(self, servo_id: int) -> None:
         """Take a motor off the bus (a cut daisy-chain cable)."""
         self.missing[servo_id] = self.servos.pop(servo_id)
-
-    def restore_motor(self, servo_id: int) -> None:
-        self.servos[servo_id] = self.missing.pop(servo_id)
 
     def _reply(self, servo_id: int, status: bytes) -> bytes:
         faults = self.faults
