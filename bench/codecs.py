@@ -1,6 +1,6 @@
 """Codec speed: a 640x480 rgb8 frame to and from sensor_msgs/Image, against numpy.copy of the same frame.
 
-Goal (issue 2): no per-pixel Python. Figure: (encode + decode-with-copy) time / numpy.copy time, measured
+Goal: no per-pixel Python. Figure: (encode + decode-with-copy) time / numpy.copy time, measured
 in the same process; a per-pixel Python path would be thousands of times slower than a copy, a
 memcpy-based one a small multiple (encode is one memcpy plus building the message).
 Also reported: decode as a zero-copy view, bgr8 -> rgb, serialization through rclpy, jpeg both ways.

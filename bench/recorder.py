@@ -1,6 +1,6 @@
 """Episode recorder under load: cameras 480x640 rgb8 at 30 Hz + joint states at 100 Hz from another process.
 
-Goals (issue 7): zero messages lost (published == recorded, per topic); recorder CPU below one core;
+Goals: zero messages lost (published == recorded, per topic); recorder CPU below one core;
 the recorder's write path no slower than the `rosbags` writer alone writing the same messages.
 Figure: write-path time / rosbags-writer-alone time for the same (topic, stamp, size) sequence, measured in
 this process right after the recording (goal <= 1.0); also reported: loss per topic and recorder CPU.

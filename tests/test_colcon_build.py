@@ -1,4 +1,4 @@
-"""The colcon path (issue 8 item 5): build the whole workspace with colcon and the ament/rosidl wheels,
+"""The colcon path (a robot with a full ROS install): build the whole workspace with colcon and the ament/rosidl wheels,
 then run nodes from the install space and the launch runner against it, as on a robot.
 
 The sources are copied to a temporary workspace so that nothing (build/, install/, log/) lands in the

@@ -1,4 +1,4 @@
-"""`lerobot-ros launch FILE --check` and issue 17's three defects under ros2 launch's rules: every shipped
+"""`lerobot-ros launch FILE --check` and the three ways a file read differently by ros2 launch fails: every shipped
 file passes with its defaults; the files as they were before the fix (git 928328f, copied below as text)
 are caught: a policy node that exits at once, viewer packages whose absence ends ros2 launch, and a share
 folder that is a link."""

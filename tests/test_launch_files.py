@@ -73,7 +73,7 @@ def test_every_file_exists_and_evaluates_with_its_defaults():
     ],
 )
 def test_defaults_start_the_driver_nodes_only(name, expected):
-    """No viewer and no policy by default: ros2 launch ends everything on a missing package (issue 17)."""
+    """No viewer and no policy by default: ros2 launch ends everything on a missing package."""
     assert labels(plan(name)) == expected
 
 

@@ -474,7 +474,7 @@ def test_append_env_and_log_level(write):
 
 def test_a_missing_package_ends_the_launch_as_in_ros2_launch_and_duplicates_are_warned(write):
     """ros2 launch stops everything on a node whose package is missing, so the runner does too (it used to
-    skip viewer packages, which hid issue 17's defect 2); --check lists them all (tests/test_launch_check.py)."""
+    skip viewer packages, which hid a launch that real ros2 launch aborts); --check lists them all (tests/test_launch_check.py)."""
     from lerobot_ros.launch_runner import ament
 
     if ament.package_prefix("rviz2") is not None:

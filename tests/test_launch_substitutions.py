@@ -126,7 +126,7 @@ def test_malformed_substitutions_are_rejected_at_parse_time(text, message):
 REAL_LAUNCH = [
     # an empty quoted argument is launch's empty list: equals/not-equals compare the text '[]'
     ("$(not-equals '' '')", "false"),
-    ("$(not-equals '$(var empty)' '')", "true"),  # issue 17's old policy condition: true for an empty path
+    ("$(not-equals '$(var empty)' '')", "true"),  # the old policy condition: true for an empty path
     ("$(not-equals 'x$(var empty)' x)", "false"),  # its fix
     ("$(equals '' [])", "true"),
     ("$(equals '' $(var empty))", "false"),

@@ -25,7 +25,7 @@ from lerobot_ros.launch_runner.evaluate import evaluate_file
 from lerobot_ros.launch_runner.parser import parse_file
 from lerobot_ros.launch_runner.yaml_source import LDict, load_yaml
 
-# The constructs --check reports (the closing note of issue 17 lists these).
+# The constructs --check reports: where real `ros2 launch` reads a file differently from this runner.
 CONSTRUCTS = {
     "empty-quoted-equals": "'' (or \"\") as an argument of $(equals)/$(not-equals): launch compares the text '[]'",
     "nested-quote": "a quote character inside a nested substitution of a quoted argument: a plain character",
