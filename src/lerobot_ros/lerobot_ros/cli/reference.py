@@ -109,11 +109,12 @@ def launch_node_parameters(folder: Path | None = None) -> list[tuple[str, str, s
     out = []
     for path in launch_files(folder):
         for e in _walk(parse_file(str(path)).entities):
-            if isinstance(e, E.Node) and _text(e.exec_):
+            executable = _text(e.exec_) if isinstance(e, E.Node) else None
+            if executable:
                 for p in e.params:
                     name = _text(p.name) if isinstance(p, E.ParamValue) else None
                     if name:
-                        out.append((path.name, _text(e.exec_), name))
+                        out.append((path.name, executable, name))
     return out
 
 

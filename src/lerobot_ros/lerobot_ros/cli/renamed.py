@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 _VCODEC = {"--vcodec": "--dataset.rgb_encoder.vcodec"}
 _ENV = {
@@ -90,7 +91,7 @@ RENAMED: dict[str, dict[str, str]] = {
 _UNRECOGNIZED = re.compile(r"unrecognized arguments: (.*)")
 
 
-def renamed_flag_hint(verb: str, message: str, argv: list[str] = ()) -> str:
+def renamed_flag_hint(verb: str, message: str, argv: Sequence[str] = ()) -> str:
     """`--out is now --output_dir` for the first renamed flag among argparse's unrecognized arguments, or on
     the command line when argparse complained about something else first ('' if none)."""
     table = RENAMED.get(verb, {})

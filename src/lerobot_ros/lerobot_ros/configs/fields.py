@@ -140,7 +140,7 @@ def specs(cls: type) -> tuple[ParamSpec, ...]:
         kind, is_list, optional = _unwrap(hints[f.name])
         if kind not in _KINDS:
             raise TypeError(f"{cls.__name__}.{f.name}: unsupported setting type {hints[f.name]!r}")
-        default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+        default = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
         spec = dataclasses.replace(
             spec, name=spec.name or f.name, attr=f.name, kind=kind, is_list=is_list, optional=optional, default=default
         )

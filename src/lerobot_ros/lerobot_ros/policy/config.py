@@ -16,7 +16,6 @@ from lerobot_ros.policy.loading import DEVICES
 from lerobot_ros.policy.output import OUTPUT_MODES
 from lerobot_ros.policy.rtc import RtcSettings
 
-_LIVE = dict(reconfigurable=True)
 ASYNC_DEFAULTS = AsyncInferenceConfig()  # chunk_threshold / aggregate_fn defaults: one source
 RTC_DEFAULTS = RtcSettings()  # LeRobot's RTCConfig defaults
 _UNITS = "the action's LeRobot units"
@@ -63,7 +62,7 @@ class PolicyNodeConfig:
         "async: ask for a chunk when at most this fraction of one is queued",
         min=0.0,
         max=1.0,
-        **_LIVE,
+        reconfigurable=True,
     )
     aggregate_fn: str = param(
         ASYNC_DEFAULTS.aggregate, "async: how overlapping chunks merge", choices=tuple(AGGREGATE_FUNCTIONS)
@@ -84,19 +83,27 @@ class PolicyNodeConfig:
     rtc_max_guidance_weight: float = param(
         RTC_DEFAULTS.max_guidance_weight, "rtc: cap of the guidance weight", min=0.0, min_exclusive=True
     )
-    max_age_ms: float = param(500.0, "oldest acceptable observation (0 = no limit)", unit="ms", min=0.0, **_LIVE)
-    max_age_overrides: list[str] = param([], "per-stream max_age_ms as 'feature=milliseconds'", unit="ms", **_LIVE)
-    on_stale: str = param("hold", "gated tick: repeat the last command, or publish nothing", choices=ON_STALE, **_LIVE)
-    action_lower: list[float] = param([], f"lower action limits {_PER_JOINT}", unit=_UNITS, **_LIVE)
-    action_upper: list[float] = param([], f"upper action limits {_PER_JOINT}", unit=_UNITS, **_LIVE)
-    max_delta: list[float] = param([], f"largest change per tick {_PER_JOINT}", unit=_UNITS, **_LIVE)
-    task: str = param("", "task string for VLAs ('' = the contract's); messages on its task topic replace it", **_LIVE)
+    max_age_ms: float = param(
+        500.0, "oldest acceptable observation (0 = no limit)", unit="ms", min=0.0, reconfigurable=True
+    )
+    max_age_overrides: list[str] = param(
+        [], "per-stream max_age_ms as 'feature=milliseconds'", unit="ms", reconfigurable=True
+    )
+    on_stale: str = param(
+        "hold", "gated tick: repeat the last command, or publish nothing", choices=ON_STALE, reconfigurable=True
+    )
+    action_lower: list[float] = param([], f"lower action limits {_PER_JOINT}", unit=_UNITS, reconfigurable=True)
+    action_upper: list[float] = param([], f"upper action limits {_PER_JOINT}", unit=_UNITS, reconfigurable=True)
+    max_delta: list[float] = param([], f"largest change per tick {_PER_JOINT}", unit=_UNITS, reconfigurable=True)
+    task: str = param(
+        "", "task string for VLAs ('' = the contract's); messages on its task topic replace it", reconfigurable=True
+    )
     seed: int = param(
-        -1, "torch seed at start-up and on ~/reset (-1 = none); a new one acts at the next ~/reset", **_LIVE
+        -1, "torch seed at start-up and on ~/reset (-1 = none); a new one acts at the next ~/reset", reconfigurable=True
     )
     autostart: bool = param(True, "act from start-up, or wait for ~/start")
     diagnostics_period_s: float = param(
-        1.0, "/diagnostics period (steady clock)", unit="s", min=0.0, min_exclusive=True, **_LIVE
+        1.0, "/diagnostics period (steady clock)", unit="s", min=0.0, min_exclusive=True, reconfigurable=True
     )
 
     def __post_init__(self):

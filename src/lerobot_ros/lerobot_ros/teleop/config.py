@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from lerobot_ros.configs import param
 from lerobot_ros.conventions.joints import SO101_JOINTS
 
-_LIVE = dict(reconfigurable=True)
-
 
 @dataclass(frozen=True)
 class EeTeleopConfig:
@@ -25,11 +23,11 @@ class EeTeleopConfig:
         "mid_range", "zero of joint_states: mid_range (this project's drivers) or urdf", choices=("mid_range", "urdf")
     )
     fps: float = param(30.0, "command rate", unit="Hz", min=0.0, min_exclusive=True)
-    speed: float = param(0.05, "tip speed at full stick / per held key", unit="m/s", min=0.0, **_LIVE)
-    gripper_speed: float = param(1.0, "gripper speed", unit="rad/s", min=0.0, **_LIVE)
+    speed: float = param(0.05, "tip speed at full stick / per held key", unit="m/s", min=0.0, reconfigurable=True)
+    gripper_speed: float = param(1.0, "gripper speed", unit="rad/s", min=0.0, reconfigurable=True)
     max_joint_speed: float = param(1.5, "no joint target moves faster", unit="rad/s", min=0.0, min_exclusive=True)
     input_timeout_s: float = param(
-        0.5, "hold when the pad has been silent this long", unit="s", min=0.0, min_exclusive=True, **_LIVE
+        0.5, "hold when the pad has been silent this long", unit="s", min=0.0, min_exclusive=True, reconfigurable=True
     )
     key_hold_s: float = param(
         0.25,
@@ -37,14 +35,14 @@ class EeTeleopConfig:
         unit="s",
         min=0.0,
         min_exclusive=True,
-        **_LIVE,
+        reconfigurable=True,
     )
-    axis_x: int = param(1, "Joy axis for x (forward)", **_LIVE)
-    axis_y: int = param(0, "Joy axis for y (left)", **_LIVE)
-    axis_z: int = param(4, "Joy axis for z (up)", **_LIVE)
-    button_open: int = param(5, "Joy button that opens the gripper", **_LIVE)
-    button_close: int = param(4, "Joy button that closes the gripper", **_LIVE)
-    deadman: int = param(-1, "Joy button to hold for any motion; -1 = none", **_LIVE)
+    axis_x: int = param(1, "Joy axis for x (forward)", reconfigurable=True)
+    axis_y: int = param(0, "Joy axis for y (left)", reconfigurable=True)
+    axis_z: int = param(4, "Joy axis for z (up)", reconfigurable=True)
+    button_open: int = param(5, "Joy button that opens the gripper", reconfigurable=True)
+    button_close: int = param(4, "Joy button that closes the gripper", reconfigurable=True)
+    deadman: int = param(-1, "Joy button to hold for any motion; -1 = none", reconfigurable=True)
     joint_lower: list[float] = param(
         [], "per-joint lower bounds in joint_names order (e.g. calibrated ranges); [] = URDF limits only", unit="rad"
     )
