@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -26,6 +27,7 @@ from lerobot_ros.demo.config import DEFAULT_SIZE, ENVS, DemoConfig
 from lerobot_ros.demo.demo_contract import write_demo_contract
 from lerobot_ros.demo.driver import DemoError, RecordedEpisode
 from lerobot_ros.demo.train import TrainResult
+from lerobot_ros.processes.progress import EVAL_EPISODE, TQDM_COUNT, LogProgress
 from lerobot_ros.processes.supervisor import ChildProcess
 
 MARKER = ".lerobot_ros_demo"
@@ -111,10 +113,14 @@ class LaunchProcess(ChildProcess):
         return super().stop()
 
 
-def _run_step(cmd: list[str], log: Path, env: dict, timeout: float, what: str) -> None:
-    """One step as a child process (Ctrl-C here stops it, SIGINT first); a DemoError when it fails or overruns."""
+def _run_step(
+    cmd: list[str], log: Path, env: dict, timeout: float, what: str, progress: LogProgress | None = None
+) -> None:
+    """One step as a child process (Ctrl-C here stops it, SIGINT first); a DemoError when it fails or overruns.
+    `progress` follows the step's log with a bar on the console while it runs."""
     try:
-        code = ChildProcess(cmd, label=what, env=env, log=log, stdin=None, sigterm_timeout=30.0).run(timeout)
+        with progress or contextlib.nullcontext():
+            code = ChildProcess(cmd, label=what, env=env, log=log, stdin=None, sigterm_timeout=30.0).run(timeout)
     except subprocess.TimeoutExpired:
         raise DemoError(f"{what} took longer than {timeout:g} s; log: {log}") from None
     if code != 0:
@@ -211,12 +217,12 @@ def convert(cfg: DemoConfig, res: DemoResult, printer=print) -> None:
             "local/lerobot_ros_demo",
             "--dataset.rgb_encoder.vcodec",
             cfg.vcodec,
-            "--progress=false",
         ),
         cfg.out / "logs" / "convert.log",
         child_env(),
         900,
         "lerobot-ros convert",
+        LogProgress(cfg.out / "logs" / "convert.log", TQDM_COUNT, len(res.episodes), "convert", "bag"),
     )
     res.timings["convert_s"] = time.monotonic() - t0
     info = json.loads((res.dataset_dir / "meta" / "info.json").read_text())
@@ -249,7 +255,9 @@ def _run_eval(
     ]
     printer(f"[demo] {step} lerobot-ros {' '.join(args)}")
     try:
-        _run_step(_cli(*args), cfg.out / "logs" / log_name, child_env(), 1200, "lerobot-ros eval")
+        log = cfg.out / "logs" / log_name
+        bar = LogProgress(log, EVAL_EPISODE, cfg.eval_episodes, "eval", "episode")
+        _run_step(_cli(*args), log, child_env(), 1200, "lerobot-ros eval", bar)
     except DemoError as exc:  # the recorded data is still worth converting: report, go on, exit non-zero
         note = f"FAILED: {exc}"
         printer(f"[demo]      {note}")

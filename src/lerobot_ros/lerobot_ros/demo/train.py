@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lerobot_ros.demo.driver import DemoError
+from lerobot_ros.processes.progress import TRAIN_STEP, LogProgress
 from lerobot_ros.processes.supervisor import ChildProcess
 
 OFFLINE_BACKBONE_NOTE = (
@@ -90,12 +91,14 @@ def train_act(
         if stale.exists():
             shutil.rmtree(stale)
     argv = lerobot_train_command(dataset_root, repo_id, partial, steps, batch_size)
-    argv[1:1] = [f"--log_freq={max(1, steps // 10)}", f"--save_freq={steps}", "--num_workers=0"]
+    # a log line every 2 % of the steps: the console's bar (processes.progress) moves as training goes
+    argv[1:1] = [f"--log_freq={max(1, steps // 50)}", f"--save_freq={steps}", "--num_workers=0"]
     cmd = [sys.executable, "-m", "lerobot.scripts.lerobot_train", *argv[1:]]
     t0 = time.monotonic()
     try:
         # its own process group: Ctrl-C here stops it (SIGINT, then SIGTERM after 30 s) before the cleanup below
-        code = ChildProcess(cmd, label="lerobot-train", log=log_path, sigterm_timeout=30.0).run(timeout_s)
+        with LogProgress(log_path, TRAIN_STEP, steps, "train", "step"):
+            code = ChildProcess(cmd, label="lerobot-train", log=log_path, sigterm_timeout=30.0).run(timeout_s)
     except subprocess.TimeoutExpired:
         shutil.rmtree(partial, ignore_errors=True)
         raise DemoError(f"lerobot-train did not finish in {timeout_s:.0f} s (log: {log_path})") from None
