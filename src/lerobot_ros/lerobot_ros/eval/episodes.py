@@ -116,10 +116,11 @@ class EpisodeLoop:
                     results.append(result)
                     done = len(results)
                 rate = 60 * done / max(time.monotonic() - start, 1e-9)
+                eta = f", about {(self.n - done) / rate:.1f} min to go" if done < self.n else ""
                 self.print(
                     f"[{done}/{self.n}] {self.task.group} {self.task.task_id} episode {i} seed {result.seed} ({w.ns}): "
                     f"{'success' if result.success else 'failure'} in {result.n_steps} steps, "
-                    f"sum_reward {result.sum_reward:.3f}, {result.wall_s:.1f} s  ({rate:.1f} episodes/min)"
+                    f"sum_reward {result.sum_reward:.3f}, {result.wall_s:.1f} s  ({rate:.1f} episodes/min{eta})"
                 )
                 finish()
 
