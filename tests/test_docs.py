@@ -265,7 +265,7 @@ def _site_validation() -> dict:
 
 @pytest.mark.parametrize(
     "link,complaint",
-    [("other.md#no-such-heading", "no such anchor"), ("missing.md", "not found among documentation files")],
+    [("other.md#no-such-heading", "does not contain an anchor"), ("missing.md", "not found among documentation files")],
 )
 def test_the_site_checks_fail_a_broken_link(tmp_path, link, complaint):
     """The site's own link settings, on a two-page site: a link to a missing page or anchor fails --strict."""

@@ -26,6 +26,10 @@ pages = reference.all_pages()
 SNIPPETS = {
     "qa-figures": pages.pop("explanation/recorder-qa-figures.md"),
     "contract-topics": pages.pop("reference/contract-topics.md"),
+    **{
+        f"{folder}-pages": pages.pop(f"{folder}/pages-of-this-folder.md")
+        for folder in ("how-to", "explanation", "tutorials")
+    },
 }
 
 for path, content in pages.items():

@@ -669,25 +669,29 @@ def topic_table() -> str:
 
 
 # ----- messages -------------------------------------------------------------------------------------
-def _fields(text: str) -> list[tuple[str, str, str]]:
-    """(type, name, comment) per field of a .msg section; the comment lines above a field describe it."""
-    out, comment = [], []
+def _fields(text: str) -> tuple[str, list[tuple[str, str, str]]]:
+    """(description, [(type, name, comment)]) of a .msg section: the comment lines a section opens with
+    describe it; the comment lines right above a later field describe that field."""
+    out, comment, lead = [], [], None
     for line in text.splitlines():
         s = line.strip()
         if s.startswith("#"):
             comment.append(s.lstrip("#").strip())
-        elif s:
-            decl = s.split("#", 1)[0].strip()
-            kind, _, rest = decl.partition(" ")
-            if "=" in rest:  # a constant: TYPE NAME=VALUE
-                name, _, value = rest.partition("=")
-                out.append((kind, f"{name.strip()} = {value.strip()}", " ".join(comment) or "constant"))
-            elif rest:
-                out.append((kind, rest.split()[0], " ".join(comment)))
+            continue
+        if lead is None and (s or comment):
+            lead, comment = " ".join(comment), []
+        if not s:
             comment = []
-        else:
-            comment = []
-    return out
+            continue
+        decl = s.split("#", 1)[0].strip()
+        kind, _, rest = decl.partition(" ")
+        if "=" in rest:  # a constant: TYPE NAME=VALUE
+            name, _, value = rest.partition("=")
+            out.append((kind, f"{name.strip()} = {value.strip()}", " ".join(comment) or "constant"))
+        elif rest:
+            out.append((kind, rest.split()[0], " ".join(comment)))
+        comment = []
+    return lead or " ".join(comment), out
 
 
 def message_page() -> dict[str, str]:
@@ -706,8 +710,9 @@ def message_page() -> dict[str, str]:
             page += [f"### `lerobot_ros_msgs/{kind}/{path.stem}`", ""]
             sections = text.split("\n---\n") if kind == "srv" else [text]
             for title, section in zip(("request", "response") if kind == "srv" else ("fields",), sections):
-                rows = _fields(section)
+                lead, rows = _fields(section)
                 page += [f"**{title}**", ""] if kind == "srv" else []
+                page += [prose(lead), ""] if lead else []
                 if rows:
                     page += ["| field | type | what |", "|---|---|---|"]
                     page += [f"| `{n}` | `{t}` | {cell(c)} |" for t, n, c in rows]
@@ -836,6 +841,36 @@ def qa_figures_table(figures: dict) -> str:
     return "\n".join(rows)
 
 
+# ----- folder indexes -------------------------------------------------------------------------------
+def page_summary(path: Path) -> tuple[str, str]:
+    """(title, first sentence) of a hand-written page: its first heading and its first paragraph of prose."""
+    text = path.read_text(encoding="utf-8")
+    m = re.search(r"^# (.+)$", text, re.MULTILINE)
+    title = m.group(1).strip() if m else path.stem
+    body = text[m.end() :] if m else text
+    para = ""
+    for block in re.split(r"\n\s*\n", body):
+        block = block.strip()
+        if block and not block.startswith(("#", "```", "|", "!!!", "<", "{%", "    ", "-", "*", "1.")):
+            para = " ".join(block.split())
+            break
+    sentence = re.split(r"(?<=\.)\s", para, maxsplit=1)[0] if para else ""
+    if len(sentence) > 180:
+        sentence = sentence[:180].rsplit(" ", 1)[0] + " ..."
+    return title, sentence
+
+
+def folder_index(folder: str) -> str:
+    """A table of every page of docs/FOLDER but its index: title (linked) and first sentence."""
+    rows = ["| page | what |", "|---|---|"]
+    for path in sorted((ROOT / "docs" / folder).glob("*.md")):
+        if path.name in ("index.md", "SUMMARY.md"):
+            continue
+        title, sentence = page_summary(path)
+        rows.append(f"| [{title.replace('|', '/')}]({path.name}) | {cell(sentence)} |")
+    return "\n".join(rows)
+
+
 # ----- everything ----------------------------------------------------------------------------------
 def all_pages() -> dict[str, str | bytes]:
     pages: dict[str, str | bytes] = {}
@@ -845,6 +880,8 @@ def all_pages() -> dict[str, str | bytes]:
     pages["explanation/recorder-qa.svg"] = svg
     pages["explanation/recorder-qa-figures.md"] = qa_figures_table(figures) + "\n"
     pages["reference/contract-topics.md"] = topic_table() + "\n"
+    for folder in ("how-to", "explanation", "tutorials"):
+        pages[f"{folder}/pages-of-this-folder.md"] = folder_index(folder) + "\n"
     return pages
 
 
