@@ -6,9 +6,9 @@ export HF_HUB_OFFLINE ?= 1
 export PYTHONUNBUFFERED := 1
 # `make test` also installs these optional extras (scripts/setup.sh), so CI runs their tests;
 # `make test TEST_EXTRAS=` skips them (their tests then skip, as with `make test-fast`).
-TEST_EXTRAS ?= libero
+TEST_EXTRAS ?= libero,docs
 
-.PHONY: setup demo test test-fast bench clean
+.PHONY: setup demo test test-fast bench docs clean
 
 setup:
 	@VENV=$(VENV) bash scripts/setup.sh
@@ -25,6 +25,11 @@ test-fast: setup
 
 bench: setup
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# the documentation site, strictly (a broken link or anchor fails), into build/site; installs the docs extra
+docs:
+	@VENV=$(VENV) LEROBOT_ROS_EXTRAS=docs bash scripts/setup.sh
+	DISABLE_MKDOCS_2_WARNING=true NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 clean:
 	rm -rf build install log .pytest_cache

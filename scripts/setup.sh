@@ -21,7 +21,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${VENV:-$ROOT/.venv}"
 EXTRAS="${LEROBOT_ROS_EXTRAS:-}"
 STAMP="$VENV/.lerobot_ros_setup"
-KNOWN_EXTRAS=(libero)   # each one is requirements/NAME.txt, installed with --no-deps over lock.txt
+KNOWN_EXTRAS=(libero docs)   # each one is requirements/NAME.txt, installed with --no-deps over lock.txt
 UV_VERSION="0.13.9"
 # uv ships its own CA roots; behind a TLS-inspecting proxy it needs the system bundle.
 if [ -z "${SSL_CERT_FILE:-}" ] && [ -f /etc/ssl/certs/ca-certificates.crt ]; then

@@ -1,7 +1,9 @@
-"""The library's layers as README draws them, enforced on every import of every subpackage (parsed, not run).
+"""The library's layers as the architecture page draws them, enforced on every import of every subpackage (parsed,
+not run).
 
 An import counts wherever it is written (module level or inside a function), absolute or relative.
-A subpackage may import only from subpackages on lines above its own in README's layer table.
+A subpackage may import only from subpackages on lines above its own in the layer table of
+docs/explanation/architecture.md (the documentation site shows it as written).
 """
 
 from __future__ import annotations
@@ -15,23 +17,25 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "lerobot_ros" / "lerobot_ros"
-README = ROOT / "README.md"
+LAYERS_PAGE = ROOT / "docs" / "explanation" / "architecture.md"
 MARKER = "<!-- layers: read by tests/test_layers.py -->"
 ROW = re.compile(r"^(\d+)\s+([a-z_]+(?:,\s*[a-z_]+)*)\s{2,}\S")
 
 
-def readme_layers(text: str) -> dict[str, int]:
+def layer_table(text: str) -> dict[str, int]:
     """subpackage -> layer number, from the fenced table after MARKER."""
     after = text.split(MARKER, 1)
     if len(after) != 2:
-        raise AssertionError(f"README.md has no layer table (the line {MARKER!r} followed by a ```text block)")
+        raise AssertionError(
+            f"{LAYERS_PAGE.relative_to(ROOT)} has no layer table (the line {MARKER!r} followed by a ```text block)"
+        )
     block = after[1].split("```", 2)[1]
     layers: dict[str, int] = {}
     for line in block.splitlines():
         m = ROW.match(line.strip())
         if m:
             for name in re.split(r",\s*", m.group(2)):
-                assert name not in layers, f"README's layer table names {name!r} twice"
+                assert name not in layers, f"the layer table names {name!r} twice"
                 layers[name] = int(m.group(1))
     return layers
 
@@ -74,22 +78,22 @@ def layer_violations(layers: dict[str, int]) -> list[str]:
                     kind = "sideways" if layers[target] == layers[pkg] else "upward"
                     out.append(
                         f"{path.relative_to(ROOT)}:{line}: {kind} import: {pkg} (layer {layers[pkg]}) imports "
-                        f"{target} (layer {layers[target]}); README allows only layers below {layers[pkg]}"
+                        f"{target} (layer {layers[target]}); the layer table allows only layers below {layers[pkg]}"
                     )
     return out
 
 
-def test_readme_places_every_subpackage():
-    layers = readme_layers(README.read_text())
+def test_layer_table_places_every_subpackage():
+    layers = layer_table(LAYERS_PAGE.read_text())
     missing = [p for p in subpackages() if p not in layers]
     stale = [p for p in layers if p not in subpackages()]
-    assert not missing, f"subpackages missing from README's layer table: {missing}"
-    assert not stale, f"README's layer table names subpackages that do not exist: {stale}"
+    assert not missing, f"subpackages missing from the layer table of {LAYERS_PAGE.name}: {missing}"
+    assert not stale, f"the layer table names subpackages that do not exist: {stale}"
 
 
 def test_no_upward_or_sideways_import():
-    violations = layer_violations(readme_layers(README.read_text()))
-    assert not violations, "imports against README's layers:\n" + "\n".join(violations)
+    violations = layer_violations(layer_table(LAYERS_PAGE.read_text()))
+    assert not violations, "imports against the layers of docs/explanation/architecture.md:\n" + "\n".join(violations)
 
 
 def test_the_check_sees_upward_sideways_and_relative_imports(tmp_path, monkeypatch):
@@ -112,11 +116,11 @@ def test_the_check_sees_upward_sideways_and_relative_imports(tmp_path, monkeypat
     assert any("sideways import: peer (layer 1) imports mid (layer 1)" in v for v in found)
 
 
-def test_readme_table_parser():
+def test_layer_table_parser():
     text = f"x\n{MARKER}\n```text\nlayer  subpackages  what\n0      a             first\n1      b, c          second\n```\n"
-    assert readme_layers(text) == {"a": 0, "b": 1, "c": 1}
+    assert layer_table(text) == {"a": 0, "b": 1, "c": 1}
     with pytest.raises(AssertionError, match="no layer table"):
-        readme_layers("no table here")
+        layer_table("no table here")
 
 
 def test_nodes_stay_thin():
