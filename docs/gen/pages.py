@@ -30,6 +30,9 @@ SNIPPETS = {
         f"{folder}-pages": pages.pop(f"{folder}/pages-of-this-folder.md")
         for folder in ("how-to", "explanation", "tutorials")
     },
+    "vocabulary": reference.vocabulary_table(),
+    "renamed-flags": reference.renamed_flags_table(),
+    "exit-codes": reference.exit_codes_table(),
 }
 
 for path, content in pages.items():

@@ -2,7 +2,7 @@
 
 One module so that a renamed flag, parameter or launch argument reaches the site with no edit:
 - CLI verbs: `lerobot_ros.cli.main.build_parser()` (the `--help` text itself, and a table of its options);
-- nodes: `lerobot_ros.nodes.parameter_tables.node_params()` and `lerobot_ros.ros.parameters.markdown_table(cls)`
+- nodes: `lerobot_ros.nodes.parameter_tables.node_params()` and `lerobot_ros.configs.markdown_table(cls)`
   (the declared-parameter layer; `ros2 param describe` shows the same), topics from the node's source;
 - launch files: parsed and evaluated by `lerobot_ros.launch_runner` (arguments, processes, a Mermaid graph);
 - contracts: `config/contracts/*.yaml` through `lerobot_ros.contract.load_contract`;
@@ -170,8 +170,8 @@ def node_param_tables() -> dict[str, tuple[type, str]]:
 
     The lead keeps these two functions (they move with the params dataclasses): update only this function.
     """
+    from lerobot_ros.configs import markdown_table
     from lerobot_ros.nodes.parameter_tables import node_params
-    from lerobot_ros.ros.parameters import markdown_table
 
     return {module: (cls, markdown_table(cls)) for module, cls in node_params().items()}
 
@@ -541,7 +541,7 @@ def node_pages() -> dict[str, str]:
         "# Nodes",
         "",
         "Every executable of the `lerobot_ros` package (`ros2 run lerobot_ros NAME`, or `.venv/bin/NAME`).",
-        "Parameters come from each node's declarations (`lerobot_ros.ros.parameters`): what",
+        "Parameters come from each node's config (`lerobot_ros.configs`, declared by `lerobot_ros.ros.parameters`): what",
         "`ros2 param describe` shows. *live* parameters take effect when set at run time (`ros2 param set`);",
         "setting a read-only one is refused with the reason. Every node also has "
         + ", ".join(f"`{n}`" for n in BUILTIN_DESCRIPTIONS)
@@ -889,3 +889,28 @@ def ensure_imports() -> None:
     """Import what the generators need up front, so a missing dependency fails with its own name."""
     for name in ("lerobot_ros.cli.main", "lerobot_ros.launch_runner", "lerobot_ros.contract"):
         importlib.import_module(name)
+
+
+def vocabulary_table() -> str:
+    """The vocabulary (lerobot_ros.configs.vocabulary): the table tests/test_vocabulary.py holds every surface to."""
+    from lerobot_ros.configs.vocabulary import markdown_table
+
+    return markdown_table() + "\n"
+
+
+def renamed_flags_table() -> str:
+    """Every flag renamed by the vocabulary, per verb (lerobot_ros.cli.renamed: an old flag is refused with these)."""
+    from lerobot_ros.cli.renamed import RENAMED
+
+    rows = ["| verb | old | new |", "|---|---|---|"]
+    for verb, table in RENAMED.items():
+        rows += [f"| `{verb}` | `{old}` | `{new}` |" for old, new in table.items()]
+    return "\n".join(rows) + "\n"
+
+
+def exit_codes_table() -> str:
+    """Every verb's exit status (lerobot_ros.cli.main.EXIT_CODES)."""
+    from lerobot_ros.cli.main import EXIT_CODES
+
+    rows = ["| status | meaning |", "|---|---|"] + [f"| {code} | {text} |" for code, text in EXIT_CODES.items()]
+    return "\n".join(rows) + "\n"
