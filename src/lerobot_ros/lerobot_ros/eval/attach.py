@@ -114,7 +114,22 @@ def sources_of(node, ns: str) -> tuple[list[str], dict[str, str]]:
     return sources, resets
 
 
-def settled_sources(node, ns: str, quiet_s: float = 1.5, max_s: float = 6.0) -> tuple[list[str], dict[str, str]]:
+def command_publishers(node, ns: str) -> int:
+    """How many publishers NS/commands has besides `node`: endpoints, not names (two nodes may share one)."""
+    me = fqn(node.get_name(), node.get_namespace())
+    infos = node.get_publishers_info_by_topic(ns_join(ns, "commands"))
+    return sum(1 for i in infos if fqn(i.node_name, i.node_namespace) != me)
+
+
+#: Fast DDS re-announces each participant every 3 s; a fresh process that missed a participant's first
+#: announcements sees it within one period (measured here: 0.06 to 2.85 s for a fresh participant to see
+#: a running node's publisher). A graph quiet for less than that may still be missing a node.
+ANNOUNCEMENT_PERIOD_S = 3.0
+
+
+def settled_sources(
+    node, ns: str, quiet_s: float = ANNOUNCEMENT_PERIOD_S + 0.5, max_s: float = 12.0
+) -> tuple[list[str], dict[str, str]]:
     """`sources_of` once the graph has stopped changing for `quiet_s` (a fresh process discovers the other
     nodes' endpoints over a few seconds: a source not seen yet must not be taken for no source)."""
     start = last_change = time.monotonic()

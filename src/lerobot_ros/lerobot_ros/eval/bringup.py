@@ -60,6 +60,8 @@ class EvalProcesses:
         self.spawned_wall: dict[str, float] = {}
         #: ns -> the topics its policy source subscribes to (the evaluator waits for those subscriptions)
         self.source_inputs: dict[str, tuple[str, ...]] = {}
+        #: ns -> the process of the policy source eval started there
+        self.sources: dict[str, NodeProcess] = {}
 
     def start(self, ns: str) -> None:
         """A bridge and a policy source in `ns`, on the bridge's own clock topic `ns/clock`."""
@@ -126,7 +128,7 @@ class EvalProcesses:
                 },
                 remaps=remaps,
             )
-            self._add(ns, source, f"{self._label(ns)}_policy.log")
+            self.sources[ns] = self._add(ns, source, f"{self._label(ns)}_policy.log")
             self.source_inputs[ns] = policy_node_inputs(contract, plan.policy_path)
         else:
             source = NodeSpec(
@@ -136,7 +138,7 @@ class EvalProcesses:
                 params={"expert": plan.expert_name, "env.task": self.task.task},
                 remaps=remaps,
             )
-            self._add(ns, source, f"{self._label(ns)}_expert.log")
+            self.sources[ns] = self._add(ns, source, f"{self._label(ns)}_expert.log")
             self.source_inputs[ns] = tuple(ns_join(ns, t) for t in EXPERT_INPUTS)
 
     def contract_for(self, ns: str) -> Path:
@@ -161,9 +163,18 @@ class EvalProcesses:
         label = ns.strip("/") or "root"
         return label if len(self.plan.tasks) < 2 else f"{self.task.group}_{self.task.task_id}_{label}"
 
-    def _add(self, ns: str, spec: NodeSpec, log: str, extra_env: dict | None = None) -> None:
+    def stop_source(self, ns: str) -> None:
+        """Stop the policy source eval started in `ns` (another one turned out to be there already)."""
+        proc = self.sources.pop(ns)
+        proc.interrupt()
+        proc.stop()
+        self.procs[ns].remove(proc)
+        self.source_inputs.pop(ns, None)
+
+    def _add(self, ns: str, spec: NodeSpec, log: str, extra_env: dict | None = None) -> NodeProcess:
         proc = NodeProcess(spec, self.out / "logs" / log, {**child_env(), **(extra_env or {})})
         self.procs.setdefault(ns, []).append(proc)
+        return proc
 
     def failure(self, ns: str | None = None) -> str | None:
         """One line on the first process (of `ns`, or of any namespace) that exited; None while all run."""

@@ -8,7 +8,9 @@ import time
 from lerobot_ros.eval.attach import (
     AttachedBridge,
     AttachError,
+    command_publishers,
     find_bridge,
+    fqn,
     no_source_message,
     ns_join,
     settled_sources,
@@ -114,8 +116,10 @@ class Attacher:
                     processes.start_source(b.ns, b.clock_topic)
                     w = make_worker(node, plan, b.ns, cls, check_alive, processes.source_inputs[b.ns])
                     workers.append(w)
-                    started.append(w)
-            wait_started(started, plan.start_timeout_s)
+                    started.append((b, w))
+            wait_started([w for _, w in started], plan.start_timeout_s)
+            for b, w in started:  # a source discovered late (a loaded machine) must not act beside ours
+                self._one_source(b, w, workers, processes, check_alive)
             for w in workers:
                 w.wait_idle(max(find_s, 60.0))
         except BaseException:  # a later bridge refused: the handles already made go too
@@ -123,6 +127,25 @@ class Attacher:
                 w.close()
             raise
         return workers
+
+    def _one_source(self, b: AttachedBridge, ours, workers: list, processes, check_alive) -> None:
+        """Look again once the source eval started runs: discovery of a running one can take longer than the
+        first look waited. --expert and a scripted source there: stop ours and use that one; else refuse."""
+        sources, resets = settled_sources(self.node, b.ns)
+        if command_publishers(self.node, b.ns) <= 1:
+            return
+        spec = processes.sources[b.ns].spec
+        others = [s for s in sources if s != fqn(spec.name, spec.namespace)] or sources  # or: the same name as ours
+        if self.plan.expert and not resets:
+            self.print(f"{b.ns}: using the source already running there ({', '.join(others)})")
+            ours.close()
+            processes.stop_source(b.ns)
+            workers[workers.index(ours)] = self.running_source(b, self.plan.find_timeout_s, check_alive)
+            return
+        raise EvalSetupError(
+            f"{b.ns} already has a policy source ({', '.join(others)} publishes {ns_join(b.ns, 'commands')}): "
+            "drop --policy.path to evaluate that one, or stop it first"
+        )
 
     def running_source(self, b: AttachedBridge, timeout_s: float, check_alive):
         """The evaluator's handle of an attached bridge whose policy source already runs."""
@@ -138,9 +161,9 @@ class Attacher:
         )
         w.wait_ready(timeout_s, hint=no_source_message(b, timeout_s))
         sources, resets = settled_sources(node, b.ns)  # a policy node's ~/reset may show up after its publisher
-        if len(sources) > 1:
+        if (n := command_publishers(node, b.ns)) > 1:
             raise EvalSetupError(
-                f"{ns_join(b.ns, 'commands')} has {len(sources)} publishers ({', '.join(sources)}); "
+                f"{ns_join(b.ns, 'commands')} has {n} publishers ({', '.join(sources)}); "
                 "an evaluation needs exactly one policy source: stop the others"
             )
         if resets:  # a policy node: reset it before each episode, wait for its answer to the last step

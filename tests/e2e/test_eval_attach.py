@@ -83,18 +83,18 @@ def one_line_error(argv: list[str], capsys) -> str:
     return err
 
 
-def test_eval_attaches_to_a_running_bridge(tmp_path, ros, ros_env, capsys):
+def test_eval_attaches_to_a_running_bridge(tmp_path, ros, ros_env, capsys, monkeypatch):
     env = dict(ros_env, MUJOCO_GL=os.environ.get("MUJOCO_GL", "egl"))
     bridge = node_process(
         "sim_bridge_node",
         tmp_path / "bridge.log",
         env,
-        "env:=so101",
-        "render_width:=48",
-        "render_height:=48",
+        "env.type:=so101",
+        "env.observation_width:=48",
+        "env.observation_height:=48",
         "reset_on_start:=true",
         "seed:=0",
-        f"max_episode_steps:={MAX_STEPS}",
+        f"env.episode_length:={MAX_STEPS}",
     )
     expert = node_process("scripted_expert_node", tmp_path / "expert.log", env, "expert:=so101_pick")
     try:
@@ -109,15 +109,15 @@ def test_eval_attaches_to_a_running_bridge(tmp_path, ros, ros_env, capsys):
                     "eval",
                     "--attach",
                     NS.lstrip("/"),
-                    "--n-episodes",
+                    "--eval.n_episodes",
                     "2",
                     "--seed",
                     "1000",
                     "--videos",
                     "1",
-                    "--startup-timeout",
+                    "--startup_timeout_s",
                     "120",
-                    "-o",
+                    "--output_dir",
                     str(out1),
                 ]
             )
@@ -142,20 +142,41 @@ def test_eval_attaches_to_a_running_bridge(tmp_path, ros, ros_env, capsys):
                     "--attach",
                     NS,
                     "--expert",
-                    "--n-episodes",
+                    "--eval.n_episodes",
                     "1",
                     "--seed",
                     "1000",
                     "--videos",
                     "0",
-                    "-o",
+                    "--output_dir",
                     str(out1b),
                 ]
             )
             == 0
         )
         assert ours(json.loads((out1b / "eval_info.json").read_text())) == [reference[1000]]
-        assert not (out1b / "logs").exists()  # eval started no node
+        # the running expert is used (seen at once, or once eval's own, started before discovery had found
+        # it, runs: eval stops its own then), never two sources at once (doubled actions shift the steps)
+        assert f"{NS}: using the source already running there ({NS}/scripted_expert)" in capsys.readouterr().out
+
+        # the same when the first look misses the running expert (slow discovery, forced here): eval's own
+        # expert starts, the second look finds the running one, eval stops its own and scores with that one
+        from lerobot_ros.eval import discovery
+
+        real, looks = discovery.settled_sources, []
+
+        def slow_first_look(node, ns, *a, **k):
+            looks.append(ns)
+            return ([], {}) if len(looks) == 1 else real(node, ns, *a, **k)
+
+        monkeypatch.setattr(discovery, "settled_sources", slow_first_look)
+        out1c = tmp_path / "eval_expert_found_late"
+        argv = ["eval", "--attach", NS, "--expert", "--eval.n_episodes", "1", "--seed", "1000", "--videos", "0"]
+        assert cli_main([*argv, "--output_dir", str(out1c)]) == 0
+        monkeypatch.undo()
+        assert ours(json.loads((out1c / "eval_info.json").read_text())) == [reference[1000]]
+        assert f"{NS}: using the source already running there ({NS}/scripted_expert)" in capsys.readouterr().out
+        assert "expert ready" in (out1c / "logs" / "attach_twin_expert.log").read_text()  # ours ran, then stopped
 
         # 2. with the expert gone, eval without a source says what is missing ...
         stop(expert)
@@ -163,7 +184,9 @@ def test_eval_attaches_to_a_running_bridge(tmp_path, ros, ros_env, capsys):
         deadline = time.monotonic() + 20
         while node.count_publishers(f"{NS}/commands") and time.monotonic() < deadline:
             time.sleep(0.1)
-        err = one_line_error(["eval", "--attach", NS, "--startup-timeout", "15", "-o", str(tmp_path / "x")], capsys)
+        err = one_line_error(
+            ["eval", "--attach", NS, "--startup_timeout_s", "15", "--output_dir", str(tmp_path / "x")], capsys
+        )
         assert f"nothing publishes {NS}/commands" in err and "pass --expert or --policy.path" in err
         # ... and with --expert it starts one beside the bridge
         out2 = tmp_path / "eval_own_expert"
@@ -174,15 +197,15 @@ def test_eval_attaches_to_a_running_bridge(tmp_path, ros, ros_env, capsys):
                     "--attach",
                     NS,
                     "--expert",
-                    "--n-episodes",
+                    "--eval.n_episodes",
                     "1",
                     "--seed",
                     "1001",
                     "--videos",
                     "0",
-                    "--startup-timeout",
+                    "--startup_timeout_s",
                     "120",
-                    "-o",
+                    "--output_dir",
                     str(out2),
                 ]
             )
@@ -195,11 +218,21 @@ def test_eval_attaches_to_a_running_bridge(tmp_path, ros, ros_env, capsys):
 
         # 3. a task the bridge does not run; a namespace with no bridge (the error names what was looked for)
         err = one_line_error(
-            ["eval", "--attach", NS, "--expert", "--task", "kitchen", "-o", str(tmp_path / "y")], capsys
+            ["eval", "--attach", NS, "--expert", "--env.task", "kitchen", "--output_dir", str(tmp_path / "y")], capsys
         )
-        assert f"--task kitchen but {NS}/sim_bridge runs task 'pick'" in err
+        assert f"--env.task kitchen but {NS}/sim_bridge runs task 'pick'" in err
         err = one_line_error(  # long enough for a fresh participant to discover the bridge on a busy machine
-            ["eval", "--attach", "/nobody", "--expert", "--startup-timeout", "15", "-o", str(tmp_path / "z")], capsys
+            [
+                "eval",
+                "--attach",
+                "/nobody",
+                "--expert",
+                "--startup_timeout_s",
+                "15",
+                "--output_dir",
+                str(tmp_path / "z"),
+            ],
+            capsys,
         )
         assert "no sim bridge in namespace /nobody" in err and "/nobody/reset_episode" in err
         assert f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']}" in err and f"bridges seen: {NS}" in err

@@ -1,4 +1,4 @@
-"""Processes that run inside the namespaces of tests/netns.py and say what crossed the link (JSON lines).
+"""Processes that run inside the namespaces of lerobot_ros.testing.netns and say what crossed the link (JSON lines).
 
 `robot`: on the robot host, records what the robot receives (commands, joint_command) and /diagnostics, and
 optionally publishes joint_states at `--joint-hz` (the robot's state stream for the benchmark).

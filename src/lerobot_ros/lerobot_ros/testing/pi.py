@@ -78,8 +78,8 @@ def pi_config_kwargs(
 
 
 def pi_stats(state_dim: int, action_dim: int, cameras, seed: int = 0) -> dict:
-    """fixtures_policy's stats plus the quantiles pi0.5 normalizes with (QUANTILES mode reads q01 / q99)."""
-    from fixtures_policy import _stats
+    """lerobot_ros.testing.policies' stats plus the quantiles pi0.5 normalizes with (QUANTILES mode reads q01 / q99)."""
+    from lerobot_ros.testing.policies import _stats
 
     stats = _stats(state_dim, action_dim, cameras, seed)
     for values in stats.values():
@@ -98,8 +98,9 @@ def make_pi_folder(
 ) -> Path:
     """A random pi0 / pi05 saved with its processors into `out` (needs HF_HUB_CACHE set up by the caller)."""
     import torch
-    from fixtures_policy import _features
     from lerobot.policies.factory import get_policy_class, make_policy_config, make_pre_post_processors
+
+    from lerobot_ros.testing.policies import _features
 
     assert os.environ.get("HF_HUB_OFFLINE") == "1", "offline only"
     cameras = {"front": (48, 64)} if cameras is None else cameras

@@ -1,4 +1,4 @@
-"""The tiny SmolVLA of fixtures_vla, fitted to smooth demonstrations, trained once and cached.
+"""The tiny SmolVLA of lerobot_ros.testing.vla, fitted to smooth demonstrations, trained once and cached.
 
 Why: a randomly initialised flow-matching policy samples chunks that are white noise in time, so a benchmark of
 how one chunk hands over to the next (bench/chunking.py) measures nothing. Chunks from a trained policy are smooth
@@ -68,9 +68,10 @@ def _uninformative_images(rng, n: int) -> np.ndarray:
 
 
 def _stats(state: np.ndarray, actions: np.ndarray) -> dict:
-    """The demonstrations' own state / action stats; the camera's from fixtures_policy (plain 0-1 images)."""
+    """The demonstrations' own state / action stats; the camera's from lerobot_ros.testing.policies (plain 0-1 images)."""
     import torch
-    from fixtures_policy import _stats as fixture_stats
+
+    from lerobot_ros.testing.policies import _stats as fixture_stats
 
     stats = fixture_stats(6, 6, {"front": (SIDE, SIDE)}, seed=0)
     for key, values in (("observation.state", state), ("action", actions.reshape(-1, 6))):
@@ -91,9 +92,10 @@ def train_smooth_smolvla(
 ) -> dict:
     """Fit the tiny SmolVLA (VLM in `out/vlm`) to `smooth_demonstrations` and save it into `out`; the loss curve."""
     import torch
-    from fixtures_policy import _features
-    from fixtures_vla import make_tiny_smolvlm, smolvla_config_kwargs
     from lerobot.policies.factory import get_policy_class, make_policy_config, make_pre_post_processors
+
+    from lerobot_ros.testing.policies import _features
+    from lerobot_ros.testing.vla import make_tiny_smolvlm, smolvla_config_kwargs
 
     out = Path(out)
     vlm = make_tiny_smolvlm(out / "vlm")
@@ -148,7 +150,7 @@ def _cache_key(**kwargs) -> str:
     import transformers
 
     h = hashlib.sha256(Path(__file__).read_bytes())
-    for path in ("fixtures_vla.py", "fixtures_policy.py"):
+    for path in ("vla.py", "policies.py"):
         h.update((Path(__file__).parent / path).read_bytes())
     arguments = inspect.signature(train_smooth_smolvla).bind(None, **kwargs)
     arguments.apply_defaults()  # chunk=50 given or left out: one folder

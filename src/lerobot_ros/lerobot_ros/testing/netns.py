@@ -6,7 +6,7 @@ has no shared-memory transport) that a test can take down and bring back (`Link.
 `two_hosts()` is a context manager: the namespaces (and with them the veth pair) and every process started
 through a `Host` are removed when it exits, also on an exception or Ctrl-C. Names carry the creating pid
 (`lrr<pid>n<k>...`), so concurrent runs never collide, and namespaces left by a crashed run (pid gone) are
-removed on the next `two_hosts()`. Benchmarks import this module too (they put tests/ on sys.path).
+removed on the next `two_hosts()`. The test suite and bench/remote.py share it.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,9 +27,8 @@ from pathlib import Path
 PREFIX = "lrr"
 _NAME = re.compile(rf"^{PREFIX}(\d+)n(\d+)[rp]$")
 _COUNTER = itertools.count()
-ROOT = Path(__file__).resolve().parents[1]
 #: the Fast DDS profile shipped for two real machines (UDPv4 only, sized for camera frames)
-REMOTE_PROFILE = ROOT / "config" / "dds" / "fastdds_remote.xml"
+REMOTE_PROFILE = Path(sys.prefix) / "share" / "lerobot_ros" / "config" / "dds" / "fastdds_remote.xml"
 
 
 def unavailable_reason() -> str | None:

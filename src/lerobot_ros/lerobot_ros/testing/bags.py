@@ -1,7 +1,6 @@
 """Test fixture: synthetic SO-101-style recordings (joint states, commands, cameras) for tests and benchmarks.
 
-Not shipped in the library: `bench/convert.py` puts tests/ on sys.path to use it, as bench/eval.py does
-for fixtures_policy.
+Part of `lerobot_ros.testing` (the test suite's and the benchmarks' support code, not used by the product).
 
 Values follow known functions of time, so a converted dataset can be checked value by value.
 Camera frames look like a camera's (smooth background, a moving object, mild sensor noise), which
@@ -124,4 +123,51 @@ def write_so101_bag(
         for topic, msgtype, t, msg in so101_messages(seconds, **kwargs):
             writer.add_topic(topic, msgtype, qos.get(topic, "sensor"))
             writer.write(topic, t, msg)
+    return Path(path)
+
+
+def write_sim_bag(path, seconds: float = 1.0, cameras=None, chunks: int = 3) -> Path:
+    """An so101_sim-contract episode as the recorder would hold it, plus a policy's chunks and /diagnostics."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
+    from std_msgs.msg import String
+
+    from lerobot_ros.bag import BagWriter
+    from lerobot_ros.codecs import chunk_to_joint_trajectory, ns_to_time
+    from lerobot_ros.contract.loader import resolve
+    from lerobot_ros_msgs.msg import EpisodeStatus
+
+    contract_text = resolve("so101_sim").read_text()
+    with BagWriter(path, custom_data={"contract": contract_text, "task": "Pick up the cube"}) as w:
+
+        def put(topic, msgtype, t, msg, qos="reliable"):
+            w.add_topic(topic, msgtype, qos)
+            w.write(topic, t, msg)
+
+        put("/sim/task", "std_msgs/msg/String", T0, String(data="Pick up the cube"))
+        for topic, msgtype, t, msg in so101_messages(
+            seconds,
+            cameras=cameras or {"front": (48, 64)},
+            compressed=False,
+            namespace="/sim",
+            camera_topic="/sim/{cam}/image_raw",
+        ):
+            put(topic, msgtype, t, msg, "sensor")
+        for k in range(chunks):
+            t = T0 + int(k * seconds / chunks * 1e9)
+            future = joint_positions(np.arange(1, 11) / 30.0 + k * seconds / chunks)
+            put(
+                "/policy/predicted_chunk",
+                "trajectory_msgs/msg/JointTrajectory",
+                t + 1,
+                chunk_to_joint_trajectory(list(SO101_JOINTS), future, 30.0, stamp_ns=t),
+            )
+        for k, level in enumerate([0, 1, 0]):
+            t = T0 + int(k * seconds / 3 * 1e9) + 2
+            status = DiagnosticStatus(level=bytes([level]), name="sim_bridge: so101", message="late" if level else "ok")
+            put("/diagnostics", "diagnostic_msgs/msg/DiagnosticArray", t, DiagnosticArray(status=[status]))
+        for step, done in ((0, False), (29, True)):
+            t = T0 + int(step / 30 * 1e9) + 3
+            msg = EpisodeStatus(episode_index=0, step=step, done=done, success=done, task="Pick up the cube")
+            msg.header.stamp = ns_to_time(t)
+            put("/sim/episode_status", "lerobot_ros_msgs/msg/EpisodeStatus", t, msg)
     return Path(path)

@@ -99,7 +99,7 @@ def make_policy_folder(
             **common,
         )
     elif kind == "smolvla":
-        from fixtures_vla import make_tiny_smolvlm, smolvla_config_kwargs
+        from lerobot_ros.testing.vla import make_tiny_smolvlm, smolvla_config_kwargs
 
         vlm = make_tiny_smolvlm(Path(out) / "vlm")
         common.pop("pretrained_backbone_weights")
@@ -141,3 +141,44 @@ def random_frames(n: int, state_dim: int = 6, cameras: dict[str, tuple[int, int]
             frame[image_key(cam)] = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
         frames.append(frame)
     return frames
+
+
+def metaworld_act(out: Path, size: int) -> Path:
+    """A random ACT for Meta-World's layout (observation.image + 4-D state -> 4-D action), saved to `out`."""
+    from lerobot.configs.types import FeatureType, PolicyFeature
+    from lerobot.policies.factory import get_policy_class, make_policy_config, make_pre_post_processors
+
+    inputs = {
+        "observation.state": PolicyFeature(type=FeatureType.STATE, shape=(4,)),
+        "observation.image": PolicyFeature(type=FeatureType.VISUAL, shape=(3, size, size)),
+    }
+    cfg = make_policy_config(
+        "act",
+        chunk_size=10,
+        n_action_steps=5,
+        dim_model=32,
+        n_heads=2,
+        dim_feedforward=64,
+        n_encoder_layers=1,
+        n_decoder_layers=1,
+        use_vae=False,
+        latent_dim=8,
+        input_features=inputs,
+        output_features={"action": PolicyFeature(type=FeatureType.ACTION, shape=(4,))},
+        device="cpu",
+        pretrained_backbone_weights=None,
+    )
+    torch.manual_seed(0)
+    policy = get_policy_class("act")(cfg)
+    stats = {
+        "observation.state": {"mean": torch.tensor([0.0, 0.6, 0.2, 0.5]), "std": torch.tensor([0.1, 0.1, 0.1, 0.3])},
+        "action": {"mean": torch.zeros(4), "std": torch.full((4,), 0.7)},
+        "observation.image": {"mean": torch.full((3, 1, 1), 0.45), "std": torch.full((3, 1, 1), 0.25)},
+    }
+    for v in stats.values():
+        v["min"], v["max"] = v["mean"] - 3 * v["std"], v["mean"] + 3 * v["std"]
+    pre, post = make_pre_post_processors(cfg, dataset_stats=stats)
+    out.mkdir(parents=True, exist_ok=True)
+    for thing in (policy, pre, post):
+        thing.save_pretrained(out)
+    return out

@@ -1,0 +1,57 @@
+"""Contracts for the synthetic SO-101 bags of lerobot_ros.testing.bags and loading the LeRobotDatasets converted from them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from lerobot_ros.testing.bags import JOINTS
+
+#: the camera frame size the contracts below declare
+H, W = 48, 64
+
+
+def contract_file(
+    tmp_path: Path, camera_type="sensor_msgs/msg/CompressedImage", camera_topic="/front/image_raw/compressed", **extra
+) -> Path:
+    data = {
+        "robot_type": "so101_follower",
+        "fps": 30,
+        "task": {"topic": "/task", "default": None},
+        "features": {
+            "action": {
+                "topic": "/follower/commands",
+                "type": "std_msgs/msg/Float64MultiArray",
+                "slice": [0, 6],
+                "names": [f"{j}.pos" for j in JOINTS],
+                "transforms": ["rad2deg"],
+                "timeline": "receive",
+                "alignment": {"policy": "hold", "tolerance_ms": 100},
+            },
+            "observation.state": {
+                "topic": "/follower/joint_states",
+                "type": "sensor_msgs/msg/JointState",
+                "joints": JOINTS,
+                "transforms": ["rad2deg"],
+                "alignment": {"policy": "interpolate", "tolerance_ms": 100},
+            },
+            "observation.images.front": {
+                "topic": camera_topic,
+                "type": camera_type,
+                "shape": [H, W, 3],
+                "alignment": {"policy": "nearest", "tolerance_ms": 50},
+            },
+        },
+    }
+    data["task"] = {"topic": "/task"}
+    data.update(extra)
+    path = tmp_path / f"contract_{camera_type.split('/')[-1]}.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def load(root: Path):
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    return LeRobotDataset(f"local/{root.name}", root=root)

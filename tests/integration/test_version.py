@@ -1,0 +1,41 @@
+"""One version: package.xml of lerobot_ros is the source; the interfaces package, the installed distribution,
+`lerobot_ros.__version__` and `lerobot-ros --version` all say the same."""
+
+import re
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+
+import lerobot_ros
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _xml_version(path: Path) -> str:
+    match = re.search(r"<version>\s*([^<\s]+)\s*</version>", path.read_text())
+    assert match, f"{path} has no <version>"
+    return match.group(1)
+
+
+def test_every_place_that_states_the_version_agrees():
+    source = _xml_version(REPO / "src" / "lerobot_ros" / "package.xml")
+    assert re.fullmatch(r"\d+\.\d+\.\d+", source), source
+    assert _xml_version(REPO / "msgs" / "lerobot_ros_msgs" / "package.xml") == source
+    assert version("lerobot_ros") == source
+    assert lerobot_ros.__version__ == source
+    exe = Path(sys.executable).with_name("lerobot-ros")
+    shown = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert source in shown.stdout
+
+
+def test_no_second_literal_version_in_the_python_sources():
+    source = _xml_version(REPO / "src" / "lerobot_ros" / "package.xml")
+    literal = re.compile(r"""(?:__version__|version)\s*=\s*["']""" + re.escape(source) + r"""["']""")
+    offenders = [
+        str(p.relative_to(REPO))
+        for p in (REPO / "src").rglob("*.py")
+        if literal.search(p.read_text(encoding="utf-8", errors="replace"))
+    ]
+    assert offenders == [], f"a second copy of the version: {offenders}"
