@@ -1,4 +1,12 @@
-"""Test-wide set-up: an isolated DDS domain per test session, offscreen GL, no hub access."""
+"""Test-wide set-up: an isolated DDS domain per test session, offscreen GL, no hub access; the tiers.
+
+The suite has three tiers, one folder each, and a test's folder gives it its marker (`-m unit` ...):
+- `tests/unit`: no DDS, no child processes (the `ros`, `probe_runtime` and `ros_env` fixtures are refused
+  there); `make test-fast` runs it.
+- `tests/integration`: real rclpy nodes over DDS, child processes, network namespaces.
+- `tests/e2e`: the `lerobot-ros` verbs, simulators, trained fixtures, the documentation site.
+Support code shared by tests and benchmarks is the `lerobot_ros.testing` package.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +22,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
 import pytest  # noqa: E402
+
+# fixtures that live with the support code they set up
+pytest_plugins = ["lerobot_ros.testing.tick_loop_harness"]
 
 from lerobot_ros.ros.runtime import RosRuntime  # noqa: E402
 
@@ -35,7 +46,7 @@ def ros():
 
 @pytest.fixture
 def probe_runtime():
-    """A second rclpy context (another DDS participant), as `ros2 param` is: tests/param_probe.ParamProbe lives in it."""
+    """A second rclpy context (another DDS participant), as `ros2 param` is: lerobot_ros.testing.param_probe.ParamProbe lives in it."""
     yield from _running_runtime()
 
 
@@ -78,3 +89,23 @@ def so101(so101_text):
     from lerobot_ros.viz import parse_urdf
 
     return parse_urdf(so101_text)
+
+
+TIERS = ("unit", "integration", "e2e")
+_NEEDS_DDS_OR_PROCESSES = {"ros", "probe_runtime", "ros_env"}
+
+
+def pytest_collection_modifyitems(config, items):
+    """Each test gets its folder's tier marker; a unit test that asks for DDS or processes is an error."""
+    for item in items:
+        parts = item.path.parts
+        tier = next((t for t in TIERS if t in parts[-3:-1]), None)
+        if tier is None:
+            raise pytest.UsageError(f"{item.nodeid}: a test lives in one of tests/{{{','.join(TIERS)}}}/")
+        item.add_marker(getattr(pytest.mark, tier))
+        if tier == "unit":
+            used = _NEEDS_DDS_OR_PROCESSES.intersection(getattr(item, "fixturenames", ()))
+            if used:
+                raise pytest.UsageError(
+                    f"{item.nodeid} uses {', '.join(sorted(used))}: DDS and processes belong in tests/integration"
+                )

@@ -1,7 +1,7 @@
 """The CLI boundary: an expected failure (a missing or unwritable path, a malformed config or policy file) is
 one line on stderr and a non-zero exit, for every verb; nothing half-written is left behind.
 
-(`tests/test_export.py::test_export_to_an_unwritable_folder_is_one_line` covers export: it needs a dataset.)
+(`tests/e2e/test_export.py::test_export_to_an_unwritable_folder_is_one_line` covers export: it needs a dataset.)
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def bad_policy(tmp_path):
 
 def test_convert_with_a_missing_bag(tmp_path, capsys):
     missing, out = tmp_path / "no_such_bag", tmp_path / "ds"
-    assert main(["convert", str(missing), "--contract", "so101", "--out", str(out), "--no-progress"]) == 1
+    assert main(["convert", str(missing), "--contract", "so101", "--dataset.root", str(out), "--progress=false"]) == 1
     line = one_line(capsys.readouterr().err)
     assert line == f"lerobot-ros convert: {missing}: no such bag file or folder; check the path"
     assert not out.exists() and not list(tmp_path.glob(".*partial*"))
@@ -39,7 +39,7 @@ def test_convert_with_a_missing_bag(tmp_path, capsys):
 
 def test_eval_with_a_malformed_policy_config(bad_policy, tmp_path, capsys):
     out = tmp_path / "eval"
-    assert main(["eval", "--policy.path", str(bad_policy), "-o", str(out)]) == 1
+    assert main(["eval", "--policy.path", str(bad_policy), "--output_dir", str(out)]) == 1
     line = one_line(capsys.readouterr().err)
     assert line.startswith(
         f"lerobot-ros eval: {bad_policy / 'config.json'} is not valid JSON (Expecting value at line 1"
@@ -49,7 +49,7 @@ def test_eval_with_a_malformed_policy_config(bad_policy, tmp_path, capsys):
 
 def test_demo_with_a_malformed_policy_config(bad_policy, tmp_path, capsys):
     out = tmp_path / "demo"
-    assert main(["demo", "--policy-path", str(bad_policy), "--out", str(out)]) == 2
+    assert main(["demo", "--policy.path", str(bad_policy), "--output_dir", str(out)]) == 1
     line = one_line(capsys.readouterr().err)
     assert line.startswith(f"lerobot-ros demo: {bad_policy / 'config.json'} is not valid JSON")
     assert not out.exists()  # refused before minutes of recording
@@ -57,7 +57,7 @@ def test_demo_with_a_malformed_policy_config(bad_policy, tmp_path, capsys):
 
 def test_policy_config_without_a_type_is_refused(tmp_path, capsys):
     (tmp_path / "config.json").write_text(json.dumps(["not", "a", "config"]))
-    assert main(["eval", "--policy.path", str(tmp_path), "-o", str(tmp_path / "o")]) == 1
+    assert main(["eval", "--policy.path", str(tmp_path), "--output_dir", str(tmp_path / "o")]) == 1
     assert 'is not a LeRobot policy config (no "type" key)' in one_line(capsys.readouterr().err)
 
 
@@ -115,7 +115,7 @@ def test_describe_failure_for_each_kind(tmp_path):
 
 
 def test_eval_whose_episode_bag_cannot_be_saved_is_one_line(tmp_path, capsys, monkeypatch):
-    """--record: an episode's bag that cannot be written (its tape incomplete, the disk full) ends the evaluation
+    """--dataset.root: an episode's bag that cannot be written (its tape incomplete, the disk full) ends the evaluation
     with one line, not a traceback, and the scratch bags are removed. The failure is injected where a task's
     episodes run (a real one needs a bridge that loses an observation)."""
     from lerobot_ros.eval.evaluation import Evaluation
@@ -129,13 +129,13 @@ def test_eval_whose_episode_bag_cannot_be_saved_is_one_line(tmp_path, capsys, mo
     argv = [
         "eval",
         "--expert",
-        "--task",
+        "--env.task",
         "reach-v3",
-        "--n-episodes",
+        "--eval.n_episodes",
         "1",
-        "-o",
+        "--output_dir",
         str(out),
-        "--save-dataset",
+        "--dataset.root",
         str(dataset),
     ]
     assert main(argv) == 1

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 VENV = sys.prefix
 COLCON = os.path.join(VENV, "bin", "colcon")
 IGNORE = shutil.ignore_patterns("*.egg-info", "__pycache__", "build", "install", "log", ".pytest_cache")

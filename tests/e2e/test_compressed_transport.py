@@ -3,7 +3,7 @@ camera_node's live jpeg quality, the SO-101 twin publishing jpeg to a policy_nod
 (slow), and a recorded compressed topic converted into a LeRobotDataset with the source frames (slow).
 
 JPEG tolerance used here: a smooth 8-bit image at quality 90 decodes within a mean absolute error of 3
-levels (of 255) of the original; after the dataset's AV1 video on top, within 12 (as tests/test_convert.py).
+levels (of 255) of the original; after the dataset's AV1 video on top, within 12 (as tests/e2e/test_convert.py).
 """
 
 from __future__ import annotations
@@ -201,18 +201,22 @@ def compressed_so101_contract(tmp_path, ns: str, h: int, w: int):
 
 @pytest.mark.slow
 def test_twin_publishes_jpeg_and_policy_node_acts_on_it(ros, tmp_path):
-    from fixtures_policy import cached_policy_folder
-
     from lerobot_ros.nodes.policy_node import PolicyNode
     from lerobot_ros.nodes.sim_bridge_node import SimBridgeNode
+    from lerobot_ros.testing.policies import cached_policy_folder
     from lerobot_ros_msgs.srv import ResetEpisode
 
     h, w, ns = 48, 64, "/cz"
     policy_dir = cached_policy_folder(tmp_path / "policies", "act", cameras={"front": (h, w)})
     contract = compressed_so101_contract(tmp_path, ns, h, w)
-    bridge_params = dict(
-        env="so101", render_width=w, render_height=h, antialias=False, reset_on_start=False, jpeg_quality=80
-    )
+    bridge_params = {
+        "env.type": "so101",
+        "env.observation_width": w,
+        "env.observation_height": h,
+        "antialias": False,
+        "reset_on_start": False,
+        "jpeg_quality": 80,
+    }
     bridge = SimBridgeNode(
         context=ros.context,
         namespace=ns,
@@ -227,15 +231,15 @@ def test_twin_publishes_jpeg_and_policy_node_acts_on_it(ros, tmp_path):
             context=ros.context,
             parameter_overrides=[
                 Parameter(k, value=v)
-                for k, v in dict(
-                    use_sim_time=True,
-                    pretrained_path=str(policy_dir),
-                    contract=str(contract),
-                    device="cpu",
-                    seed=0,
-                    tick_on="observation.images.front",
-                    diagnostics_period_s=0.5,
-                ).items()
+                for k, v in {
+                    "use_sim_time": True,
+                    "policy.path": str(policy_dir),
+                    "contract": str(contract),
+                    "policy.device": "cpu",
+                    "seed": 0,
+                    "tick_on": "observation.images.front",
+                    "diagnostics_period_s": 0.5,
+                }.items()
             ],
         )
     )
@@ -365,11 +369,11 @@ def test_recorded_compressed_topic_converts_to_the_source_frames(ros, ros_env, t
                 "record",
                 "--contract",
                 str(contract),
-                "--out",
+                "--output_dir",
                 str(out),
-                "--episode-time-s",
+                "--dataset.episode_time_s",
                 "3.0",
-                "--num-episodes",
+                "--dataset.num_episodes",
                 "1",
             ],
             env=ros_env,
@@ -400,9 +404,9 @@ def test_recorded_compressed_topic_converts_to_the_source_frames(ros, ros_env, t
             str(bag),
             "--contract",
             str(contract),
-            "--out",
+            "--dataset.root",
             str(dataset),
-            "--no-progress",
+            "--progress=false",
         ],
         env=ros_env,
         capture_output=True,
@@ -432,11 +436,11 @@ def test_eval_runs_the_policy_on_the_bridges_jpeg(tmp_path):
     `corner2/image_raw/compressed` and the episode runs its steps (pixels differ from raw by the JPEG loss, so
     this is not the bit-for-bit parity of test_eval_parity.py)."""
     import yaml
-    from test_eval_parity import metaworld_act
 
     from lerobot_ros.contract import load_contract
     from lerobot_ros.contract.loader import resolve
     from lerobot_ros.eval.evaluation import EvalConfig, Evaluation
+    from lerobot_ros.testing.policies import metaworld_act
 
     data = yaml.safe_load(resolve("metaworld").read_text())
     data["features"]["observation.image"]["type"] = "sensor_msgs/msg/CompressedImage"

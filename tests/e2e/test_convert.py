@@ -16,63 +16,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from fixtures_bags import JOINTS, T0, camera_frame, joint_positions, so101_messages, write_so101_bag
 
 from lerobot_ros.bag import BagWriter, write_bag
 from lerobot_ros.cli.main import main
 from lerobot_ros.codecs import numpy_to_image, numpy_to_joint_state
+from lerobot_ros.testing.bags import JOINTS, T0, camera_frame, joint_positions, so101_messages, write_so101_bag
+from lerobot_ros.testing.datasets import H, W, contract_file, load
 
 pytestmark = pytest.mark.slow
-H, W = 48, 64
-
-
-def contract_file(
-    tmp_path: Path, camera_type="sensor_msgs/msg/CompressedImage", camera_topic="/front/image_raw/compressed", **extra
-) -> Path:
-    data = {
-        "robot_type": "so101_follower",
-        "fps": 30,
-        "task": {"topic": "/task", "default": None},
-        "features": {
-            "action": {
-                "topic": "/follower/commands",
-                "type": "std_msgs/msg/Float64MultiArray",
-                "slice": [0, 6],
-                "names": [f"{j}.pos" for j in JOINTS],
-                "transforms": ["rad2deg"],
-                "timeline": "receive",
-                "alignment": {"policy": "hold", "tolerance_ms": 100},
-            },
-            "observation.state": {
-                "topic": "/follower/joint_states",
-                "type": "sensor_msgs/msg/JointState",
-                "joints": JOINTS,
-                "transforms": ["rad2deg"],
-                "alignment": {"policy": "interpolate", "tolerance_ms": 100},
-            },
-            "observation.images.front": {
-                "topic": camera_topic,
-                "type": camera_type,
-                "shape": [H, W, 3],
-                "alignment": {"policy": "nearest", "tolerance_ms": 50},
-            },
-        },
-    }
-    data["task"] = {"topic": "/task"}
-    data.update(extra)
-    path = tmp_path / f"contract_{camera_type.split('/')[-1]}.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
-
-
-def load(root: Path):
-    from lerobot.datasets.lerobot_dataset import LeRobotDataset
-
-    return LeRobotDataset(f"local/{root.name}", root=root)
 
 
 def run_cli(*argv) -> int:
-    return main(["convert", *map(str, argv), "--no-progress"])
+    return main(["convert", *map(str, argv), "--progress=false"])
 
 
 def test_convert_storages_and_image_encodings(tmp_path, capsys):
@@ -91,16 +46,19 @@ def test_convert_storages_and_image_encodings(tmp_path, capsys):
     write_so101_bag(raw_bags / "rgb8", 1.0, compressed=False, encoding="rgb8", task="raw rgb")
     write_so101_bag(raw_bags / "bgr8", 1.0, storage="sqlite3", compressed=False, encoding="bgr8", task="raw bgr")
     out = tmp_path / "ds"
-    assert run_cli(bags / "mcap_v9", bags / "sqlite_v8_zstd", "--contract", contract_file(tmp_path), "--out", out) == 0
+    assert (
+        run_cli(bags / "mcap_v9", bags / "sqlite_v8_zstd", "--contract", contract_file(tmp_path), "--dataset.root", out)
+        == 0
+    )
     out_raw = tmp_path / "ds_raw"
     assert (
         run_cli(
             raw_bags,
             "--contract",
             contract_file(tmp_path, "sensor_msgs/msg/Image", "/front/image_raw"),
-            "--out",
+            "--dataset.root",
             out_raw,
-            "--vcodec",
+            "--dataset.rgb_encoder.vcodec",
             "h264",
         )
         == 0
@@ -195,7 +153,7 @@ def test_bad_inputs_one_line_each_others_convert(tmp_path, capsys):
             "zero_length",
         )
     ]
-    assert run_cli(*ordered, "--contract", contract, "--out", out) == 1
+    assert run_cli(*ordered, "--contract", contract, "--dataset.root", out) == 1
     text = capsys.readouterr().out
     errors = [line for line in text.splitlines() if line.startswith("error: ")]
     expect = {
@@ -222,29 +180,40 @@ def test_bad_inputs_one_line_each_others_convert(tmp_path, capsys):
 
     # images changing size mid-bag (raw Image), and --strict turning the warning into a failure
     out2 = tmp_path / "ds2"
-    assert run_cli(bags["resized"], "--contract", raw_contract, "--out", out2) == 1
+    assert run_cli(bags["resized"], "--contract", raw_contract, "--dataset.root", out2) == 1
     line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("error: "))
     assert str(bags["resized"]) in line and "images on /front/image_raw change size mid-bag (64x48 -> 32x24)" in line
     assert not out2.exists()  # nothing converted -> no dataset
     out3 = tmp_path / "ds3"
-    assert run_cli(bags["good"], bags["non_monotonic"], "--contract", contract, "--out", out3, "--strict") == 1
+    assert run_cli(bags["good"], bags["non_monotonic"], "--contract", contract, "--dataset.root", out3, "--strict") == 1
     assert "--strict" in capsys.readouterr().out
     assert load(out3).num_episodes == 1
 
 
 def test_cli_usage_errors(tmp_path, capsys):
     bag = write_so101_bag(tmp_path / "b", 0.5, task="t")
-    assert run_cli(bag, "--contract", "nope", "--out", tmp_path / "x") == 2
+    assert run_cli(bag, "--contract", "nope", "--dataset.root", tmp_path / "x") == 1
     assert "no contract named 'nope'" in capsys.readouterr().err
     (tmp_path / "exists").mkdir()
-    assert run_cli(bag, "--contract", contract_file(tmp_path), "--out", tmp_path / "exists") == 2
+    assert run_cli(bag, "--contract", contract_file(tmp_path), "--dataset.root", tmp_path / "exists") == 1
     assert "exists already" in capsys.readouterr().err
-    assert run_cli(bag, "--contract", contract_file(tmp_path), "--out", tmp_path / "y", "--vcodec", "mpeg2") == 2
-    assert "unknown --vcodec 'mpeg2'" in capsys.readouterr().err
+    assert (
+        run_cli(
+            bag,
+            "--contract",
+            contract_file(tmp_path),
+            "--dataset.root",
+            tmp_path / "y",
+            "--dataset.rgb_encoder.vcodec",
+            "mpeg2",
+        )
+        == 1
+    )
+    assert "unknown dataset.rgb_encoder.vcodec 'mpeg2'" in capsys.readouterr().err
 
 
 def many_cores(monkeypatch) -> list[int]:
-    """Pretend this machine has 8 cores, so --workers N starts decode processes; returns their counts."""
+    """Pretend this machine has 8 cores, so --num_workers N starts decode processes; returns their counts."""
     from lerobot_ros.dataset import parallel
 
     started: list[int] = []
@@ -285,7 +254,7 @@ def test_episode_boundary_splits_a_bag_and_workers(tmp_path, monkeypatch):
     contract = contract_file(tmp_path, episode_boundary={"topic": "/episode_status"})
     out = tmp_path / "ds"
     started = many_cores(monkeypatch)
-    assert run_cli(bag, other, "--contract", contract, "--out", out, "--workers", "2") == 0
+    assert run_cli(bag, other, "--contract", contract, "--dataset.root", out, "--num_workers", "2") == 0
     assert started == [1]
     ds = load(out)
     assert [int(e["length"]) for e in ds.meta.episodes] == [30, 31, 16]
@@ -303,13 +272,13 @@ def test_task_and_boundary_topics_of_the_wrong_type_are_one_line(tmp_path, capsy
     msgs.sort(key=lambda m: m[2])
     bag = write_bag(tmp_path / "bag", msgs)
     out = tmp_path / "ds"
-    assert run_cli(bag, "--contract", contract_file(tmp_path), "--out", out) == 1
+    assert run_cli(bag, "--contract", contract_file(tmp_path), "--dataset.root", out) == 1
     assert (
         "the contract's task topic /task is std_msgs/msg/Float64 in the bag, not std_msgs/msg/String or "
         "lerobot_ros_msgs/msg/EpisodeStatus; point `task: {topic: ...}` at the right topic"
     ) in printed(capsys)
     contract = contract_file(tmp_path, task={"topic": "/nowhere"}, episode_boundary={"topic": "/episode_status"})
-    assert run_cli(bag, "--contract", contract, "--out", out) == 1
+    assert run_cli(bag, "--contract", contract, "--dataset.root", out) == 1
     assert (
         "the contract's episode_boundary topic /episode_status is std_msgs/msg/String in the bag, not "
         "lerobot_ros_msgs/msg/EpisodeStatus"
@@ -328,7 +297,7 @@ def test_header_stamps_on_another_clock_than_the_recorder_are_one_line(tmp_path,
         msgs.append((topic, msgtype, t, msg))
     bag = write_bag(tmp_path / "bag", msgs)
     out = tmp_path / "ds"
-    assert run_cli(bag, "--contract", contract_file(tmp_path), "--out", out) == 1
+    assert run_cli(bag, "--contract", contract_file(tmp_path), "--dataset.root", out) == 1
     text = printed(capsys)
     assert (
         f"is stamped -{T0 // 1_000_000_000} s from when the bag logged it, and the contract compares its header stamps with"
@@ -365,7 +334,7 @@ def test_ctrl_c_leaves_a_dataset_that_loads(tmp_path, ros_env):
             str(bags),
             "--contract",
             str(contract_file(tmp_path)),
-            "--out",
+            "--dataset.root",
             str(out),
         ],
         env=ros_env,
@@ -430,7 +399,7 @@ def test_bags_that_rosbags_alone_misread_convert_whole(tmp_path, capsys):
         part = write_bag(tmp_path / f"part{k}", msgs[bounds[k] : bounds[k + 1]])
         shutil.move(part / f"part{k}.mcap", split / f"split_{k}.mcap")
     out = tmp_path / "ds"
-    assert run_cli(edited, split, "--contract", contract_file(tmp_path), "--out", out) == 0
+    assert run_cli(edited, split, "--contract", contract_file(tmp_path), "--dataset.root", out) == 0
     text = capsys.readouterr().out
     assert "out-of-order" not in text and "truncated" not in text
     assert "no metadata.yaml: read its 12 storage files in numeric order" in text
@@ -475,7 +444,7 @@ def test_resize_covers_a_mid_bag_size_change(tmp_path):
 
 
 def test_workers_decode_and_one_writer_gives_the_same_dataset(tmp_path, capsys, monkeypatch):
-    """--workers 2: bags decode in two processes, this one writes. A bag failing in planning (corrupt) and
+    """--num_workers 2: bags decode in two processes, this one writes. A bag failing in planning (corrupt) and
     one failing part-way through its frames (a compressed camera changing size) leave the other bags'
     episodes in order, the same as one worker."""
     bags = tmp_path / "bags"
@@ -495,15 +464,15 @@ def test_workers_decode_and_one_writer_gives_the_same_dataset(tmp_path, capsys, 
     from lerobot_ros.dataset import parallel
 
     monkeypatch.setattr(parallel, "usable_cores", lambda: 2)
-    assert run_cli(*order, "--contract", contract, "--out", tmp_path / "ds_2cores", "--workers", 2) == 1
+    assert run_cli(*order, "--contract", contract, "--dataset.root", tmp_path / "ds_2cores", "--num_workers", 2) == 1
     assert (
-        "--workers 2: 0 decode process(es) on 2 core(s); the video encoder keeps every core busy"
+        "num_workers 2: 0 decode process(es) on 2 core(s); the video encoder keeps every core busy"
         in capsys.readouterr().err
     )
     started = many_cores(monkeypatch)
     for workers in (1, 2):
         out = tmp_path / f"ds_w{workers}"
-        assert run_cli(*order, "--contract", contract, "--out", out, "--workers", workers) == 1
+        assert run_cli(*order, "--contract", contract, "--dataset.root", out, "--num_workers", workers) == 1
         text = capsys.readouterr().out
         errors = sorted(line.split(": ", 2)[1] for line in text.splitlines() if line.startswith("error: "))
         ds = load(out)
@@ -514,7 +483,7 @@ def test_workers_decode_and_one_writer_gives_the_same_dataset(tmp_path, capsys, 
         assert report["bags"][1]["error"].endswith(
             "change size mid-bag (64x48 -> 32x24); add `{resize: [48, 64]}` to observation.images.front's transforms to write them all at 64x48"
         )
-    assert started == [2]  # --workers 1 starts none
+    assert started == [2]  # --num_workers 1 starts none
     assert results[1][0] == results[2][0] == sorted([str(late_fail), str(bags / "corrupt.mcap")])
     assert results[1][1] == results[2][1] == ["task 0", "task 1", "task 2"]
     np.testing.assert_array_equal(results[1][2], results[2][2])

@@ -1,5 +1,5 @@
 """`lerobot-ros convert --executor ray`: the shards of a sharded conversion run as Ray tasks on a local Ray
-cluster (the same code a real cluster runs with --ray-address) and are merged as `lerobot-ros merge` does:
+cluster (the same code a real cluster runs with --ray_address) and are merged as `lerobot-ros merge` does:
 the same episodes and values as one plain run, QA reports merged with the joined episode numbers."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ import json
 
 import numpy as np
 import pytest
-from fixtures_bags import T0, write_so101_bag
-from test_convert import contract_file, load
 
 from lerobot_ros.cli.main import main
+from lerobot_ros.testing.bags import T0, write_so101_bag
+from lerobot_ros.testing.datasets import contract_file, load
 
 pytestmark = pytest.mark.slow
 
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow
 def local_ray():
     import os
 
-    from lerobot_ros.cli.convert_ray import AGENT_TIMEOUT_MS
+    from lerobot_ros.dataset.ray_conversion import AGENT_TIMEOUT_MS
 
     ray = pytest.importorskip("ray")
     os.environ.setdefault("RAY_agent_register_timeout_ms", AGENT_TIMEOUT_MS)  # a loaded 2-core machine starts slowly
@@ -30,7 +30,7 @@ def local_ray():
 
 
 def test_ray_usage_errors_are_one_line(tmp_path, capsys):
-    """Runs before the local cluster fixture starts one: an unreachable --ray-address is one line."""
+    """Runs before the local cluster fixture starts one: an unreachable --ray_address is one line."""
     ray = pytest.importorskip("ray")
     assert not ray.is_initialized(), "run this test before the ones using local_ray (file order)"
     bag = write_so101_bag(tmp_path / "b", 0.3, task="t")
@@ -42,16 +42,16 @@ def test_ray_usage_errors_are_one_line(tmp_path, capsys):
                 str(bag),
                 "--contract",
                 str(contract),
-                "--out",
+                "--dataset.root",
                 str(tmp_path / "x"),
-                "--ray-address",
+                "--ray_address",
                 "auto",
-                "--no-progress",
+                "--progress=false",
             ]
         )
-        == 2
+        == 1
     )
-    assert "--ray-address needs --executor ray" in capsys.readouterr().err
+    assert "ray_address needs executor ray (--executor ray)" in capsys.readouterr().err
     assert (
         main(
             [
@@ -59,16 +59,16 @@ def test_ray_usage_errors_are_one_line(tmp_path, capsys):
                 str(bag),
                 "--contract",
                 str(contract),
-                "--out",
+                "--dataset.root",
                 str(tmp_path / "x"),
                 "--executor",
                 "ray",
-                "--ray-address",
+                "--ray_address",
                 "127.0.0.1:1",
-                "--no-progress",
+                "--progress=false",
             ]
         )
-        == 2
+        == 1
     )
     err = capsys.readouterr().err
     assert (
@@ -92,20 +92,20 @@ def test_ray_shards_merge_into_the_dataset_one_run_writes(tmp_path, capsys, loca
                 str(bags),
                 "--contract",
                 str(contract),
-                "--out",
+                "--dataset.root",
                 str(out),
                 "--executor",
                 "ray",
-                "--workers",
+                "--num_workers",
                 "2",
-                "--no-progress",
+                "--progress=false",
                 "--report",
                 str(tmp_path / "qa" / "report.json"),
             ]
         )
         == 1
     )  # the broken bag fails, as in one run
-    assert "3 episodes from 2 parts" in capsys.readouterr().out
+    assert f"dataset: {out} (repo id local/ds)" in capsys.readouterr().out
     assert local_ray.is_initialized()  # a cluster it did not start is left running
     ds = load(out)
     assert [ds[int(e["dataset_from_index"])]["task"] for e in ds.meta.episodes] == ["task 0", "task 2", "task 1"]
@@ -129,9 +129,9 @@ def test_ray_shards_merge_into_the_dataset_one_run_writes(tmp_path, capsys, loca
                 str(bags / "run_1"),
                 "--contract",
                 str(contract),
-                "--out",
+                "--dataset.root",
                 str(whole),
-                "--no-progress",
+                "--progress=false",
             ]
         )
         == 0

@@ -37,7 +37,7 @@ def test_output_folder_of_an_earlier_demo_is_replaced_anything_else_refused(tmp_
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "precious.txt").write_text("x")
-    with pytest.raises(DemoError, match="exists and is not a demo output folder; pass --out to a new folder"):
+    with pytest.raises(DemoError, match="exists and is not a demo output folder; point --output_dir to a new folder"):
         prepare_output(mine)
     assert (mine / "precious.txt").exists()
 
@@ -49,16 +49,16 @@ def test_bad_policy_path_is_one_line(tmp_path):
             "-m",
             "lerobot_ros.cli.main",
             "demo",
-            "--policy-path",
+            "--policy.path",
             str(tmp_path),
-            "--out",
+            "--output_dir",
             str(tmp_path / "o"),
         ],
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr  # an expected failure (cli.main.EXIT_CODES)
     assert (
         proc.stderr.strip()
         == f"lerobot-ros demo: {tmp_path} has no config.json; pass a LeRobot pretrained_model folder"
@@ -86,13 +86,15 @@ def test_demo_records_converts_and_evaluates(tmp_path, ros_env):
         "-m",
         "lerobot_ros.cli.main",
         "demo",
-        "--episodes",
+        "--dataset.num_episodes",
         "1",
-        "--render",
-        "48x48",
-        "--eval-episodes",
+        "--env.observation_height",
+        "48",
+        "--env.observation_width",
+        "48",
+        "--eval.n_episodes",
         "1",
-        "--out",
+        "--output_dir",
         str(out),
     ]
     proc = subprocess.run(cmd, env=ros_env, capture_output=True, text=True, timeout=900)
@@ -131,7 +133,7 @@ def test_demo_records_converts_and_evaluates(tmp_path, ros_env):
     for needle in (
         "recorded         1 episodes, 1 successful",
         str(out / "dataset"),
-        "lerobot-ros demo --episodes 20 --train 2000",
+        "lerobot-ros demo --dataset.num_episodes 20 --steps 200",
         "lerobot-ros launch so101_real",
     ):
         assert needle in proc.stdout

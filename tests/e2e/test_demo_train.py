@@ -1,4 +1,4 @@
-"""`lerobot-ros demo --train`: ACT trained with LeRobot's own lerobot-train on the demo's dataset (offline
+"""`lerobot-ros demo --steps`: ACT trained with LeRobot's own lerobot-train on the demo's dataset (offline
 settings), evaluated through policy_node; every printed "next step" works as printed (run with tiny settings,
 hardware ones parsed); an interrupted training leaves no half-written checkpoint."""
 
@@ -45,12 +45,12 @@ def test_losses_are_read_from_lerobot_train_log_lines():
 
 def test_next_steps_print_real_commands_and_the_checkpoint_once_trained(tmp_path):
     untrained = next_step_list(tmp_path / "demo")
-    assert untrained[0].argv[:2] == ("lerobot-ros", "demo") and "--train" in untrained[0].argv
+    assert untrained[0].argv[:2] == ("lerobot-ros", "demo") and "--steps" in untrained[0].argv
     assert not any("PATH" in " ".join(s.argv) for s in untrained if not s.hardware)  # no placeholder outside hardware
     ckpt = tmp_path / "demo" / "train" / "checkpoints" / "last" / "pretrained_model"
     trained = next_step_list(tmp_path / "demo", ckpt)
-    assert trained[0].argv == ("lerobot-ros", "demo", "--policy-path", str(ckpt))
-    assert f"policy_path:={ckpt}" in trained[-1].argv and trained[-1].hardware
+    assert trained[0].argv == ("lerobot-ros", "demo", "--policy.path", str(ckpt))
+    assert f"policy.path:={ckpt}" in trained[-1].argv and trained[-1].hardware
     text = next_steps(tmp_path / "demo", ckpt)
     for step in trained:  # printed exactly as a shell reads it back
         assert step.command in text and tuple(shlex.split(step.command)) == step.argv
@@ -112,9 +112,9 @@ def _tiny(step_argv: tuple[str, ...], out: Path) -> list[str]:
     """A printed next step with tiny settings appended (argparse and draccus take the last value)."""
     argv = list(step_argv)
     if argv[:2] == ["lerobot-ros", "demo"]:
-        argv += ["--episodes", "1", "--eval-episodes", "1", "--out", str(out)]
-        if "--train" in argv:
-            argv += ["--train", "2", "--render", "48x48"]
+        argv += ["--dataset.num_episodes", "1", "--eval.n_episodes", "1", "--output_dir", str(out)]
+        if "--steps" in argv:
+            argv += ["--steps", "2", "--env.observation_height", "48", "--env.observation_width", "48"]
     elif argv[0] == "lerobot-train":
         argv = [a for a in argv if not a.startswith("--output_dir=")]
         argv += [
@@ -130,7 +130,7 @@ def _tiny(step_argv: tuple[str, ...], out: Path) -> list[str]:
 
 @pytest.fixture(scope="module")
 def demo_out(tmp_path_factory):
-    """`lerobot-ros demo --train 2` with tiny settings, typed as a user would (console scripts on PATH)."""
+    """`lerobot-ros demo --steps 2` with tiny settings, typed as a user would (console scripts on PATH)."""
     env = _user_env()
     out = tmp_path_factory.mktemp("demo_train") / "demo"
     t0 = time.monotonic()
@@ -138,17 +138,19 @@ def demo_out(tmp_path_factory):
         [
             "lerobot-ros",
             "demo",
-            "--episodes",
+            "--dataset.num_episodes",
             "1",
-            "--eval-episodes",
+            "--eval.n_episodes",
             "1",
-            "--render",
-            "48x48",
-            "--train",
+            "--env.observation_height",
+            "48",
+            "--env.observation_width",
+            "48",
+            "--steps",
             "2",
-            "--train-batch-size",
+            "--batch_size",
             "2",
-            "--out",
+            "--output_dir",
             str(out),
         ],
         env=env,
@@ -157,7 +159,7 @@ def demo_out(tmp_path_factory):
         timeout=1500,
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-3000:]
-    print(f"demo --train 2 (record 1, eval 1, convert, train, eval 1): {time.monotonic() - t0:.0f} s")
+    print(f"demo --steps 2 (record 1, eval 1, convert, train, eval 1): {time.monotonic() - t0:.0f} s")
     return out, proc.stdout, env
 
 
@@ -197,8 +199,8 @@ def test_demo_trains_evaluates_and_every_next_step_works_as_printed(tmp_path, de
             _launch_comes_up(list(step.argv), env, tmp_path / f"step{i}.log")
             continue
         argv = _tiny(step.argv, tmp_path / f"step{i}")
-        if "--env" in argv and "so101" in argv:
-            argv += ["--no-eval"]  # the twin's scripted pick renders slowly on a CPU; recording shows it works
+        if "--env.type" in argv and "so101" in argv:
+            argv += ["--eval=false"]  # the twin's scripted pick renders slowly on a CPU; recording shows it works
         run = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=1500)
         assert run.returncode == 0, f"{shlex.join(argv)}\n{run.stdout[-3000:]}{run.stderr[-3000:]}"
 
@@ -230,8 +232,9 @@ def _launch_comes_up(argv: list[str], env: dict, log: Path) -> None:
 
 
 def test_demo_with_a_policy_renders_at_the_policys_image_size(tmp_path, monkeypatch):
-    """`demo --policy-path` without --render takes the size the policy was trained on (a checkpoint of a 48x48
-    demo run again with the default 96x96 was refused by policy_node); --render still wins."""
+    """`demo --policy.path` without --env.observation_height/width takes the size the policy was trained on (a
+    checkpoint of a 48x48 demo run again with the default 96x96 was refused by policy_node); a size given still
+    wins."""
     import json as _json
 
     from lerobot_ros.cli import main as cli_main
@@ -252,12 +255,14 @@ def test_demo_with_a_policy_renders_at_the_policys_image_size(tmp_path, monkeypa
     )
     seen = []
 
-    def fake_run_demo(cfg, printer=print):
+    def fake_record(cfg, res, printer=print):  # the demo's first step: the size it renders at is settled
         seen.append((cfg.height, cfg.width))
         raise pipeline.DemoError("stop here")
 
-    monkeypatch.setattr(pipeline, "run_demo", fake_run_demo)
-    assert cli_main.main(["demo", "--policy-path", str(ckpt), "--out", str(tmp_path / "o")]) == 1
-    assert cli_main.main(["demo", "--policy-path", str(ckpt), "--render", "96x96", "--out", str(tmp_path / "o")]) == 1
-    assert cli_main.main(["demo", "--out", str(tmp_path / "o")]) == 1
+    monkeypatch.setattr(pipeline, "record", fake_record)
+    out = ["--output_dir", str(tmp_path / "o")]
+    size = ["--env.observation_height", "96", "--env.observation_width", "96"]
+    assert cli_main.main(["demo", "--policy.path", str(ckpt), *out]) == 1
+    assert cli_main.main(["demo", "--policy.path", str(ckpt), *size, *out]) == 1
+    assert cli_main.main(["demo", *out]) == 1
     assert seen == [(48, 64), (96, 96), (96, 96)]

@@ -171,23 +171,36 @@ def test_node_command_line():
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--task", "push-v3"], "give exactly one policy source: --policy.path FOLDER or --expert"),
-        (["--expert", "--task", "push-v9"], "unknown Meta-World task 'push-v9': did you mean push-v3"),
+        (["--env.task", "push-v3"], "give exactly one policy source: --policy.path FOLDER or --expert"),
+        (["--expert", "--env.task", "push-v9"], "unknown Meta-World task 'push-v9': did you mean push-v3"),
         (["--policy.path", "{tmp}/nothing"], "has no config.json; pass a LeRobot pretrained_model folder"),
-        (["--expert", "--n-episodes", "0"], "--n-episodes must be at least 1, got 0"),
-        (["--expert", "--task", "push-v3,pusj-v3"], "unknown Meta-World task 'pusj-v3': did you mean push-v3"),
-        (["--expert", "--task", "nothing-v3"], "valid: the tasks assembly-v3, basketball-v3"),
-        (["--expert", "--env", "so101", "--task", "pick,bench"], "SO-101 scene 'bench' not found"),
-        (["--expert", "--workers", "-1"], "--workers must be 0 (auto) or more, got -1"),
+        (["--expert", "--env.task", "push-v3,pusj-v3"], "unknown Meta-World task 'pusj-v3': did you mean push-v3"),
+        (["--expert", "--env.task", "nothing-v3"], "valid: the tasks assembly-v3, basketball-v3"),
+        (["--expert", "--env.type", "so101", "--env.task", "pick,bench"], "SO-101 scene 'bench' not found"),
         (
-            ["--expert", "--contract", "so10l", "--record", "{tmp}/bags"],
+            ["--expert", "--contract", "so10l", "--record_dir", "{tmp}/bags"],
             "--contract: no contract named 'so10l'; shipped",
         ),
     ],
 )
 def test_bad_options_fail_with_one_line(argv, message, tmp_path, capsys):
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
-    assert cli_main(["eval", *argv, "-o", str(tmp_path / "out")]) == 1
+    assert cli_main(["eval", *argv, "--output_dir", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out" / "eval_info.json").exists()
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--expert", "--eval.n_episodes", "0"], "'eval.n_episodes' must be >= 1, got 0"),
+        (["--expert", "--eval.batch_size", "-1"], "'eval.batch_size' must be >= 0, got -1"),
+    ],
+)
+def test_flag_values_the_config_refuses_are_usage_errors(argv, message, tmp_path, capsys):
+    """A value outside a setting's declared range is refused by the config: a usage error (exit 2), one line."""
+    assert cli_main(["eval", *argv, "--output_dir", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out" / "eval_info.json").exists()
@@ -210,23 +223,40 @@ def test_attached_bridge_sets_env_task_and_render(tmp_path):
     bridge = AttachedBridge(
         "/sim",
         "/sim/sim_bridge",
-        {"env": "so101", "task": "", "render_width": 64, "render_height": 48, "cameras": ["front"], "mode": "lockstep"},
+        {
+            "env.type": "so101",
+            "env.task": "",
+            "env.observation_width": 64,
+            "env.observation_height": 48,
+            "cameras": ["front"],
+            "mode": "lockstep",
+        },
     )
     ev = Evaluation(EvalConfig(attach=["/sim"], output_dir=tmp_path, quiet=True))
     plan = ev._adopt([bridge])
     assert (plan.env, plan.tasks[0].task, plan.render, plan.cameras) == ("so101", "pick", (48, 64), ("front",))
-    with pytest.raises(EvalSetupError, match=r"--task push-v3 but /sim/sim_bridge runs task 'pick': drop --task"):
+    with pytest.raises(
+        EvalSetupError, match=r"--env.task push-v3 but /sim/sim_bridge runs task 'pick': drop --env.task"
+    ):
         Evaluation(EvalConfig(attach=["/sim"], task="push-v3", output_dir=tmp_path))._adopt([bridge])
-    with pytest.raises(EvalSetupError, match=r"--render 96x96 but /sim/sim_bridge renders 48x64: .*render_height:=96"):
-        Evaluation(EvalConfig(attach=["/sim"], render=(96, 96), output_dir=tmp_path))._adopt([bridge])
-    other = AttachedBridge("/sim_1", "/sim_1/sim_bridge", dict(bridge.params, render_width=96))
+    with pytest.raises(
+        EvalSetupError,
+        match=r"--env.observation_height 96 --env.observation_width 96 but /sim/sim_bridge renders 48x64: "
+        r".*env.observation_height:=96",
+    ):
+        cfg = EvalConfig(attach=["/sim"], observation_height=96, observation_width=96, output_dir=tmp_path)
+        Evaluation(cfg)._adopt([bridge])
+    other = AttachedBridge("/sim_1", "/sim_1/sim_bridge", {**bridge.params, "env.observation_width": 96})
     with pytest.raises(EvalSetupError, match="the attached bridges differ"):
         Evaluation(EvalConfig(attach=["/sim", "/sim_1"], output_dir=tmp_path))._adopt([bridge, other])
 
 
 def test_nothing_to_attach_to_says_what_was_looked_for(tmp_path, capsys):
     assert (
-        cli_main(["eval", "--attach", "ghost", "--expert", "--startup-timeout", "0.5", "-o", str(tmp_path / "o")]) == 1
+        cli_main(
+            ["eval", "--attach", "ghost", "--expert", "--startup_timeout_s", "0.5", "--output_dir", str(tmp_path / "o")]
+        )
+        == 1
     )
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Traceback" not in err

@@ -14,56 +14,15 @@ from pathlib import Path
 
 import av
 import pytest
-import torch
 
 from lerobot_ros.eval.evaluation import EvalConfig, Evaluation
 from lerobot_ros.eval.reference import run_lerobot_eval
 from lerobot_ros.sim import RenderSettings
+from lerobot_ros.testing.policies import metaworld_act
 
 pytestmark = pytest.mark.slow
 
 TASK = "push-v3"
-
-
-def metaworld_act(out: Path, size: int) -> Path:
-    """A random ACT for Meta-World's layout (observation.image + 4-D state -> 4-D action), saved to `out`."""
-    from lerobot.configs.types import FeatureType, PolicyFeature
-    from lerobot.policies.factory import get_policy_class, make_policy_config, make_pre_post_processors
-
-    inputs = {
-        "observation.state": PolicyFeature(type=FeatureType.STATE, shape=(4,)),
-        "observation.image": PolicyFeature(type=FeatureType.VISUAL, shape=(3, size, size)),
-    }
-    cfg = make_policy_config(
-        "act",
-        chunk_size=10,
-        n_action_steps=5,
-        dim_model=32,
-        n_heads=2,
-        dim_feedforward=64,
-        n_encoder_layers=1,
-        n_decoder_layers=1,
-        use_vae=False,
-        latent_dim=8,
-        input_features=inputs,
-        output_features={"action": PolicyFeature(type=FeatureType.ACTION, shape=(4,))},
-        device="cpu",
-        pretrained_backbone_weights=None,
-    )
-    torch.manual_seed(0)
-    policy = get_policy_class("act")(cfg)
-    stats = {
-        "observation.state": {"mean": torch.tensor([0.0, 0.6, 0.2, 0.5]), "std": torch.tensor([0.1, 0.1, 0.1, 0.3])},
-        "action": {"mean": torch.zeros(4), "std": torch.full((4,), 0.7)},
-        "observation.image": {"mean": torch.full((3, 1, 1), 0.45), "std": torch.full((3, 1, 1), 0.25)},
-    }
-    for v in stats.values():
-        v["min"], v["max"] = v["mean"] - 3 * v["std"], v["mean"] + 3 * v["std"]
-    pre, post = make_pre_post_processors(cfg, dataset_stats=stats)
-    out.mkdir(parents=True, exist_ok=True)
-    for thing in (policy, pre, post):
-        thing.save_pretrained(out)
-    return out
 
 
 def assert_same_episodes(ros_info: dict, ref_info: dict, n: int) -> None:
@@ -98,7 +57,8 @@ def test_scripted_expert_parity_over_two_bridges(tmp_path):
         n_episodes=2,
         start_seed=1000,
         workers=2,
-        render=(48, 48),
+        observation_height=48,
+        observation_width=48,
         antialias=False,
         max_episode_steps=120,
         videos=1,
@@ -151,7 +111,8 @@ def test_two_tasks_scripted_expert_parity(tmp_path):
         n_episodes=2,
         start_seed=1000,
         workers=2,
-        render=(48, 48),
+        observation_height=48,
+        observation_width=48,
         antialias=False,
         max_episode_steps=120,
         videos=0,
@@ -199,7 +160,8 @@ def test_a_bridge_that_dies_loses_only_its_episode(tmp_path):
             expert=True,
             n_episodes=3,
             workers=workers,
-            render=(48, 48),
+            observation_height=48,
+            observation_width=48,
             antialias=False,
             max_episode_steps=60,
             videos=0,

@@ -1,4 +1,4 @@
-"""`lerobot-ros eval --record / --save-dataset`: evaluated episodes as rosbag2 episodes and a LeRobotDataset.
+"""`lerobot-ros eval --record_dir / --dataset.root`: evaluated episodes as rosbag2 episodes and a LeRobotDataset.
 
 Fast: an episode tape fed real serialized messages writes a bag of exactly the applied steps, which the
 converter plans as one frame per step; bad output folders fail with one line; a failed conversion
@@ -98,14 +98,16 @@ def test_tape_gives_up_with_a_line_when_the_episode_is_incomplete(ros, tmp_path)
 @pytest.mark.parametrize(
     "make, flag, message",
     [
-        (lambda p: p.mkdir(), "--save-dataset", "exists already"),
-        (lambda p: (p.mkdir(), (p / "x").write_text("")), "--record", "is not empty"),
+        (lambda p: p.mkdir(), "--dataset.root", "exists already"),
+        (lambda p: (p.mkdir(), (p / "x").write_text("")), "--record_dir", "is not empty"),
     ],
 )
 def test_output_folders_that_cannot_be_used_fail_with_one_line(make, flag, message, tmp_path, capsys):
     target = tmp_path / "out"
     make(target)
-    code = cli_main(["eval", "--expert", "--n-episodes", "1", flag, str(target), "-o", str(tmp_path / "eval")])
+    code = cli_main(
+        ["eval", "--expert", "--eval.n_episodes", "1", flag, str(target), "--output_dir", str(tmp_path / "eval")]
+    )
     err = capsys.readouterr().err.strip()
     assert code == 1 and len(err.splitlines()) == 1 and message in err and flag in err
     assert not (tmp_path / "eval").exists()
@@ -167,7 +169,8 @@ def test_expert_episodes_saved_as_a_dataset_and_bags_that_convert_to_it(ros, tmp
         expert=True,
         n_episodes=2,
         workers=1,
-        render=(64, 64),
+        observation_height=64,
+        observation_width=64,
         videos=0,
         output_dir=tmp_path / "eval",
         record_dir=bags,
@@ -199,7 +202,15 @@ def test_expert_episodes_saved_as_a_dataset_and_bags_that_convert_to_it(ros, tmp
     again = tmp_path / "again"
     assert (
         cli_main(
-            ["convert", str(bags), "--contract", str(bags / "eval_contract.yaml"), "--out", str(again), "--no-progress"]
+            [
+                "convert",
+                str(bags),
+                "--contract",
+                str(bags / "eval_contract.yaml"),
+                "--dataset.root",
+                str(again),
+                "--progress=false",
+            ]
         )
         == 0
     )

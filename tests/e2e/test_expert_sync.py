@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from lerobot_ros.sim import SimStartupError
-from lerobot_ros.sim.expert_sync import ENV_STATE, JOINTS, STATUS, ExpertSync, StepStatus, make_expert_sync
+from lerobot_ros.sim.expert_sync import ENV_STATE, JOINTS, STATUS, ExpertSync, StepStatus
+from lerobot_ros.sim.registry import make_expert_sync
 
 
 class CountingExpert:

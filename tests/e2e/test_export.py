@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from fixtures_bags import JOINTS, T0, so101_messages
 
 from lerobot_ros.bag import write_bag
 from lerobot_ros.cli.main import main
+from lerobot_ros.testing.bags import JOINTS, T0, so101_messages
 
 pytestmark = pytest.mark.slow
 
@@ -71,14 +71,19 @@ def source(tmp_path_factory):
         msgs.append(("/episode_status", "lerobot_ros_msgs/msg/EpisodeStatus", t, status))
     bag = write_bag(tmp / "bag", sorted(msgs, key=lambda m: m[2]))
     contract = _contract(tmp / "contract.yaml", boundary=True)
-    assert main(["convert", str(bag), "--contract", str(contract), "--out", str(tmp / "ds1"), "--no-progress"]) == 0
+    assert (
+        main(["convert", str(bag), "--contract", str(contract), "--dataset.root", str(tmp / "ds1"), "--progress=false"])
+        == 0
+    )
     return tmp, contract
 
 
 def test_roundtrip_single_bag_with_boundaries(source):
     tmp, contract = source
     out = tmp / "exported"
-    assert main(["export", str(tmp / "ds1"), "--out", str(out), "--no-progress"]) == 0  # stored contract
+    assert (
+        main(["export", "--dataset.root", str(tmp / "ds1"), "--output_dir", str(out), "--progress=false"]) == 0
+    )  # stored contract
     from rosbags.rosbag2 import Reader
 
     with Reader(out) as reader:  # plain rosbags reads it: definitions and metadata.yaml are there
@@ -101,7 +106,10 @@ def test_roundtrip_single_bag_with_boundaries(source):
     counts = {t["topic_metadata"]["name"]: t["message_count"] for t in meta["topics_with_message_count"]}
     ds1, state1, action1 = _columns(tmp / "ds1")
     assert counts["/follower/joint_states"] == ds1.num_frames
-    assert main(["convert", str(out), "--contract", str(contract), "--out", str(tmp / "ds2"), "--no-progress"]) == 0
+    assert (
+        main(["convert", str(out), "--contract", str(contract), "--dataset.root", str(tmp / "ds2"), "--progress=false"])
+        == 0
+    )
     ds2, state2, action2 = _columns(tmp / "ds2")
     assert [int(e["length"]) for e in ds2.meta.episodes] == [int(e["length"]) for e in ds1.meta.episodes]
     assert ds1.num_episodes == 2
@@ -114,9 +122,26 @@ def test_roundtrip_one_bag_per_episode_without_boundaries(source, capsys):
     tmp, _ = source
     plain = _contract(tmp / "plain.yaml", boundary=False)
     out = tmp / "per_episode"
-    assert main(["export", str(tmp / "ds1"), "--out", str(out), "--contract", str(plain), "--no-progress"]) == 0
+    assert (
+        main(
+            [
+                "export",
+                "--dataset.root",
+                str(tmp / "ds1"),
+                "--output_dir",
+                str(out),
+                "--contract",
+                str(plain),
+                "--progress=false",
+            ]
+        )
+        == 0
+    )
     assert sorted(p.name for p in out.iterdir()) == ["episode_000000", "episode_000001"]
-    assert main(["convert", str(out), "--contract", str(plain), "--out", str(tmp / "ds3"), "--no-progress"]) == 0
+    assert (
+        main(["convert", str(out), "--contract", str(plain), "--dataset.root", str(tmp / "ds3"), "--progress=false"])
+        == 0
+    )
     ds1, state1, _ = _columns(tmp / "ds1")
     ds3, state3, _ = _columns(tmp / "ds3")
     assert [int(e["length"]) for e in ds3.meta.episodes] == [int(e["length"]) for e in ds1.meta.episodes]
@@ -125,12 +150,43 @@ def test_roundtrip_one_bag_per_episode_without_boundaries(source, capsys):
 
 def test_export_errors(source, capsys):
     tmp, _ = source
-    assert main(["export", str(tmp / "nothing"), "--out", str(tmp / "x"), "--no-progress"]) == 2
+    assert (
+        main(["export", "--dataset.root", str(tmp / "nothing"), "--output_dir", str(tmp / "x"), "--progress=false"])
+        == 1
+    )
     assert "not a LeRobotDataset folder" in capsys.readouterr().err
-    assert main(["export", str(tmp / "ds1"), "--out", str(tmp / "y"), "--contract", "metaworld", "--no-progress"]) == 2
+    assert (
+        main(
+            [
+                "export",
+                "--dataset.root",
+                str(tmp / "ds1"),
+                "--output_dir",
+                str(tmp / "y"),
+                "--contract",
+                "metaworld",
+                "--progress=false",
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
     assert "does not match the contract" in err and "observation.image: in the contract, not in the dataset" in err
-    assert main(["export", str(tmp / "ds1"), "--out", str(tmp / "z"), "--episodes", "7", "--no-progress"]) == 2
+    assert (
+        main(
+            [
+                "export",
+                "--dataset.root",
+                str(tmp / "ds1"),
+                "--output_dir",
+                str(tmp / "z"),
+                "--dataset.episodes",
+                "7",
+                "--progress=false",
+            ]
+        )
+        == 1
+    )
     assert "no episode(s) [7]" in capsys.readouterr().err
     assert not (tmp / "y").exists() and not (tmp / "z").exists()
 
@@ -142,7 +198,7 @@ def test_export_to_an_unwritable_folder_is_one_line(source, capsys):
     blocker = tmp / "a_file"
     blocker.write_text("not a folder")
     out = blocker / "bag"
-    assert main(["export", str(tmp / "ds1"), "--out", str(out), "--no-progress"]) == 1
+    assert main(["export", "--dataset.root", str(tmp / "ds1"), "--output_dir", str(out), "--progress=false"]) == 1
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("lerobot-ros export: "), lines
     assert "not a directory; a part of the path is a file, not a folder" in lines[0]

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import os
 
-import fixtures_smooth as fs
 import numpy as np
 import pytest
+
+from lerobot_ros.testing import smooth as fs
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
@@ -74,10 +75,9 @@ def test_the_cache_trains_once_reuses_and_replaces_a_half_written_folder(tmp_pat
 
 @pytest.mark.slow
 def test_the_fitted_policy_gives_smooth_chunks_where_random_weights_give_noise(tmp_path):
-    from fixtures_policy import make_policy_folder
-
     from lerobot_ros.policy.inference import PolicyRunner
     from lerobot_ros.policy.loading import load_policy
+    from lerobot_ros.testing.policies import make_policy_folder
 
     fitted = PolicyRunner(load_policy(str(fs.cached_smooth_smolvla()), "cpu"), seed=0)
     random = PolicyRunner(

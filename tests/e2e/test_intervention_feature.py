@@ -15,7 +15,7 @@ FLAG = {"topic": "/follower/intervention", "type": "std_msgs/msg/Bool"}
 
 
 def _contract(tmp_path: Path, **flag) -> Path:
-    from fixtures_bags import JOINTS
+    from lerobot_ros.testing.bags import JOINTS
 
     data = {
         "robot_type": "so101_follower",
@@ -69,12 +69,12 @@ def test_bool_feature_refuses_what_makes_no_sense(tmp_path, extra, message):
 
 @pytest.mark.slow
 def test_recorded_intervention_converts_to_a_bool_column_frame_by_frame(tmp_path):
-    from fixtures_bags import T0, so101_messages
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
     from std_msgs.msg import Bool
 
     from lerobot_ros.bag import BagWriter
     from lerobot_ros.cli.main import main
+    from lerobot_ros.testing.bags import T0, so101_messages
 
     bag = tmp_path / "bags" / "ep"
     # a person takes over from 0.5 s to 1.2 s of a 2 s episode (takeover_node publishes at 30 Hz; here at changes only)
@@ -93,10 +93,10 @@ def test_recorded_intervention_converts_to_a_bool_column_frame_by_frame(tmp_path
                 str(bag),
                 "--contract",
                 str(_contract(tmp_path)),
-                "--out",
+                "--dataset.root",
                 str(out),
-                "--no-progress",
-                "--repo-id",
+                "--progress=false",
+                "--dataset.repo_id",
                 "local/dagger",
                 "--task",
                 "pick the cube",

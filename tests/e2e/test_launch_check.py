@@ -1,7 +1,7 @@
 """`lerobot-ros launch FILE --check` and the three ways a file read differently by ros2 launch fails: every shipped
-file passes with its defaults; the files as they were before the fix (git 928328f, copied below as text)
-are caught: a policy node that exits at once, viewer packages whose absence ends ros2 launch, and a share
-folder that is a link."""
+file passes with its defaults; the files as they were before the fix (git 928328f, copied below as text in
+today's names) are caught: a policy node that exits at once, viewer packages whose absence ends ros2 launch,
+and a share folder that is a link."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from lerobot_ros.launch_runner import LaunchError, ament, evaluate_file
 from lerobot_ros.launch_runner.check import CONSTRUCTS, check_file, format_report
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LAUNCH = REPO / "launch"
 SHIPPED = sorted(p.name for p in LAUNCH.glob("*.launch.yaml"))
 
@@ -75,22 +75,22 @@ def test_installed_prints_a_condition_both_runners_read():
 # ---- defect 1: the old policy condition ------------------------------------------------------------------
 OLD_POLICY_PIECE = """\
 launch:
-- arg: {name: policy_path, default: ''}
+- arg: {name: policy.path, default: ''}
 - node:
     pkg: lerobot_ros
     exec: policy_node
     name: policy
     param:
-    - {name: pretrained_path, value: $(var policy_path)}
+    - {name: policy.path, value: $(var policy.path)}
 """
 OLD_ROBOT_FILE = """\
 launch:
-- arg: {name: policy_path, default: ''}
+- arg: {name: policy.path, default: ''}
 - include:
     file: $(dirname)/policy.launch.yaml
-    if: $(not-equals '$(var policy_path)' '')
+    if: $(not-equals '$(var policy.path)' '')
     arg:
-    - {name: policy_path, value: $(var policy_path)}
+    - {name: policy.path, value: $(var policy.path)}
 """
 
 
@@ -98,21 +98,21 @@ def test_defect1_old_condition_starts_a_policy_node_that_exits_at_once(tmp_path)
     (tmp_path / "policy.launch.yaml").write_text(OLD_POLICY_PIECE)
     robot = tmp_path / "robot.launch.yaml"
     robot.write_text(OLD_ROBOT_FILE)
-    # ros2 launch's grammar: '' is '[]' in not-equals, so the include runs with an empty policy_path
+    # ros2 launch's grammar: '' is '[]' in not-equals, so the include runs with an empty policy.path
     assert [p.label for p in evaluate_file(str(robot)).processes] == ["policy"]
     report = check_file(str(robot))
     assert kinds(report) == ["empty-quoted-equals", "required-parameter"], format_report(report)
-    assert "policy would exit at once: parameter pretrained_path is empty" in str(report.findings[1])
+    assert "policy would exit at once: parameter policy.path is empty" in str(report.findings[1])
     # the shipped condition: no policy without a path, a policy with one
     robot.write_text(
-        OLD_ROBOT_FILE.replace("$(not-equals '$(var policy_path)' '')", "$(not-equals 'x$(var policy_path)' x)")
+        OLD_ROBOT_FILE.replace("$(not-equals '$(var policy.path)' '')", "$(not-equals 'x$(var policy.path)' x)")
     )
     assert evaluate_file(str(robot)).processes == []
     assert check_file(str(robot)).findings == []
-    assert [p.label for p in evaluate_file(str(robot), {"policy_path": str(tmp_path)}).processes] == ["policy"]
-    assert kinds(check_file(str(robot), {"policy_path": "/no/such/model"})) == ["required-parameter"]
+    assert [p.label for p in evaluate_file(str(robot), {"policy.path": str(tmp_path)}).processes] == ["policy"]
+    assert kinds(check_file(str(robot), {"policy.path": "/no/such/model"})) == ["required-parameter"]
     for name in ("sim_metaworld", "sim_libero", "sim_so101", "so101_real", "koch_real", "so101_virtual"):
-        assert "'$(var policy_path)' ''" not in (LAUNCH / f"{name}.launch.yaml").read_text()
+        assert "'$(var policy.path)' ''" not in (LAUNCH / f"{name}.launch.yaml").read_text()
 
 
 # ---- defect 2: viewers whose absence ends ros2 launch --------------------------------------------------

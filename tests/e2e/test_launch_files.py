@@ -1,6 +1,6 @@
 """The shipped launch files: what each starts (evaluated, no process), the sim/real swap, and the
 SO-101 files run for real with the launch runner (nodes, topics, data flowing, actions reaching the
-driver, Ctrl-C leaving no process). sim_metaworld runs end to end in tests/test_demo.py."""
+driver, Ctrl-C leaving no process). sim_metaworld runs end to end in tests/e2e/test_demo.py."""
 
 from __future__ import annotations
 
@@ -16,11 +16,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from process_groups import groups_gone
 
 from lerobot_ros.launch_runner import evaluate_file
+from lerobot_ros.testing.launching import by_label, labels, params, plan
+from lerobot_ros.testing.process_groups import groups_gone
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LAUNCH = REPO / "launch"
 TOP_LEVEL = ["sim_metaworld", "sim_libero", "sim_so101", "so101_real", "koch_real", "so101_virtual"]
 PIECES = ["policy", "record", "cameras", "teleop", "rviz"]
@@ -33,32 +34,10 @@ def _params_in_tmp(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
 
-def plan(name: str, **args):
-    return evaluate_file(
-        str(LAUNCH / f"{name}.launch.yaml"), {k: str(v) for k, v in args.items()}, environ=dict(os.environ)
-    )
-
-
-def labels(p) -> list[str]:
-    return [proc.label for proc in p.processes]
-
-
-def params(proc) -> dict:
-    """The node's parameters, from the parameter file the runner wrote for it."""
-    path = proc.cmd[proc.cmd.index("--params-file") + 1]
-    data = yaml.safe_load(Path(path).read_text())
-    (only,) = data.values()
-    return only["ros__parameters"]
-
-
-def by_label(p, label):
-    return next(proc for proc in p.processes if proc.label == label)
-
-
 def test_every_file_exists_and_evaluates_with_its_defaults():
     for name in TOP_LEVEL + PIECES:
         p = plan(name)
-        assert p.processes or name == "policy", name  # policy.launch.yaml without policy_path: no node
+        assert p.processes or name == "policy", name  # policy.launch.yaml without policy.path: no node
 
 
 @pytest.mark.parametrize(
@@ -95,51 +74,58 @@ def test_rviz_true_starts_the_viewers_that_are_installed(name):
 def test_common_arguments_are_declared_with_defaults():
     for name in ["sim_metaworld", "sim_libero", "sim_so101", "so101_real", "koch_real"]:
         declared = {a.name: a for a in plan(name).declared}
-        for arg in ("namespace", "contract", "policy_path", "task", "use_sim_time", "record"):
+        task = "env.task" if name.startswith("sim_") else "task"  # a simulator's task vs the task description
+        for arg in ("namespace", "contract", "policy.path", task, "use_sim_time", "record"):
             assert arg in declared and declared[arg].default is not None, (name, arg)
     assert plan("sim_so101").configs["use_sim_time"] == "true"
     assert plan("so101_real").configs["use_sim_time"] == "false"
 
 
 def test_sim_bridge_parameters_follow_the_arguments():
-    p = plan("sim_metaworld", task="reach-v3", render_width=64, render_height=48, expert="true", namespace="mw")
+    p = plan(
+        "sim_metaworld",
+        **{"env.task": "reach-v3", "env.observation_width": 64, "env.observation_height": 48},
+        expert="true",
+        namespace="mw",
+    )
     bridge, expert = by_label(p, "sim_bridge"), by_label(p, "scripted_expert")
     assert bridge.namespace == "/mw" and expert.namespace == "/mw"
     expected = {
-        "env": "metaworld",
-        "task": "reach-v3",
-        "render_width": 64,
-        "render_height": 48,
+        "env.type": "metaworld",
+        "env.task": "reach-v3",
+        "env.observation_width": 64,
+        "env.observation_height": 48,
         "mode": "lockstep",
         "shadows": False,
     }
     assert {k: params(bridge)[k] for k in expected} == expected
-    assert params(expert) == {"expert": "metaworld", "task": "reach-v3", "use_sim_time": True}
+    assert params(expert) == {"expert": "metaworld", "env.task": "reach-v3", "use_sim_time": True}
     twin = params(by_label(plan("sim_so101", mode="lockstep"), "sim_bridge"))
     assert (
-        twin["env"] == "so101"
-        and twin["task"] == "pick"
+        twin["env.type"] == "so101"
+        and twin["env.task"] == "pick"
         and twin["cameras"] == ["front"]
         and twin["mode"] == "lockstep"
     )
     # lockstep: the policy must tick on the camera (the bridge's time waits for an action); realtime: the timer
     lock = params(
         by_label(
-            plan("sim_so101", mode="lockstep", policy_path="/m", policy_tick_on="observation.images.front"), "policy"
+            plan("sim_so101", mode="lockstep", tick_on="observation.images.front", **{"policy.path": "/m"}), "policy"
         )
     )
     assert lock["tick_on"] == "observation.images.front"
-    assert params(by_label(plan("sim_so101", policy_path="/m"), "policy"))["tick_on"] == "timer"
-    assert params(by_label(plan("sim_so101", policy_path="/m"), "policy"))["device"] == "auto"  # as policy_node's own
-    libero = params(by_label(plan("sim_libero", suite="libero_object", task_id=3), "sim_bridge"))
-    assert libero["env"] == "libero" and libero["task"] == "libero_object" and libero["task_id"] == 3
+    assert params(by_label(plan("sim_so101", **{"policy.path": "/m"}), "policy"))["tick_on"] == "timer"
+    # as policy_node's own
+    assert params(by_label(plan("sim_so101", **{"policy.path": "/m"}), "policy"))["policy.device"] == "auto"
+    libero = params(by_label(plan("sim_libero", **{"env.task": "libero_object", "env.task_id": 3}), "sim_bridge"))
+    assert libero["env.type"] == "libero" and libero["env.task"] == "libero_object" and libero["env.task_id"] == 3
 
 
 def test_sim_and_real_differ_only_in_the_driver_nodes():
     """Policy and recorder come from the same includes: same executables, names and parameters except
     the contract and the clock; only the driver processes differ."""
-    common = dict(policy_path="/models/act", record="true", output_dir="/data/bags", rviz="false")
-    sim = plan("sim_so101", task="pick", **common)
+    common = {"policy.path": "/models/act", "record": "true", "output_dir": "/data/bags", "rviz": "false"}
+    sim = plan("sim_so101", **{"env.task": "pick"}, **common)
     real = plan("so101_real", task="pick the cube", **common)
     shared = ["policy", "episode_recorder"]
     assert [label for label in labels(sim) if label not in shared] == ["sim_bridge"]
@@ -152,7 +138,7 @@ def test_sim_and_real_differ_only_in_the_driver_nodes():
         assert ps.pop("use_sim_time") is True and pr.pop("use_sim_time") is False
         ps.pop("task"), pr.pop("task")
         assert ps == pr
-    assert params(by_label(real, "policy"))["pretrained_path"] == "/models/act"
+    assert params(by_label(real, "policy"))["policy.path"] == "/models/act"
     assert params(by_label(real, "episode_recorder"))["output_dir"] == "/data/bags"
     # policy task: the task string of a real robot; in simulation the bridge's task topic provides it
     assert params(by_label(real, "policy"))["task"] == "pick the cube"
@@ -163,18 +149,18 @@ def test_recorder_has_its_own_namespace_and_optional_pieces_follow_their_switche
     rec = by_label(p, "episode_recorder")
     assert rec.namespace == "/recorder"  # its episode_status must not collide with the bridge's /sim/episode_status
     assert params(rec)["task"] == ""  # the simulator's task name is not the recorded task description
-    assert "policy" not in labels(plan("sim_metaworld", policy_path=""))
+    assert "policy" not in labels(plan("sim_metaworld", **{"policy.path": ""}))
     assert "episode_recorder" not in labels(plan("so101_real"))
-    real = plan("so101_real", teleop="true", leader_port="/dev/ttyUSB1", cameras="false", namespace="arm")
+    real = plan("so101_real", teleop="true", cameras="false", namespace="arm", **{"teleop.port": "/dev/ttyUSB1"})
     teleop = by_label(real, "teleop")
     assert "front_camera" not in labels(real)
-    assert teleop.namespace == "/leader" and params(teleop)["port"] == "/dev/ttyUSB1"
+    assert teleop.namespace == "/leader" and params(teleop)["teleop.port"] == "/dev/ttyUSB1"
     assert params(teleop)["commands_topic"] == "/arm/commands" and by_label(real, "robot").namespace == "/arm"
     assert "wrist_camera" in labels(plan("so101_real", use_wrist="true"))
     koch = params(by_label(plan("koch_real", teleop="true"), "robot"))
     assert (
-        koch["robot_type"] == "koch_follower"
-        and params(by_label(plan("koch_real", teleop="true"), "teleop"))["teleop_type"] == "koch_leader"
+        koch["robot.type"] == "koch_follower"
+        and params(by_label(plan("koch_real", teleop="true"), "teleop"))["teleop.type"] == "koch_leader"
     )
 
 
@@ -188,12 +174,12 @@ def test_jpeg_quality_reaches_every_camera_node_from_the_robot_file():
 def test_virtual_arm_runs_the_real_robot_file_on_emulated_ports(tmp_path):
     p = plan("so101_virtual", virtual_dir=str(tmp_path / "v"))
     arm, robot, teleop = (by_label(p, x) for x in ("virtual_arm", "robot", "teleop"))
-    assert arm.cmd[1:] == ["virtual-arm", "so101", "--dir", str(tmp_path / "v")]
+    assert arm.cmd[1:] == ["virtual-arm", "so101", "--output_dir", str(tmp_path / "v")]
     assert os.path.basename(arm.cmd[0]) == "lerobot-ros" and os.access(arm.cmd[0], os.X_OK)
-    assert params(robot)["port"] == str(tmp_path / "v" / "so101_follower")
-    assert params(robot)["calibration_file"] == str(tmp_path / "v" / "calibration" / "virtual_follower.json")
+    assert params(robot)["robot.port"] == str(tmp_path / "v" / "so101_follower")
+    assert params(robot)["robot.calibration_file"] == str(tmp_path / "v" / "calibration" / "virtual_follower.json")
     assert robot.respawn is True and robot.respawn_delay == 2.0
-    assert params(teleop)["port"] == str(tmp_path / "v" / "so101_leader") and teleop.respawn is True
+    assert params(teleop)["teleop.port"] == str(tmp_path / "v" / "so101_leader") and teleop.respawn is True
 
 
 def test_rviz_robot_description_is_the_so101_urdf_with_resolvable_meshes():
@@ -376,7 +362,7 @@ def test_sim_so101_launch_publishes_like_the_real_arm_and_takes_commands(ros, ro
     images = MessageCollector(node, Image, "/sim/front/image_raw", SENSOR_QOS)
     clock = MessageCollector(node, Clock, "/clock", SENSOR_QOS)
     pub = node.create_publisher(Float64MultiArray, "/sim/commands", RELIABLE_QOS)
-    launch = Launch("sim_so101", ["render_width:=64", "render_height:=48", "rviz:=false"], ros_env)
+    launch = Launch("sim_so101", ["env.observation_width:=64", "env.observation_height:=48", "rviz:=false"], ros_env)
     try:
         wait_for(lambda: len(joints.messages) > 20 and images.messages, 180, "twin joint states and images", launch)
         assert images.messages[-1].width == 64 and images.messages[-1].height == 48 and clock.messages
@@ -403,20 +389,20 @@ def test_sim_so101_launch_publishes_like_the_real_arm_and_takes_commands(ros, ro
 def test_lockstep_metaworld_policy_ticks_once_per_step_and_timer_elsewhere():
     """Lockstep Meta-World: the policy acts when the step's image arrives (one action per env step, as
     lerobot-eval); the shared include defaults to the contract-fps timer (real robots, realtime sims)."""
-    sim = params(by_label(plan("sim_metaworld", policy_path="/models/act"), "policy"))
+    sim = params(by_label(plan("sim_metaworld", **{"policy.path": "/models/act"}), "policy"))
     assert sim["tick_on"] == "observation.image"
     realtime = params(
-        by_label(plan("sim_metaworld", policy_path="/models/act", mode="realtime", policy_tick_on="timer"), "policy")
+        by_label(plan("sim_metaworld", mode="realtime", tick_on="timer", **{"policy.path": "/models/act"}), "policy")
     )
     assert realtime["tick_on"] == "timer"
-    assert params(by_label(plan("so101_real", policy_path="/models/act"), "policy"))["tick_on"] == "timer"
+    assert params(by_label(plan("so101_real", **{"policy.path": "/models/act"}), "policy"))["tick_on"] == "timer"
 
 
 @pytest.mark.parametrize("name", ["so101_real", "so101_virtual", "sim_so101", "policy"])
 def test_remote_true_gives_every_node_the_network_dds_settings(name):
     """remote:=true peers:=HOST (launch/remote.launch.yaml): subnet discovery, the other host as a static peer
     and the UDP-only profile for every node; without it the environment is left as it was."""
-    extra = {"policy_path": str(REPO)} if name == "policy" else {}
+    extra = {"policy.path": str(REPO)} if name == "policy" else {}
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
     env.pop("ROS_STATIC_PEERS", None)
     p = evaluate_file(
@@ -451,7 +437,7 @@ def test_remote_profile_is_valid_fast_dds_xml_without_shared_memory():
 def test_policy_backend_and_server_reach_the_policy_node():
     """backend:=lerobot_server server:=HOST:PORT given to a top-level file reach policy_node; the default is the
     policy in process, and the server's default address is loopback (that server unpickles what it receives)."""
-    default = params(by_label(plan("so101_real", policy_path="/models/act"), "policy"))
+    default = params(by_label(plan("so101_real", **{"policy.path": "/models/act"}), "policy"))
     assert (default["backend"], default["server"], default["server_policy_path"]) == (
         "local",
         "127.0.0.1:8080",
@@ -459,7 +445,7 @@ def test_policy_backend_and_server_reach_the_policy_node():
     )
     remote = plan(
         "sim_so101",
-        policy_path="/models/act",
+        **{"policy.path": "/models/act"},
         backend="lerobot_server",
         server="10.0.0.5:8080",
         server_policy_path="/srv/act",

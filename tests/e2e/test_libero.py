@@ -17,8 +17,6 @@ import numpy as np
 import pytest
 from sensor_msgs.msg import CameraInfo
 from std_msgs.msg import String
-from test_launch_runner import Launch, groups_gone  # noqa: E402  (tests/ is on sys.path)
-from test_sim_bridge import Client  # noqa: E402
 
 from lerobot_ros.codecs import image_to_numpy
 from lerobot_ros.contract import load_contract
@@ -27,6 +25,9 @@ from lerobot_ros.ros.qos import LATCHED_QOS
 from lerobot_ros.ros.runtime import MessageCollector
 from lerobot_ros.sim import RenderSettings, SimStartupError, libero_env, make_sim
 from lerobot_ros.sim.libero_env import ENV_STATE_NAMES, STATE_NAMES, _render_quality
+from lerobot_ros.testing.launching import Launch
+from lerobot_ros.testing.process_groups import groups_gone
+from lerobot_ros.testing.sim_client import Client
 
 
 def _libero_installed() -> bool:
@@ -43,7 +44,7 @@ def _libero_installed() -> bool:
 needs_libero = pytest.mark.skipif(
     not _libero_installed(), reason="the LIBERO extra is not installed (LEROBOT_ROS_EXTRAS=libero make setup)"
 )
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SUITE, TASK_ID, SIZE = "libero_spatial", 0, 128
 TASK = "pick up the black bowl between the plate and the ramekin and place it on the plate"
 SEED = 1000  # LeRobot's default eval seed: its first episode starts from init state 0, and 1000 % 50 == 0
@@ -183,12 +184,12 @@ def test_sim_libero_launch_bridge_in_lockstep_on_the_contracts_topics(ros, ros_e
     run = Launch(
         [
             os.path.join(REPO, "launch", "sim_libero.launch.yaml"),
-            f"suite:={SUITE}",
-            f"task_id:={TASK_ID}",
-            f"render_width:={SIZE}",
-            f"render_height:={SIZE}",
+            f"env.task:={SUITE}",
+            f"env.task_id:={TASK_ID}",
+            f"env.observation_width:={SIZE}",
+            f"env.observation_height:={SIZE}",
             "reset_on_start:=false",
-            f"max_episode_steps:={len(ACTIONS)}",
+            f"env.episode_length:={len(ACTIONS)}",
         ],
         ros_env,
     )
@@ -312,20 +313,22 @@ def test_libero_lock_agrees_with_the_base_lock():
 
 
 def test_sim_libero_launch_arguments_reach_the_bridge():
-    from test_launch_files import by_label, params, plan
+    from lerobot_ros.testing.launching import by_label, params, plan
 
     default = params(by_label(plan("sim_libero"), "sim_bridge"))
-    assert (default["env"], default["task"], default["task_id"], default["shadows"]) == (
+    assert (default["env.type"], default["env.task"], default["env.task_id"], default["shadows"]) == (
         "libero",
         "libero_spatial",
         0,
         False,
     )
-    assert (default["render_width"], default["render_height"], default["mode"]) == (256, 256, "lockstep")
-    faithful = params(by_label(plan("sim_libero", shadows="true", seed="1003", render_width="128"), "sim_bridge"))
-    assert (faithful["shadows"], faithful["seed"], faithful["render_width"]) == (True, 1003, 128)
+    size = (default["env.observation_width"], default["env.observation_height"])
+    assert (*size, default["mode"]) == (256, 256, "lockstep")
+    args = {"shadows": "true", "seed": "1003", "env.observation_width": "128"}
+    faithful = params(by_label(plan("sim_libero", **args), "sim_bridge"))
+    assert (faithful["shadows"], faithful["seed"], faithful["env.observation_width"]) == (True, 1003, 128)
     # a policy acts once per lockstep step: when the second camera, published last, arrives
-    policy = params(by_label(plan("sim_libero", policy_path="/models/act"), "policy"))
+    policy = params(by_label(plan("sim_libero", **{"policy.path": "/models/act"}), "policy"))
     assert (policy["tick_on"], policy["contract"]) == ("observation.images.image2", "libero")
 
 

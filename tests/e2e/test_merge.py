@@ -1,4 +1,4 @@
-"""Sharded conversion (`convert --num-shards K --shard-index I`, one batch job per shard) joined by
+"""Sharded conversion (`convert --num_shards K --shard_index I`, one batch job per shard) joined by
 `lerobot-ros merge` with LeRobot's own aggregation: the same episodes as one run, QA reports merged."""
 
 from __future__ import annotations
@@ -7,10 +7,10 @@ import json
 
 import numpy as np
 import pytest
-from fixtures_bags import T0, write_so101_bag
-from test_convert import contract_file, load
 
 from lerobot_ros.cli.main import main
+from lerobot_ros.testing.bags import T0, write_so101_bag
+from lerobot_ros.testing.datasets import contract_file, load
 
 pytestmark = pytest.mark.slow
 
@@ -28,13 +28,13 @@ def test_shards_merge_into_the_dataset_one_run_writes(tmp_path, capsys):
                 str(bags),
                 "--contract",
                 str(contract),
-                "--out",
+                "--dataset.root",
                 str(tmp_path / f"shard{i}"),
-                "--num-shards",
+                "--num_shards",
                 "2",
-                "--shard-index",
+                "--shard_index",
                 str(i),
-                "--no-progress",
+                "--progress=false",
             ]
         )
         for i in range(2)
@@ -45,7 +45,7 @@ def test_shards_merge_into_the_dataset_one_run_writes(tmp_path, capsys):
     assert [b["bag"].rsplit("/", 1)[1] for b in shard1["bags"]] == ["run_1", "z_broken.mcap"]
     capsys.readouterr()
     out = tmp_path / "merged"
-    assert main(["merge", str(tmp_path / "shard0"), str(tmp_path / "shard1"), "--out", str(out)]) == 0
+    assert main(["merge", str(tmp_path / "shard0"), str(tmp_path / "shard1"), "--dataset.root", str(out)]) == 0
     assert "3 episodes from 2 parts" in capsys.readouterr().out
     ds = load(out)
     assert [ds[int(e["dataset_from_index"])]["task"] for e in ds.meta.episodes] == ["task 0", "task 2", "task 1"]
@@ -70,9 +70,9 @@ def test_shards_merge_into_the_dataset_one_run_writes(tmp_path, capsys):
                 str(bags / "run_1"),
                 "--contract",
                 str(contract),
-                "--out",
+                "--dataset.root",
                 str(whole),
-                "--no-progress",
+                "--progress=false",
             ]
         )
         == 0
@@ -92,18 +92,18 @@ def test_shard_and_merge_errors_are_one_line(tmp_path, capsys):
                 str(bag),
                 "--contract",
                 str(contract),
-                "--out",
+                "--dataset.root",
                 str(tmp_path / "x"),
-                "--num-shards",
+                "--num_shards",
                 "2",
-                "--shard-index",
+                "--shard_index",
                 "2",
-                "--no-progress",
+                "--progress=false",
             ]
         )
         == 2
     )
-    assert "--shard-index must be in 0..1" in capsys.readouterr().err
+    assert "shard_index must be in 0..1 (num_shards is 2)" in capsys.readouterr().err
     assert (
         main(
             [
@@ -111,18 +111,18 @@ def test_shard_and_merge_errors_are_one_line(tmp_path, capsys):
                 str(bag),
                 "--contract",
                 str(contract),
-                "--out",
+                "--dataset.root",
                 str(tmp_path / "x"),
-                "--num-shards",
+                "--num_shards",
                 "2",
-                "--shard-index",
+                "--shard_index",
                 "1",
-                "--no-progress",
+                "--progress=false",
             ]
         )
-        == 2
+        == 1
     )
     assert "shard 1 of 2 holds no bag (1 bag(s) found)" in capsys.readouterr().err
-    assert main(["merge", str(tmp_path / "nothing"), "--out", str(tmp_path / "m")]) == 2
+    assert main(["merge", str(tmp_path / "nothing"), "--dataset.root", str(tmp_path / "m")]) == 1
     assert "is not a LeRobotDataset folder" in capsys.readouterr().err
     assert not (tmp_path / "m").exists() and not (tmp_path / "x").exists()

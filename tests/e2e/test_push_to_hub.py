@@ -1,14 +1,14 @@
-"""`convert --push-to-hub REPO` goes through LeRobot's own push_to_hub. Nothing may go online in tests:
+"""`convert --dataset.push_to_hub --dataset.repo_id REPO` goes through LeRobot's own push_to_hub. Nothing may go online in tests:
 offline the failure is one line after the dataset is complete on disk; with the Hub client replaced by a
 recorder (the only stand-in here: there is no Hub to reach) the upload gets the finished folder."""
 
 from __future__ import annotations
 
 import pytest
-from fixtures_bags import write_so101_bag
-from test_convert import contract_file
 
 from lerobot_ros.cli.main import main
+from lerobot_ros.testing.bags import write_so101_bag
+from lerobot_ros.testing.datasets import contract_file
 
 pytestmark = pytest.mark.slow
 
@@ -23,9 +23,9 @@ def _convert(tmp_path, *extra):
             str(bag),
             "--contract",
             str(contract_file(tmp_path)),
-            "--out",
+            "--dataset.root",
             str(tmp_path / "ds"),
-            "--no-progress",
+            "--progress=false",
             *extra,
         ]
     )
@@ -33,7 +33,7 @@ def _convert(tmp_path, *extra):
 
 def test_offline_push_fails_in_one_line_after_the_dataset_is_complete(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    assert _convert(tmp_path, "--push-to-hub", "someone/so101_pick") == 1
+    assert _convert(tmp_path, "--dataset.push_to_hub", "--dataset.repo_id", "someone/so101_pick") == 1
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("lerobot-ros convert:")]
     assert len(err) == 1, err
     assert (
@@ -58,7 +58,7 @@ def test_push_hands_the_finished_folder_to_lerobots_upload(tmp_path, monkeypatch
 
     monkeypatch.setattr(lerobot_dataset, "HfApi", RecordingApi)
     monkeypatch.setattr(huggingface_hub.DatasetCard, "push_to_hub", lambda self, **kw: calls.append(("card", kw)))
-    assert _convert(tmp_path, "--push-to-hub", "someone/so101_pick") == 0
+    assert _convert(tmp_path, "--dataset.push_to_hub", "--dataset.repo_id", "someone/so101_pick") == 0
     names = [n for n, _ in calls]
     assert names[:2] == ["create_repo", "upload_folder"] and "card" in names
     upload = dict(calls[1][1])
@@ -68,6 +68,9 @@ def test_push_hands_the_finished_folder_to_lerobots_upload(tmp_path, monkeypatch
 
 
 def test_bad_repo_id_is_refused_before_converting(tmp_path, capsys):
-    assert _convert(tmp_path, "--push-to-hub", "no slash here") == 2
-    assert "--push-to-hub 'no slash here' is not a Hub repo id" in capsys.readouterr().err
+    assert _convert(tmp_path, "--dataset.push_to_hub", "--dataset.repo_id", "no slash here") == 1
+    assert (
+        "dataset.push_to_hub needs dataset.repo_id as namespace/name on the Hub, got 'no slash here'"
+        in capsys.readouterr().err
+    )
     assert not (tmp_path / "ds").exists()

@@ -1,4 +1,4 @@
-"""Robot here, policy there, for real: two network namespaces joined by a veth pair (tests/netns.py, root).
+"""Robot here, policy there, for real: two network namespaces joined by a veth pair (lerobot_ros.testing.netns, root).
 
 Robot host: `lerobot-ros launch so101_virtual remote:=true peers:=<policy host>` (emulated SO-101 servos,
 robot_node through LeRobot's Feetech bus, camera_node playing a 640x480 clip as image_raw/compressed).
@@ -18,9 +18,10 @@ import sys
 import time
 from pathlib import Path
 
-import netns
 import pytest
-from remote_sides import so101_contract
+
+from lerobot_ros.testing import netns
+from lerobot_ros.testing.remote_sides import so101_contract
 
 pytestmark = [
     pytest.mark.slow,
@@ -28,7 +29,7 @@ pytestmark = [
     pytest.mark.skipif(netns.unavailable_reason() is not None, reason=str(netns.unavailable_reason())),
 ]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CHUNK = 20
 MAX_AGE_MS = 500.0
 START_TIMEOUT = 420.0  # torch, LeRobot and discovery on a loaded 2-core machine
@@ -76,7 +77,7 @@ class Deployment:
         )
         env = self.robot.ros_env([self.policy.address], os.environ["ROS_DOMAIN_ID"])
         self.robot.popen(
-            [sys.executable, str(ROOT / "tests" / "remote_sides.py"), "robot", "--out", str(self.probe_log)],
+            [sys.executable, "-m", "lerobot_ros.testing.remote_sides", "robot", "--out", str(self.probe_log)],
             env,
             log=self.tmp / "probe.log",
         )
@@ -84,7 +85,7 @@ class Deployment:
     def start_policy(self):
         args = [
             "policy",
-            f"policy_path:={self.policy_dir}",
+            f"policy.path:={self.policy_dir}",
             f"contract:={self.tmp / 'contract.yaml'}",
             "async_inference:=true",
             "remote:=true",
@@ -125,8 +126,9 @@ class Deployment:
 def deployment(tmp_path_factory):
     import cv2
     import numpy as np
-    from fixtures_bags import camera_frame
-    from fixtures_policy import make_policy_folder
+
+    from lerobot_ros.testing.bags import camera_frame
+    from lerobot_ros.testing.policies import make_policy_folder
 
     tmp = tmp_path_factory.mktemp("remote")
     video = tmp / "clip.avi"

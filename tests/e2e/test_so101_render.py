@@ -17,7 +17,7 @@ from lerobot_ros.sim.mesh_cache import Simplification, simplified_copy
 from lerobot_ros.sim.so101_scene import project
 from lerobot_ros.sim.so101_twin import BLOCK_SAMPLING_BOUNDS, SO101Twin, so101_assets_dir
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 W, H = 640, 480
 #: mean absolute difference (0..255 per channel) between simplified and full renders at 640x480;
@@ -95,9 +95,10 @@ def test_images_match_the_contract_and_the_bridge_config():
     contract = yaml.safe_load((REPO_ROOT / "config/contracts/so101_sim.yaml").read_text())
     shape = contract["features"]["observation.images.front"]["shape"]
     params = yaml.safe_load((REPO_ROOT / "config/sim/so101_twin.yaml").read_text())["/**"]["ros__parameters"]
-    assert shape == [params["render_height"], params["render_width"], 3] == [H, W, 3]
+    assert shape == [params["env.observation_height"], params["env.observation_width"], 3] == [H, W, 3]
     twin = SO101Twin(
-        cameras=tuple(params["cameras"]), render=RenderSettings(params["render_width"], params["render_height"])
+        cameras=tuple(params["cameras"]),
+        render=RenderSettings(params["env.observation_width"], params["env.observation_height"]),
     )
     assert twin.cameras == {"front": (H, W)}
 

@@ -131,7 +131,6 @@ def _spawn(argv, env, log: Path) -> subprocess.Popen:
 @pytest.mark.slow
 @pytest.mark.timeout(1200)
 def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tmp_path, small_contract):
-    from fixtures_policy import make_policy_folder
     from rclpy.parameter import Parameter
     from std_msgs.msg import Bool, Float64MultiArray
     from std_srvs.srv import Trigger
@@ -140,12 +139,13 @@ def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tm
     from lerobot_ros.nodes.takeover_node import TakeoverNode
     from lerobot_ros.ros.qos import LATCHED_QOS, RECORDING_QOS
     from lerobot_ros.ros.runtime import MessageCollector, wait_until
+    from lerobot_ros.testing.policies import make_policy_folder
 
     policy_dir = make_policy_folder(tmp_path / "act", cameras={"front": (48, 64)})
     vdir = tmp_path / "virtual"
     procs = [
         _spawn(
-            [os.path.join(VENV_BIN, "lerobot-ros"), "virtual-arm", "so101", "--dir", str(vdir)],
+            [os.path.join(VENV_BIN, "lerobot-ros"), "virtual-arm", "so101", "--output_dir", str(vdir)],
             ros_env,
             tmp_path / "arm.log",
         ),
@@ -156,13 +156,13 @@ def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tm
                 "-r",
                 "__node:=policy",
                 "-p",
-                f"pretrained_path:={policy_dir}",
+                f"policy.path:={policy_dir}",
                 "-p",
                 f"contract:={small_contract}",
                 "-p",
                 "action_topic:=/sim/policy/commands",
                 "-p",
-                "device:=cpu",
+                "policy.device:=cpu",
                 "-p",
                 "use_sim_time:=true",
             ],
@@ -174,15 +174,15 @@ def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tm
         context=ros.context,
         namespace="/sim",
         parameter_overrides=[
-            Parameter("env", value="so101"),
+            Parameter("env.type", value="so101"),
             Parameter("mode", value="realtime"),
             Parameter("fps", value=30.0),
             Parameter("cameras", Parameter.Type.STRING_ARRAY, ["front"]),
-            Parameter("render_width", value=64),
-            Parameter("render_height", value=48),
+            Parameter("env.observation_width", value=64),
+            Parameter("env.observation_height", value=48),
             Parameter("antialias", value=False),
             Parameter("publish_clock", value=True),
-            Parameter("max_episode_steps", value=100000),
+            Parameter("env.episode_length", value=100000),
         ],
     )
     ros.add_node(bridge)
@@ -234,9 +234,9 @@ def test_takeover_with_the_emulated_leader_over_act_on_the_twin(ros, ros_env, tm
                     "-r",
                     "__ns:=/leader",
                     "-p",
-                    f"port:={vdir / 'so101_leader'}",
+                    f"teleop.port:={vdir / 'so101_leader'}",
                     "-p",
-                    f"calibration_file:={vdir / 'calibration' / 'virtual_leader.json'}",
+                    f"teleop.calibration_file:={vdir / 'calibration' / 'virtual_leader.json'}",
                     "-p",
                     "commands_topic:=/sim/teleop/commands",
                 ],

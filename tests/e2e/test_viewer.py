@@ -1,6 +1,6 @@
 """lerobot-ros view: the layout, what a replayed bag records (read back from the .rrd with rerun's own reader),
 the live hand-over that drops frames instead of blocking, the viewer node over real DDS, the CLI's bad input,
-and viewer:=true in the launch files. The browser screenshots are tests/test_viewer_browser.py."""
+and viewer:=true in the launch files. The browser screenshots are tests/e2e/test_viewer_browser.py."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ import pytest
 
 from lerobot_ros.contract import load_contract
 from lerobot_ros.ros.runtime import wait_until
+from lerobot_ros.testing.bags import write_sim_bag
 from lerobot_ros.viewer import (
     LatestSlots,
     LiveFeed,
@@ -28,7 +29,7 @@ from lerobot_ros.viewer import (
     replay_bag,
 )
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SIM_JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
 
 
@@ -93,51 +94,6 @@ def test_layout_pairs_by_position_when_names_differ_and_reads_dataset_features()
 
 
 # -- replay --------------------------------------------------------------------------------------------
-def write_sim_bag(path, seconds: float = 1.0, cameras=None, chunks: int = 3) -> Path:
-    """An so101_sim-contract episode as the recorder would hold it, plus a policy's chunks and /diagnostics."""
-    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
-    from fixtures_bags import T0, joint_positions, so101_messages
-    from std_msgs.msg import String
-
-    from lerobot_ros.bag import BagWriter
-    from lerobot_ros.codecs import chunk_to_joint_trajectory, ns_to_time
-    from lerobot_ros_msgs.msg import EpisodeStatus
-
-    contract_text = (REPO / "config" / "contracts" / "so101_sim.yaml").read_text()
-    with BagWriter(path, custom_data={"contract": contract_text, "task": "Pick up the cube"}) as w:
-
-        def put(topic, msgtype, t, msg, qos="reliable"):
-            w.add_topic(topic, msgtype, qos)
-            w.write(topic, t, msg)
-
-        put("/sim/task", "std_msgs/msg/String", T0, String(data="Pick up the cube"))
-        for topic, msgtype, t, msg in so101_messages(
-            seconds,
-            cameras=cameras or {"front": (48, 64)},
-            compressed=False,
-            namespace="/sim",
-            camera_topic="/sim/{cam}/image_raw",
-        ):
-            put(topic, msgtype, t, msg, "sensor")
-        for k in range(chunks):
-            t = T0 + int(k * seconds / chunks * 1e9)
-            future = joint_positions(np.arange(1, 11) / 30.0 + k * seconds / chunks)
-            put(
-                "/policy/predicted_chunk",
-                "trajectory_msgs/msg/JointTrajectory",
-                t + 1,
-                chunk_to_joint_trajectory(SIM_JOINTS, future, 30.0, stamp_ns=t),
-            )
-        for k, level in enumerate([0, 1, 0]):
-            t = T0 + int(k * seconds / 3 * 1e9) + 2
-            status = DiagnosticStatus(level=bytes([level]), name="sim_bridge: so101", message="late" if level else "ok")
-            put("/diagnostics", "diagnostic_msgs/msg/DiagnosticArray", t, DiagnosticArray(status=[status]))
-        for step, done in ((0, False), (29, True)):
-            t = T0 + int(step / 30 * 1e9) + 3
-            msg = EpisodeStatus(episode_index=0, step=step, done=done, success=done, task="Pick up the cube")
-            msg.header.stamp = ns_to_time(t)
-            put("/sim/episode_status", "lerobot_ros_msgs/msg/EpisodeStatus", t, msg)
-    return Path(path)
 
 
 @pytest.fixture(scope="module")
@@ -147,9 +103,9 @@ def so101_robot():
 
 def test_bag_replay_records_every_view_with_the_bag_values(tmp_path, so101_robot):
     import rerun as rr
-    from fixtures_bags import joint_positions
 
     from lerobot_ros.bag import BagReader
+    from lerobot_ros.testing.bags import joint_positions
     from lerobot_ros.viewer.replay import bag_contract
 
     bag = write_sim_bag(tmp_path / "episode")
@@ -347,19 +303,19 @@ def run_cli(*args, timeout=180):
 
 
 def test_cli_replay_writes_a_recording_and_bad_sources_get_one_line(tmp_path):
-    from fixtures_bags import write_so101_bag
+    from lerobot_ros.testing.bags import write_so101_bag
 
     bag = write_sim_bag(tmp_path / "episode", seconds=0.5, chunks=1)
     r = run_cli(str(bag), "--save", str(tmp_path / "out.rrd"))
     assert r.returncode == 0, r.stderr
     assert "16 frames" in r.stdout and (tmp_path / "out.rrd").stat().st_size > 0
-    r = run_cli(str(tmp_path / "missing"))
-    assert r.returncode == 2 and "does not exist" in r.stderr and "Traceback" not in r.stderr
+    r = run_cli(str(tmp_path / "missing"))  # expected failures exit 1 (cli.main.EXIT_CODES)
+    assert r.returncode == 1 and "does not exist" in r.stderr and "Traceback" not in r.stderr
     plain = write_so101_bag(tmp_path / "plain", seconds=0.2)  # no recorder metadata
     r = run_cli(str(plain), "--viewer", "none")
-    assert r.returncode == 2 and "pass --contract" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 1 and "pass --contract" in r.stderr and "Traceback" not in r.stderr
     r = run_cli(str(plain), "--contract", "metaworld", "--viewer", "none")
-    assert r.returncode == 2 and "none of the contract's topics" in r.stderr
+    assert r.returncode == 1 and "none of the contract's topics" in r.stderr
 
 
 @pytest.mark.parametrize(
@@ -394,10 +350,10 @@ def test_viewer_argument_starts_the_viewer_node(tmp_path, monkeypatch, name, con
 @pytest.mark.slow
 def test_dataset_episode_replays_on_its_frames_with_the_stored_contract(tmp_path):
     import yaml
-    from fixtures_bags import JOINTS, so101_messages
 
     from lerobot_ros.bag import write_bag
     from lerobot_ros.cli.main import main
+    from lerobot_ros.testing.bags import JOINTS, so101_messages
 
     contract = tmp_path / "contract.yaml"
     contract.write_text(
@@ -432,14 +388,23 @@ def test_dataset_episode_replays_on_its_frames_with_the_stored_contract(tmp_path
         )
     )
     bag = write_bag(tmp_path / "bag", list(so101_messages(1.0, task="pick")))
-    assert main(["convert", str(bag), "--contract", str(contract), "--out", str(tmp_path / "ds"), "--no-progress"]) == 0
+    convert = [
+        "convert",
+        str(bag),
+        "--contract",
+        str(contract),
+        "--dataset.root",
+        str(tmp_path / "ds"),
+        "--progress=false",
+    ]
+    assert main(convert) == 0
     out = tmp_path / "ds.rrd"
-    r = run_cli(str(tmp_path / "ds"), "--episode", "0", "--save", str(out))
+    r = run_cli(str(tmp_path / "ds"), "--episode_index", "0", "--save", str(out))
     assert r.returncode == 0, r.stderr
     chunks = rrd_chunks(out)
     frames = rows(chunks, "/joints/wrist_flex/state")
     assert 28 <= frames <= 31 and rows(chunks, "/cameras/front") == frames == rows(chunks, "/joints/wrist_flex/action")
     assert rows(chunks, "/robot/current") == frames  # the contract stored beside the dataset gives the 3D pose
     assert any("frame_index" in c.timeline_names for c in chunks["/joints/wrist_flex/state"])
-    r = run_cli(str(tmp_path / "ds"), "--episode", "7", "--viewer", "none")
-    assert r.returncode == 2 and "episode 7" in r.stderr and "Traceback" not in r.stderr
+    r = run_cli(str(tmp_path / "ds"), "--episode_index", "7", "--viewer", "none")
+    assert r.returncode == 1 and "episode 7" in r.stderr and "Traceback" not in r.stderr

@@ -24,7 +24,7 @@ pytestmark = [
     pytest.mark.skipif(chromium() is None, reason="chromium not installed (scripts/setup.sh as root)"),
 ]
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "outputs" / "viewer"
 W, H = 1600, 900
 # blueprint columns 2:3:2 (cameras + status | joint plots | 3D + diagnostics); the camera view is the top of the left
@@ -110,7 +110,7 @@ def shoot_and_check(url: str, name: str, timeout_s: float) -> dict:
 
 
 def test_web_viewer_draws_a_replayed_bag(tmp_path, ros_env):
-    from test_viewer import write_sim_bag
+    from lerobot_ros.testing.bags import write_sim_bag
 
     bag = write_sim_bag(tmp_path / "episode_000000", seconds=2.0, cameras={"front": (240, 320)})
     web, grpc = free_port(), free_port()
@@ -123,11 +123,11 @@ def test_web_viewer_draws_a_replayed_bag(tmp_path, ros_env):
             str(bag),
             "--viewer",
             "web",
-            "--web-port",
+            "--web_port",
             str(web),
-            "--grpc-port",
+            "--grpc_port",
             str(grpc),
-            "--exit-after",
+            "--exit_after_s",
             "600",
         ],
         ros_env,
@@ -153,8 +153,8 @@ def test_web_viewer_draws_the_running_so101_twin(ros_env):
             "sim_so101",
             "rviz:=false",
             "expert:=true",
-            "render_width:=320",
-            "render_height:=240",
+            "env.observation_width:=320",
+            "env.observation_height:=240",
         ],
         ros_env,
     )
@@ -166,12 +166,12 @@ def test_web_viewer_draws_the_running_so101_twin(ros_env):
             "view",
             "--contract",
             "so101_sim",
-            "--use-sim-time",
+            "--use_sim_time",
             "--viewer",
             "web",
-            "--web-port",
+            "--web_port",
             str(web),
-            "--grpc-port",
+            "--grpc_port",
             str(grpc),
         ],
         ros_env,

@@ -1,4 +1,4 @@
-"""`lerobot-ros eval --policy.path` with the tiny SmolVLA (tests/fixtures_vla.py): the same seeds through LeRobot's own
+"""`lerobot-ros eval --policy.path` with the tiny SmolVLA (lerobot_ros.testing.vla): the same seeds through LeRobot's own
 rollout (`lerobot.scripts.lerobot_eval.rollout`, task from `env.call("task_description")`) and through ROS (sim bridge
 in lockstep + policy_node, the task on the bridge's latched `task` topic), per-step actions and the prompts that reached
 the policy's tokenizer compared; and LIBERO, where each task's instruction is what the policy reads.
@@ -16,13 +16,13 @@ import json
 
 import numpy as np
 import pytest
-from fixtures_policy import make_policy_folder
 from std_msgs.msg import Float64MultiArray, String
 
 from lerobot_ros.eval.evaluation import EvalConfig, Evaluation
 from lerobot_ros.ros.qos import RECORDING_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
 from lerobot_ros.sim import RenderSettings
+from lerobot_ros.testing.policies import make_policy_folder
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800), pytest.mark.filterwarnings("ignore::UserWarning")]
 pytest.importorskip("transformers")

@@ -1,5 +1,5 @@
 """pi0 / pi0.5 offline up to their processors: LeRobot's own pre-processor factory builds with PaliGemma's tokenizer id
-served from a local hub cache (tests/fixtures_pi.py), and the task reaches its tokenizer step as the node sees it
+served from a local hub cache (lerobot_ros.testing.pi), and the task reaches its tokenizer step as the node sees it
 (pi0: the task plus newline; pi0.5: its prompt with the discretized state), truncated as LeRobot truncates.
 The models themselves (PaliGemma gemma_2b + expert gemma_300m in bfloat16, the smallest LeRobot's model runs: ~3.5 B
 random parameters, ~14 GB while built) are measured by bench/vla_footprint.py, too heavy for the suite. Each check runs in a child process: the hub
@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -21,13 +20,12 @@ SCRIPT = r"""
 import json, sys, warnings
 warnings.simplefilter("ignore")
 from pathlib import Path
-sys.path.insert(0, {tests!r})
-from fixtures_pi import cache_paligemma_tokenizer, pi_config_kwargs, pi_stats
+from lerobot_ros.testing.pi import cache_paligemma_tokenizer, pi_config_kwargs, pi_stats
 import os
 cache_paligemma_tokenizer(Path(os.environ["HF_HUB_CACHE"]))
 import torch
 from lerobot.policies.factory import make_policy_config, make_pre_post_processors
-from fixtures_policy import _features
+from lerobot_ros.testing.policies import _features
 from lerobot_ros.policy.language import TaskWatch
 inputs, outputs = _features(6, 6, {{"front": (48, 64)}})
 cfg = make_policy_config({kind!r}, input_features=inputs, output_features=outputs, device="cpu", **pi_config_kwargs(tokenizer_max_length={max_length}))
@@ -52,10 +50,9 @@ LONG = " then ".join(["pick up the cube and place it in the bowl", "open the top
 
 @pytest.mark.parametrize("kind", ["pi0", "pi05"])
 def test_pi_processors_build_offline_and_tokenize_the_task(tmp_path, kind):
-    tests = str(Path(__file__).parent)
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(tmp_path / "hub"), "PYTHONWARNINGS": "ignore"}
     max_length = 16 if kind == "pi0" else 64  # pi0.5's prompt carries the state too
-    script = SCRIPT.format(tests=tests, kind=kind, max_length=max_length, short=SHORT, long=LONG)
+    script = SCRIPT.format(kind=kind, max_length=max_length, short=SHORT, long=LONG)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -141,11 +141,10 @@ def test_numbers_and_strings_accept_either_type(ros, video):
 
 
 def test_parameters_described_refused_and_applied_from_another_context(ros, video):
-    from param_probe import ParamProbe, assert_all_described
-
-    from lerobot_ros.nodes.camera_node import CameraParams
-    from lerobot_ros.ros.parameters import names
+    from lerobot_ros.configs import names
+    from lerobot_ros.hardware.config import CameraNodeConfig as CameraParams
     from lerobot_ros.ros.runtime import RosRuntime
+    from lerobot_ros.testing.param_probe import ParamProbe, assert_all_described
 
     path, _ = video
     node = camera(ros, source=str(path), camera_name="cam", fps=10.0, loop=True)

@@ -147,14 +147,14 @@ def _twin(ros, namespace):
     from lerobot_ros.nodes.sim_bridge_node import SimBridgeNode
 
     overrides = [
-        Parameter("env", value="so101"),
+        Parameter("env.type", value="so101"),
         Parameter("mode", value="realtime"),
         Parameter("fps", value=30.0),
         Parameter("cameras", Parameter.Type.STRING_ARRAY, []),
         Parameter("publish_clock", value=False),
-        Parameter("render_width", value=32),
-        Parameter("render_height", value=24),
-        Parameter("max_episode_steps", value=100000),
+        Parameter("env.observation_width", value=32),
+        Parameter("env.observation_height", value=24),
+        Parameter("env.episode_length", value=100000),
     ]  # no time-out while a slow process starts
     node = SimBridgeNode(context=ros.context, namespace=namespace, parameter_overrides=overrides)
     ros.add_node(node)

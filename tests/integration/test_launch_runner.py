@@ -3,70 +3,21 @@
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
 import textwrap
-import threading
 
 import pytest
-from process_groups import groups_gone
 from sensor_msgs.msg import Image, JointState
 
 from lerobot_ros.ros.qos import SENSOR_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
+from lerobot_ros.testing.launching import Launch
+from lerobot_ros.testing.process_groups import groups_gone
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SMOKE = os.path.join(REPO, "launch", "smoke.launch.yaml")
-
-
-class Launch:
-    """`lerobot-ros launch ...` in a child process, its output collected line by line."""
-
-    def __init__(self, args: list[str], env: dict):
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "lerobot_ros.cli.main", "launch", *args],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.lines)
-
-    def wait_line(self, pattern: str, timeout: float = 30.0) -> None:
-        wait_until(
-            lambda: any(re.search(pattern, line) for line in self.lines),
-            timeout,
-            what=f"a line matching {pattern!r}; output so far:\n{self.text}",
-        )
-
-    def pids(self) -> dict[str, int]:
-        return {
-            m.group(1): int(m.group(2))
-            for line in self.lines
-            if (m := re.match(r"\[launch\] (\S+) started \(pid (\d+)\)", line))
-        }
-
-    def finish(self, timeout: float = 60.0) -> int:
-        try:
-            code = self.proc.wait(timeout=timeout)
-        finally:
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-        self._reader.join(timeout=5)
-        return code
 
 
 @pytest.fixture
@@ -184,7 +135,7 @@ def test_print_and_show_args(ros_env):
         text=True,
         timeout=60,
     )
-    assert bad.returncode == 1 and bad.stderr.startswith("error: launch file 'no_such_file' not found")
+    assert bad.returncode == 1 and bad.stderr.startswith("lerobot-ros launch: launch file 'no_such_file' not found")
     assert "Traceback" not in bad.stderr
 
 

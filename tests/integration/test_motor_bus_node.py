@@ -42,7 +42,7 @@ def test_custom_bus_reads_commands_and_limits(ros, tmp_path):
             motor_names=["pan", "tilt"],
             motor_ids=[11, 12],
             motor_models=["xl330-m288", "xl430-w250"],
-            rate_hz=50.0,
+            fps=50.0,
         )
         probe = ros.create_node("probe")
         states = MessageCollector(probe, JointState, "/custom/joint_states", SENSOR_QOS)
@@ -84,11 +84,10 @@ def test_bad_motor_lists_are_startup_errors(ros):
 
 
 def test_parameters_described_and_the_watchdog_applied_live(ros, tmp_path):
-    from param_probe import ParamProbe, assert_all_described
-
-    from lerobot_ros.nodes.motor_bus_node import MotorBusParams
-    from lerobot_ros.ros.parameters import names
+    from lerobot_ros.configs import names
+    from lerobot_ros.hardware.config import MotorBusConfig as MotorBusParams
     from lerobot_ros.ros.runtime import RosRuntime
+    from lerobot_ros.testing.param_probe import ParamProbe, assert_all_described
 
     bus = VirtualBus([VirtualServo(11, "xl330-m288")], port=tmp_path / "bus").start()
     n = None
@@ -100,13 +99,13 @@ def test_parameters_described_and_the_watchdog_applied_live(ros, tmp_path):
             motor_names=["pan"],
             motor_ids=[11],
             motor_models=["xl330-m288"],
-            rate_hz=50,
+            fps=50,
         )  # an integer rate: accepted for the double
         with RosRuntime() as other:
             probe = ParamProbe(other, "/custom/motor_bus_node")
             described = assert_all_described(probe)
             assert set(names(MotorBusParams)) <= set(described)
-            assert probe.get("motor_ids") == [11] and probe.get("rate_hz") == 50.0
+            assert probe.get("motor_ids") == [11] and probe.get("fps") == 50.0
             refused = probe.set("motor_ids", [12])
             assert not refused.successful and "read-only" in refused.reason
             assert probe.set("watchdog_s", 2).successful and n.arm.buffer.watchdog_ns == 2_000_000_000

@@ -1,12 +1,13 @@
-"""tests/netns.py, the two-hosts harness: the link works and cuts, and nothing is left behind, also when the
+"""lerobot_ros.testing.netns, the two-hosts harness: the link works and cuts, and nothing is left behind, also when the
 body raises or an earlier run crashed (root only; CI runs as root)."""
 
 from __future__ import annotations
 
 import subprocess
 
-import netns
 import pytest
+
+from lerobot_ros.testing import netns
 
 pytestmark = pytest.mark.skipif(netns.unavailable_reason() is not None, reason=str(netns.unavailable_reason()))
 

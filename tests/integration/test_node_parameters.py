@@ -14,10 +14,11 @@ import pytest
 import yaml
 from rclpy.parameter import Parameter
 
+from lerobot_ros.configs import names, spec_of
 from lerobot_ros.launch_runner import evaluate_file
-from lerobot_ros.ros.parameters import BUILTIN_DESCRIPTIONS, names, spec_of
+from lerobot_ros.ros.parameters import BUILTIN_DESCRIPTIONS
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 LAUNCH = REPO / "launch"
 SETUP = REPO / "src" / "lerobot_ros" / "setup.py"
 #: shipped parameter files and the executable each is for
@@ -210,7 +211,7 @@ def _expert(ctx, so101_text):
 
 #: node factory, its name, (a read-only parameter, a value), (a live parameter, a value, its effect on the node)
 CASES = {
-    "talker": (_talker, "/talker", ("width", 64), ("rate_hz", 10, lambda n: n.timer.timer_period_ns == 100_000_000)),
+    "talker": (_talker, "/talker", ("width", 64), ("fps", 10, lambda n: n.timer.timer_period_ns == 100_000_000)),
     "listener": (_listener, "/listener", None, ("count", 3, lambda n: n.count == 3)),
     "chunk_markers": (
         _chunk_markers,
@@ -231,9 +232,8 @@ CASES = {
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_node_parameters_over_dds(ros, so101_text, case):
-    from param_probe import ParamProbe, assert_all_described
-
     from lerobot_ros.ros.runtime import RosRuntime
+    from lerobot_ros.testing.param_probe import ParamProbe, assert_all_described
 
     factory, fq_name, read_only, live = CASES[case]
     node = ros.add_node(factory(ros.context, so101_text))
@@ -261,7 +261,7 @@ def test_episode_keyboard_process_parameters(ros_env, ros):
     import subprocess
     import sys
 
-    from param_probe import ParamProbe, assert_all_described
+    from lerobot_ros.testing.param_probe import ParamProbe, assert_all_described
 
     proc = subprocess.Popen(
         [sys.executable, "-m", "lerobot_ros.nodes.episode_keyboard_node", "--ros-args", "-p", "match_timeout_s:=2"],

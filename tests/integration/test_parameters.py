@@ -8,24 +8,14 @@ import array
 from dataclasses import dataclass
 
 import pytest
-from param_probe import ParamProbe, assert_all_described
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from lerobot_ros.configs.fields import ParameterError, build, coerce, markdown_table, names, param, spec_of, specs
 from lerobot_ros.ros.entry import NodeStartupError
-from lerobot_ros.ros.parameters import (
-    ParameterError,
-    build,
-    coerce,
-    declare_params,
-    descriptor,
-    markdown_table,
-    names,
-    param,
-    spec_of,
-    specs,
-)
+from lerobot_ros.ros.parameters import declare_params, descriptor, ros_type
 from lerobot_ros.ros.runtime import wait_until
+from lerobot_ros.testing.param_probe import ParamProbe, assert_all_described
 
 
 @dataclass(frozen=True)
@@ -49,13 +39,13 @@ class DemoParams:
 def test_specs_take_type_default_and_constraints_from_the_dataclass():
     by_name = {s.name: s for s in specs(DemoParams)}
     assert names(DemoParams)[:3] == ["fps", "source", "quality"]
-    assert (by_name["fps"].kind, by_name["fps"].is_list, by_name["fps"].ros_type) == (
+    assert (by_name["fps"].kind, by_name["fps"].is_list, ros_type(by_name["fps"])) == (
         float,
         False,
         Parameter.Type.DOUBLE,
     )
-    assert by_name["lower"].ros_type == Parameter.Type.DOUBLE_ARRAY and by_name["lower"].default == []
-    assert by_name["cameras"].ros_type == Parameter.Type.STRING_ARRAY
+    assert ros_type(by_name["lower"]) == Parameter.Type.DOUBLE_ARRAY and by_name["lower"].default == []
+    assert ros_type(by_name["cameras"]) == Parameter.Type.STRING_ARRAY
     assert "unit: Hz" in by_name["fps"].constraints() and "> 0" in by_name["fps"].constraints()
     assert "reconfigurable" in by_name["fps"].constraints() and "read-only" in by_name["source"].constraints()
     assert "one of: sensor, reliable" in by_name["qos"].constraints()
@@ -78,7 +68,7 @@ def test_bad_declarations_fail_when_the_class_is_read():
     class BadType:
         thing: bytes = param(b"", "raw bytes")
 
-    with pytest.raises(TypeError, match="unsupported parameter type"):
+    with pytest.raises(TypeError, match="unsupported setting type"):
         specs(BadType)
 
 
@@ -96,14 +86,15 @@ def test_loose_spellings_are_converted():
 @pytest.mark.parametrize(
     "raw, message",
     [
-        ({"fps": "fast"}, "parameter 'fps' must be a number, got 'fast'"),
-        ({"fps": 0}, "parameter 'fps' must be > 0, got 0.0"),
-        ({"quality": 101}, "parameter 'quality' must be in [1, 100], got 101"),
-        ({"quality": 2.5}, "parameter 'quality' must be an integer, got 2.5"),
-        ({"qos": "best"}, "parameter 'qos' must be one of sensor, reliable, got 'best'"),
-        ({"enabled": 1}, "parameter 'enabled' must be true or false, got 1"),
-        ({"lower": ["a"]}, "parameter 'lower' must be a number (each item), got 'a'"),
-        ({"lower": "a"}, "parameter 'lower' must be a list of float, got 'a'"),
+        ({"fps": "fast"}, "'fps' must be a number, got 'fast'"),
+        ({"fps": 0}, "'fps' must be > 0, got 0.0"),
+        ({"quality": 101}, "'quality' must be in [1, 100], got 101"),
+        ({"quality": 2.5}, "'quality' must be an integer, got 2.5"),
+        ({"qos": "best"}, "'qos' must be one of sensor, reliable, got 'best'"),
+        ({"enabled": 1}, "'enabled' must be true or false, got 1"),
+        ({"lower": ["a"]}, "'lower' must be a number (each item), got 'a'"),
+        ({"lower": 5.0}, "'lower' must be a list of float, got 5.0"),
+        ({"lower": "a"}, "'lower' must be a number (each item), got 'a'"),  # text is a list as `1,2` writes it
         ({"low": 2.0}, "low (2.0) must not exceed high (1.0)"),
     ],
 )

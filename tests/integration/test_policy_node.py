@@ -7,7 +7,6 @@ the same policy and processors): the actions must agree to 1e-6.
 
 from __future__ import annotations
 
-import itertools
 import json
 import subprocess
 import sys
@@ -17,14 +16,8 @@ import numpy as np
 import pytest
 import torch
 from diagnostic_msgs.msg import DiagnosticArray
-from fixtures_policy import SO101_JOINTS, cached_policy_folder
-from param_probe import ParamProbe, assert_all_described
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import Image, JointState
-from std_msgs.msg import Float64MultiArray, String
-from std_srvs.srv import Trigger
-from trajectory_msgs.msg import JointTrajectory
 
 from lerobot_ros.codecs import (
     float64_multi_array_to_numpy,
@@ -34,135 +27,20 @@ from lerobot_ros.codecs import (
     numpy_to_joint_state,
     time_to_ns,
 )
+from lerobot_ros.configs import names
 from lerobot_ros.contract import load_contract
 from lerobot_ros.ros.entry import NodeStartupError
-from lerobot_ros.ros.parameters import names
 from lerobot_ros.ros.qos import RELIABLE_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
-
-FPS = 10
-PERIOD = 1_000_000_000 // FPS
-T0 = 1000 * 1_000_000_000
-_ns = itertools.count()
-
-CONTRACT = """
-version: 1
-robot_type: so101_follower
-fps: {fps}
-task: {{default: "pick the cube"}}
-features:
-  action:
-    topic: /{p}/follower/commands
-    type: std_msgs/msg/Float64MultiArray
-    qos: reliable
-    names: [shoulder_pan.pos, shoulder_lift.pos, elbow_flex.pos, wrist_flex.pos, wrist_roll.pos, gripper.pos]
-    transforms: [rad2deg]
-    timeline: receive
-  observation.state:
-    topic: /{p}/follower/joint_states
-    type: sensor_msgs/msg/JointState
-    qos: reliable
-    joints: [shoulder_pan, shoulder_lift, elbow_flex, wrist_flex, wrist_roll, gripper]
-    transforms: [rad2deg]
-    timeline: header
-    alignment: {{policy: interpolate, tolerance_ms: 100}}
-  observation.images.front:
-    topic: /{p}/front/image_raw
-    type: sensor_msgs/msg/Image
-    qos: reliable
-    shape: [{h}, {w}, 3]
-    timeline: header
-    alignment: {{policy: nearest, tolerance_ms: 50}}
-"""
+from lerobot_ros.testing.param_probe import ParamProbe, assert_all_described
+from lerobot_ros.testing.policies import SO101_JOINTS, cached_policy_folder
+from lerobot_ros.testing.policy_harness import PERIOD, T0, Harness, observations, write_contract
 
 
 @pytest.fixture(scope="module")
 def policies(tmp_path_factory):
     base = tmp_path_factory.getbasetemp() / "policies"
     return {"act": cached_policy_folder(base, "act"), "diffusion": cached_policy_folder(base, "diffusion")}
-
-
-def write_contract(tmp_path, h=48, w=64):
-    prefix = f"pn{next(_ns)}"
-    path = tmp_path / f"{prefix}.yaml"
-    path.write_text(CONTRACT.format(fps=FPS, p=prefix, h=h, w=w))
-    return path, prefix
-
-
-def observations(n, seed=0, h=48, w=64):
-    """(joint radians (n, 6), images (n, h, w, 3)) of a plausible motion."""
-    rng = np.random.default_rng(seed)
-    joints = np.cumsum(rng.normal(scale=0.05, size=(n, 6)), axis=0)
-    images = rng.integers(0, 256, (n, h, w, 3), dtype=np.uint8)
-    return joints, images
-
-
-class Harness:
-    """Drives a PolicyNode in lockstep: publish one observation set, wait until received, advance /clock."""
-
-    def __init__(self, ros, contract_path, prefix, policy_dir, **params):
-        from lerobot_ros.nodes.policy_node import PolicyNode
-
-        overrides = [
-            Parameter("use_sim_time", value=True),
-            Parameter("pretrained_path", value=str(policy_dir)),
-            Parameter("contract", value=str(contract_path)),
-            Parameter("device", value="cpu"),
-            Parameter("seed", value=0),
-        ] + [Parameter(k, value=v) for k, v in params.items()]
-        self.node = ros.add_node(PolicyNode(context=ros.context, parameter_overrides=overrides))
-        self.probe = ros.create_node(f"probe_{prefix}")
-        self.clock = self.probe.create_publisher(Clock, "/clock", 10)
-        self.state = self.probe.create_publisher(JointState, f"/{prefix}/follower/joint_states", RELIABLE_QOS)
-        self.image = self.probe.create_publisher(Image, f"/{prefix}/front/image_raw", RELIABLE_QOS)
-        topic = self.node.action_topic
-        msg_type = {"trajectory": JointTrajectory, "joint_state": JointState}.get(self.node.mode, Float64MultiArray)
-        self.actions = MessageCollector(self.probe, msg_type, topic, RELIABLE_QOS)
-        self.info = MessageCollector(self.probe, String, f"/{self.node.get_name()}/tick_info", RELIABLE_QOS)
-        self.plans = MessageCollector(
-            self.probe, JointTrajectory, f"/{self.node.get_name()}/predicted_chunk", RELIABLE_QOS
-        )
-        wait_until(
-            lambda: (
-                self.state.get_subscription_count()
-                and self.image.get_subscription_count()
-                and self.actions.subscription.get_publisher_count()
-            ),
-            10,
-            what="discovery",
-        )
-
-    def publish(self, t_ns, joints=None, image=None):
-        if joints is not None:
-            self.state.publish(numpy_to_joint_state(SO101_JOINTS, position=joints, stamp_ns=t_ns))
-        if image is not None:
-            self.image.publish(numpy_to_image(image, "rgb8", t_ns))
-        streams = (["observation.state"] if joints is not None else []) + (
-            ["observation.images.front"] if image is not None else []
-        )
-        wait_until(
-            lambda: all(self.node.resampler.latest_time(s) == t_ns for s in streams),
-            10,
-            what="observations at the node",
-        )
-
-    def tick(self, t_ns) -> dict:
-        before = len(self.info.items)
-        self.clock.publish(Clock(clock=ns_to_time(t_ns)))
-        wait_until(
-            lambda: self.node.loop.last_tick_ns is not None and self.node.loop.last_tick_ns >= t_ns,
-            10,
-            what=f"tick at {t_ns}",
-        )
-        self.info.wait_for(before + 1, timeout=120)  # reported after inference (a VLA's on a busy CPU)
-        return json.loads(self.info.messages[-1].data)
-
-    def call(self, service):
-        client = self.probe.create_client(Trigger, f"/{self.node.get_name()}/{service}")
-        assert client.wait_for_service(5.0)
-        future = client.call_async(Trigger.Request())
-        wait_until(future.done, 10, what=f"{service} reply")
-        return future.result()
 
 
 def direct_actions(contract_path, policy_dir, joints, images, seed=0):
@@ -223,7 +101,7 @@ def test_missing_folder_fails_at_startup(ros, tmp_path):
     from lerobot_ros.nodes.policy_node import PolicyNode
 
     path, _ = write_contract(tmp_path)
-    params = [Parameter("pretrained_path", value=str(tmp_path / "missing")), Parameter("contract", value=str(path))]
+    params = [Parameter("policy.path", value=str(tmp_path / "missing")), Parameter("contract", value=str(path))]
     with pytest.raises(NodeStartupError, match="does not exist"):
         PolicyNode(context=ros.context, parameter_overrides=params)
 
@@ -234,9 +112,9 @@ def test_mismatched_features_listed_at_startup(ros, tmp_path, policies):
 
     path, _ = write_contract(tmp_path, h=96, w=128)
     params = [
-        Parameter("pretrained_path", value=str(policies["act"])),
+        Parameter("policy.path", value=str(policies["act"])),
         Parameter("contract", value=str(path)),
-        Parameter("device", value="cpu"),
+        Parameter("policy.device", value="cpu"),
     ]
     with pytest.raises(NodeStartupError) as err:
         PolicyNode(context=ros.context, parameter_overrides=params)
@@ -253,7 +131,7 @@ def test_executable_prints_one_line_error(tmp_path, ros_env):
             str(Path(sys.executable).parent / "policy_node"),
             "--ros-args",
             "-p",
-            f"pretrained_path:={tmp_path / 'nope'}",
+            f"policy.path:={tmp_path / 'nope'}",
             "-p",
             f"contract:={path}",
         ],
@@ -436,7 +314,7 @@ def test_tick_on_observation_joint_state_output(ros, tmp_path, policies):
 def test_parameters_described_refused_and_max_delta_applied(ros, probe_runtime, tmp_path, policies):
     """From another context: a description for every parameter; a read-only one refused with the reason; a
     new max_delta clips the very next action; an integer is taken for a double (start-up and run time)."""
-    from lerobot_ros.nodes.policy_node import PolicyParams
+    from lerobot_ros.policy.config import PolicyNodeConfig as PolicyParams
 
     path, prefix = write_contract(tmp_path)
     joints, images = observations(3, seed=4)
@@ -444,10 +322,10 @@ def test_parameters_described_refused_and_max_delta_applied(ros, probe_runtime, 
     probe = ParamProbe(probe_runtime, f"/{h.node.get_name()}")
     described = assert_all_described(probe)
     assert set(names(PolicyParams)) <= set(described)
-    assert described["device"].read_only and not described["max_delta"].read_only
+    assert described["policy.device"].read_only and not described["max_delta"].read_only
     assert "unit: ms" in described["max_age_ms"].additional_constraints
-    refused = probe.set("device", "cuda")
-    assert not refused.successful and "read-only" in refused.reason and h.node.params.values.device == "cpu"
+    refused = probe.set("policy.device", "cuda")
+    assert not refused.successful and "read-only" in refused.reason and h.node.params.values.policy_device == "cpu"
     h.publish(T0, joints[0], images[0])
     assert h.tick(T0)["status"] == "ok"
     applied = probe.set("max_delta", [0.01])  # degrees (the action's LeRobot units) per tick

@@ -12,7 +12,8 @@ import threading
 
 import numpy as np
 import pytest
-from fixtures_policy import cached_policy_folder, random_frames
+
+from lerobot_ros.testing.policies import cached_policy_folder, random_frames
 
 pytest.importorskip("transformers")
 
@@ -191,12 +192,12 @@ def test_policy_node_runs_rtc_and_reports_it(ros, tmp_path, smolvla):
     ticks: /diagnostics (published) shows the mode and the measured delay; an ACT node refuses rtc at start-up."""
     from diagnostic_msgs.msg import DiagnosticArray
     from rclpy.parameter import Parameter
-    from test_policy_node import PERIOD, T0, Harness, observations, write_contract
 
     from lerobot_ros.nodes.policy_node import PolicyNode
     from lerobot_ros.ros.entry import NodeStartupError
     from lerobot_ros.ros.qos import RELIABLE_QOS
     from lerobot_ros.ros.runtime import MessageCollector, wait_until
+    from lerobot_ros.testing.policy_harness import PERIOD, T0, Harness, observations, write_contract
 
     path, prefix = write_contract(tmp_path)
     act = cached_policy_folder(tmp_path.parent / "policies_act", "act")
@@ -204,9 +205,9 @@ def test_policy_node_runs_rtc_and_reports_it(ros, tmp_path, smolvla):
         PolicyNode(
             context=ros.context,
             parameter_overrides=[
-                Parameter("pretrained_path", value=str(act)),
+                Parameter("policy.path", value=str(act)),
                 Parameter("contract", value=str(path)),
-                Parameter("device", value="cpu"),
+                Parameter("policy.device", value="cpu"),
                 Parameter("chunking", value="rtc"),
             ],
         )

@@ -21,11 +21,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fixtures_policy import cached_policy_folder, random_frames
-from test_policy_node import CONTRACT, PERIOD, T0
 
 from lerobot_ros.contract import load_contract
-from lerobot_ros.nodes.policy_node import PolicyParams
 from lerobot_ros.policy import (
     AsyncInferenceConfig,
     PolicyController,
@@ -36,8 +33,11 @@ from lerobot_ros.policy import (
 )
 from lerobot_ros.policy.backend import parse_server_address, public_address_warning
 from lerobot_ros.policy.build import build_tick_loop
+from lerobot_ros.policy.config import PolicyNodeConfig as PolicyParams
 from lerobot_ros.policy.server_backend import PolicyServerBackend, server_features
 from lerobot_ros.policy.tick_loop import ERROR, OK
+from lerobot_ros.testing.policies import cached_policy_folder, random_frames
+from lerobot_ros.testing.policy_harness import CONTRACT, PERIOD, T0
 
 STATE, FRONT = "observation.state", "observation.images.front"
 SERVER_TEST = pytest.mark.timeout(1800)  # the module's server starts in the first one's set-up; one restarts it
@@ -173,8 +173,8 @@ def test_the_server_backend_runs_async_only_and_without_rtc(folder):
 
 def test_unreachable_server_is_one_clear_line_at_startup(folder, contract):
     p = PolicyParams(
-        pretrained_path=str(folder),
-        device="cpu",
+        policy_path=str(folder),
+        policy_device="cpu",
         backend="lerobot_server",
         server=f"127.0.0.1:{free_port()}",
         server_timeout_s=0.5,
@@ -197,7 +197,7 @@ def test_executable_says_the_server_is_unreachable_in_one_line(tmp_path, folder,
             str(Path(sys.executable).parent / "policy_node"),
             "--ros-args",
             "-p",
-            f"pretrained_path:={folder}",
+            f"policy.path:={folder}",
             "-p",
             f"contract:={path}",
             "-p",
@@ -250,9 +250,8 @@ def test_chunks_match_in_process_inference(server, folder):
 def test_policy_node_on_the_server_publishes_the_in_process_actions(ros, tmp_path, server, folder):
     """Same observations over topics, lockstep on sim time, async inference: the node on the server and the node
     with the policy in process publish the same actions (radians, to ATOL)."""
-    from test_policy_node import Harness, observations, write_contract
-
     from lerobot_ros.codecs import float64_multi_array_to_numpy
+    from lerobot_ros.testing.policy_harness import Harness, observations, write_contract
 
     joints, images = observations(12, seed=5)
     runs = {}
@@ -316,8 +315,8 @@ def test_server_restart_mid_run_holds_then_resumes(server, folder, contract):
     """Kill the server while the node runs: queued actions run out, then the node holds the last command with the
     reason in /diagnostics (never a new action); restart it on the same port: chunks flow again by themselves."""
     p = PolicyParams(
-        pretrained_path=str(folder),
-        device="cpu",
+        policy_path=str(folder),
+        policy_device="cpu",
         backend="lerobot_server",
         server=server.address,
         server_timeout_s=5.0,

@@ -19,20 +19,20 @@ import numpy as np
 import pytest
 import yaml
 from diagnostic_msgs.msg import DiagnosticArray
-from param_probe import ParamProbe, assert_all_described
 from rosbags.rosbag2 import Reader, ReaderError
 from rosbags.typesys import Stores, get_typestore
 
 from lerobot_ros.bag import open_bag
-from lerobot_ros.nodes.episode_recorder_node import RecorderParams
+from lerobot_ros.configs import names
+from lerobot_ros.record.config import RecorderConfig
 from lerobot_ros.record.repair import repair_bag
-from lerobot_ros.ros.parameters import names
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
+from lerobot_ros.testing.param_probe import ParamProbe, assert_all_described
 from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
 
 pytestmark = [pytest.mark.slow, pytest.mark.ros]
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "recorder.py"
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "recorder.py"
 TS = get_typestore(Stores.ROS2_KILTED)
 
 
@@ -283,8 +283,8 @@ def test_keyboard_next_rerecord_stop_through_a_pty(ros_env, tmp_path):
         ns,
         "all_topics:=true",
         f"output_dir:={out}",  # like `ros2 bag record -a`
-        "episode_time_s:=0",
-        "num_episodes:=0",
+        "dataset.episode_time_s:=0",
+        "dataset.num_episodes:=0",
     )  # integers where doubles are declared: accepted
     pub = publisher(ros_env, tmp_path, ns, "--cams", "0", "--phase-s", "60")
     master, slave = pty.openpty()
@@ -393,15 +393,15 @@ features:
             "record",
             "--contract",
             str(contract),
-            "--out",
+            "--output_dir",
             str(out),
-            "--episode-time-s",
+            "--dataset.episode_time_s",
             "1.0",
-            "--reset-time-s",
+            "--dataset.reset_time_s",
             "0.3",
-            "--num-episodes",
+            "--dataset.num_episodes",
             "2",
-            "--convert-to",
+            "--dataset.root",
             str(dataset),
         ],
         ros_env,
@@ -466,22 +466,22 @@ def test_bad_settings_fail_in_one_line(ros_env, tmp_path):
             "-p",
             "topics:=[/a]",
             "-p",
-            "episode_time_s:=soon",
+            "dataset.episode_time_s:=soon",
         ],
         env=ros_env,
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert proc.returncode == 1 and "parameter 'episode_time_s' must be a number, got 'soon'" in proc.stderr
+    assert proc.returncode == 1 and "parameter 'dataset.episode_time_s' must be a number, got 'soon'" in proc.stderr
     proc = subprocess.run(
-        [sys.executable, "-m", "lerobot_ros.cli.main", "record", "--out", str(tmp_path)],
+        [sys.executable, "-m", "lerobot_ros.cli.main", "record", "--output_dir", str(tmp_path)],
         env=ros_env,
         capture_output=True,
         text=True,
         timeout=60,
     )
-    assert proc.returncode == 2 and "give --contract, --topics or --all-topics" in proc.stderr
+    assert proc.returncode == 2 and "give --contract, --topics or --all_topics" in proc.stderr
 
 
 def test_parameters_described_refused_and_applied_from_outside(ros, ros_env, tmp_path):
@@ -489,16 +489,16 @@ def test_parameters_described_refused_and_applied_from_outside(ros, ros_env, tmp
     reason; reconfigurable ones act (the outcome default and the task of the next stop / episode)."""
     ns = "/recparams"
     out = tmp_path / "out"
-    rec = recorder(ros_env, tmp_path, ns, f"topics:=[{ns}/nothing]", f"output_dir:={out}", "num_episodes:=3")
+    rec = recorder(ros_env, tmp_path, ns, f"topics:=[{ns}/nothing]", f"output_dir:={out}", "dataset.num_episodes:=3")
     try:
         probe = ParamProbe(ros, f"{ns}/episode_recorder", timeout=120)  # the recorder is another process
         described = assert_all_described(probe)
-        assert set(names(RecorderParams)) <= set(described)
+        assert set(names(RecorderConfig)) <= set(described)
         assert described["output_dir"].read_only and not described["default_outcome"].read_only
         assert "unit: s" in described["drain_s"].additional_constraints
         refused = probe.set("output_dir", str(tmp_path / "elsewhere"))
         assert not refused.successful and "read-only" in refused.reason
-        switched = probe.set("episode_time_s", 5)  # an integer for a double; but manual -> automatic is refused
+        switched = probe.set("dataset.episode_time_s", 5)  # an integer for a double; but manual -> automatic is refused
         assert not switched.successful and "cannot switch between manual (0) and automatic" in switched.reason
         for name, value in (("default_outcome", "failure"), ("task", "stack"), ("progress_period_s", 2)):
             result = probe.set(name, value)

@@ -12,9 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2 import Reader, ReaderError
-from rosbags.typesys import Stores, get_typestore
 
 from lerobot_ros.record.episode_bag_writer import BagWriteError, EpisodeBagWriter, WriterSettings, read_custom_data
 from lerobot_ros.record.episode_loop import (
@@ -32,48 +30,7 @@ from lerobot_ros.record.live_qa import Level, StreamQA, TopicQA, stream_report
 from lerobot_ros.record.msgdefs import MessageDefinitions, UnknownMessageType
 from lerobot_ros.record.repair import RepairError, repair_bag
 from lerobot_ros.record.session import EpisodeError, EpisodeSession, TopicSpec, next_free_index
-
-TS = get_typestore(Stores.ROS2_KILTED)
-JS = "sensor_msgs/msg/JointState"
-IMG = "sensor_msgs/msg/Image"
-SENSOR = Qos(
-    QosHistory.KEEP_LAST,
-    5,
-    QosReliability.BEST_EFFORT,
-    QosDurability.VOLATILE,
-    QosTime(0, 0),
-    QosTime(0, 0),
-    QosLiveliness.AUTOMATIC,
-    QosTime(0, 0),
-    False,
-)
-
-
-def joint_state(i: int) -> bytes:
-    T = TS.types
-    msg = T[JS](
-        header=T["std_msgs/msg/Header"](stamp=T["builtin_interfaces/msg/Time"](sec=i, nanosec=7), frame_id="base"),
-        name=["a", "b"],
-        position=np.array([i, -i], dtype=np.float64),
-        velocity=np.array([], dtype=np.float64),
-        effort=np.array([], dtype=np.float64),
-    )
-    return bytes(TS.serialize_cdr(msg, JS))
-
-
-def image(i: int, h: int = 48, w: int = 64) -> bytes:
-    T = TS.types
-    data = np.full(h * w * 3, i % 256, dtype=np.uint8)
-    msg = T[IMG](
-        header=T["std_msgs/msg/Header"](stamp=T["builtin_interfaces/msg/Time"](sec=i, nanosec=0), frame_id="cam"),
-        height=h,
-        width=w,
-        encoding="rgb8",
-        is_bigendian=0,
-        step=w * 3,
-        data=data,
-    )
-    return bytes(TS.serialize_cdr(msg, IMG))
+from lerobot_ros.testing.raw_messages import IMG, JS, SENSOR, TS, image, joint_state
 
 
 def read_bag(path: Path) -> tuple[dict[str, int], dict, list]:
@@ -86,11 +43,19 @@ def read_bag(path: Path) -> tuple[dict[str, int], dict, list]:
 
 # ---- writer ------------------------------------------------------------------------------------------
 def test_writer_settings_one_source_and_validation():
-    """The node's and `lerobot-ros record`'s defaults are the writer's own."""
+    """The node's and `lerobot-ros record`'s defaults are the writer's own: the node's config takes them from
+    the writer, and the verb passes on only the flags given (the node's defaults apply to the rest)."""
     from lerobot_ros.cli import record as cli_record
-    from lerobot_ros.nodes.episode_recorder_node import WRITER_DEFAULTS
+    from lerobot_ros.cli.main import build_parser
+    from lerobot_ros.record.config import WRITER_DEFAULTS, RecorderConfig
 
-    assert WRITER_DEFAULTS == cli_record.WRITER_DEFAULTS == WriterSettings("none", 0.5, 64 << 20)
+    assert WriterSettings("none", 0.5, 64 << 20) == WRITER_DEFAULTS
+    node = RecorderConfig()
+    assert WriterSettings(node.compression, node.flush_interval_s, int(node.min_free_mb * 2**20)) == WRITER_DEFAULTS
+    args = build_parser("record").parse_args(["record", "--contract", "so101"])
+    assert cli_record.ros_arguments(args) == ["--ros-args", "-p", "contract:=so101"]
+    args = build_parser("record").parse_args(["record", "--contract", "so101", "--compression", "zstd"])
+    assert cli_record.ros_arguments(args) == ["--ros-args", "-p", "contract:=so101", "-p", "compression:=zstd"]
     assert WriterSettings(compression=None).compression == "none"
     with pytest.raises(ValueError, match="compression must be 'none' or 'zstd', not 'lz4'"):
         WriterSettings(compression="lz4")
@@ -281,8 +246,7 @@ def test_closed_chunks_reach_the_disk_while_recording(tmp_path):
 
 DISK_FULL_CHILD = textwrap.dedent("""
     import json, resource, signal, sys
-    sys.path.insert(0, {tests!r})
-    from test_record_writer import image, joint_state
+    from lerobot_ros.testing.raw_messages import image, joint_state
     from lerobot_ros.record.episode_bag_writer import EpisodeBagWriter, WriterSettings
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)           # a full file system: writes fail with an OSError
     resource.setrlimit(resource.RLIMIT_FSIZE, (3_000_000, 3_000_000))
@@ -305,7 +269,7 @@ DISK_FULL_CHILD = textwrap.dedent("""
 @pytest.mark.slow
 def test_disk_full_stops_the_episode_and_keeps_a_readable_bag(tmp_path):
     bag = tmp_path / "ep"
-    code = DISK_FULL_CHILD.format(tests=str(Path(__file__).parent), bag=str(bag))
+    code = DISK_FULL_CHILD.format(bag=str(bag))
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -374,7 +338,7 @@ def test_repair_cli_in_place(tmp_path):
     w.close()
     mcap = bag / "episode_000000.mcap"
     mcap.write_bytes(mcap.read_bytes()[:-200])  # lose the footer
-    assert main(["repair", str(bag), "--in-place"]) == 0
+    assert main(["repair", str(bag), "--in_place"]) == 0
     counts, meta, _ = read_bag(bag)
     assert counts == {"/joint_states": 30} and meta["custom_data"]["task"] == "t"
     assert meta["custom_data"]["outcome"] == "interrupted"

@@ -26,7 +26,7 @@ from lerobot_ros.hardware.virtual.arms import MOTOR_NAMES, VirtualArm
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
 
-CONFIG = Path(__file__).resolve().parents[1] / "config" / "hardware"
+CONFIG = Path(__file__).resolve().parents[2] / "config" / "hardware"
 
 pytestmark = [
     pytest.mark.slow,
@@ -47,14 +47,25 @@ def start_arm(kind, role, tmp_path):
 def robot_node(ros, arm, cal, **extra):
     from lerobot_ros.nodes.robot_node import RobotNode
 
-    params = dict(robot_type=arm.lerobot_type, port=arm.port, calibration_file=cal, rate_hz=50.0, **extra)
+    params = {
+        "robot.type": arm.lerobot_type,
+        "robot.port": arm.port,
+        "robot.calibration_file": cal,
+        "fps": 50.0,
+        **extra,
+    }
     return ros.add_node(RobotNode(context=ros.context, namespace="/follower", parameter_overrides=_params(**params)))
 
 
 def teleop_node(ros, arm, cal):
     from lerobot_ros.nodes.teleop_node import TeleopNode
 
-    params = dict(teleop_type=arm.lerobot_type, port=arm.port, calibration_file=cal, rate_hz=50.0)
+    params = {
+        "teleop.type": arm.lerobot_type,
+        "teleop.port": arm.port,
+        "teleop.calibration_file": cal,
+        "fps": 50.0,
+    }
     return ros.add_node(TeleopNode(context=ros.context, namespace="/leader", parameter_overrides=_params(**params)))
 
 
@@ -253,9 +264,9 @@ def test_missing_calibration_is_a_one_line_error(tmp_path, ros_env):
             "--params-file",
             str(CONFIG / "so101_follower.yaml"),
             "-p",
-            f"port:={tmp_path / 'nope'}",
+            f"robot.port:={tmp_path / 'nope'}",
             "-p",
-            f"calibration_file:={tmp_path / 'absent.json'}",
+            f"robot.calibration_file:={tmp_path / 'absent.json'}",
         ],
         env=ros_env,
         capture_output=True,
@@ -275,7 +286,7 @@ def test_unknown_robot_type_rejected(ros, tmp_path):
         NodeStartupError,
         match=r"robot_type 'ur5' is not supported: no LeRobot module lerobot\.robots\.ur5; use one of so100_follower",
     ):
-        RobotNode(context=ros.context, parameter_overrides=_params(robot_type="ur5", port="/dev/null"))
+        RobotNode(context=ros.context, parameter_overrides=_params(**{"robot.type": "ur5", "robot.port": "/dev/null"}))
 
 
 def test_watchdog_holds_the_present_position(ros, tmp_path):
@@ -310,11 +321,10 @@ def test_watchdog_holds_the_present_position(ros, tmp_path):
 def test_parameters_described_refused_and_applied_live(ros, tmp_path):
     """From another rclpy context, as `ros2 param` would: every parameter is described, the port is
     read-only, and the safety limits, watchdog and loop rate change the running node."""
-    from param_probe import ParamProbe, assert_all_described
-
-    from lerobot_ros.nodes.robot_node import RobotParams
-    from lerobot_ros.ros.parameters import names
+    from lerobot_ros.configs import names
+    from lerobot_ros.hardware.config import RobotNodeConfig as RobotParams
     from lerobot_ros.ros.runtime import RosRuntime
+    from lerobot_ros.testing.param_probe import ParamProbe, assert_all_described
 
     follower, cal = start_arm("so101", "follower", tmp_path)
     node = None
@@ -324,16 +334,16 @@ def test_parameters_described_refused_and_applied_live(ros, tmp_path):
             probe = ParamProbe(other, "/follower/robot_node")
             described = assert_all_described(probe)
             assert set(names(RobotParams)) <= set(described)
-            assert described["port"].read_only and not described["max_relative_target"].read_only
-            refused = probe.set("port", "/dev/ttyUSB9")
-            assert not refused.successful and "read-only" in refused.reason and probe.get("port") == follower.port
+            assert described["robot.port"].read_only and not described["robot.max_relative_target"].read_only
+            refused = probe.set("robot.port", "/dev/ttyUSB9")
+            assert not refused.successful and "read-only" in refused.reason and probe.get("robot.port") == follower.port
 
-            assert probe.set("rate_hz", 40).successful and node.arm.loop.period_s == pytest.approx(1 / 40)
+            assert probe.set("fps", 40).successful and node.arm.loop.period_s == pytest.approx(1 / 40)
             assert probe.set("watchdog_s", 0.4).successful and node.arm.buffer.watchdog_ns == 400_000_000
             assert not probe.set("watchdog_s", 0.0).successful and node.arm.buffer.watchdog_ns == 400_000_000
 
             # max_relative_target (LeRobot degrees) caps every goal the arm gets from now on
-            assert probe.set("max_relative_target", 2.0).successful
+            assert probe.set("robot.max_relative_target", 2.0).successful
             assert node.arm.driver.device.config.max_relative_target == 2.0
             pan = follower.servo("shoulder_pan")
             tick_deg = 360 / 4096
@@ -349,18 +359,17 @@ def test_parameters_described_refused_and_applied_live(ros, tmp_path):
                 time.sleep(0.02)
             assert pan.present_position() != start  # it moves ...
             assert max(gaps) <= 2.0 + 2 * tick_deg  # ... never more than 2 degrees ahead of where it is
-            assert probe.set("max_relative_target", 0.0).successful
+            assert probe.set("robot.max_relative_target", 0.0).successful
             assert node.arm.driver.device.config.max_relative_target is None  # 0 = off
     finally:
         close_all(node, follower)
 
 
 def test_teleop_parameters_described_and_rate_applied_live(ros, tmp_path):
-    from param_probe import ParamProbe, assert_all_described
-
-    from lerobot_ros.nodes.teleop_node import TeleopParams
-    from lerobot_ros.ros.parameters import names
+    from lerobot_ros.configs import names
+    from lerobot_ros.hardware.config import TeleopNodeConfig as TeleopParams
     from lerobot_ros.ros.runtime import RosRuntime
+    from lerobot_ros.testing.param_probe import ParamProbe, assert_all_described
 
     leader, cal = start_arm("so101", "leader", tmp_path)
     tnode = None
@@ -372,6 +381,6 @@ def test_teleop_parameters_described_and_rate_applied_live(ros, tmp_path):
             assert set(names(TeleopParams)) <= set(described)
             refused = probe.set("commands_topic", "/other/commands")
             assert not refused.successful and "read-only" in refused.reason
-            assert probe.set("rate_hz", 20).successful and tnode.tick_timer.timer_period_ns == 50_000_000
+            assert probe.set("fps", 20).successful and tnode.tick_timer.timer_period_ns == 50_000_000
     finally:
         close_all(tnode, leader)

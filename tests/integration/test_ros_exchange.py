@@ -95,7 +95,7 @@ def test_episode_status_and_reset_service_round_trip(ros):
 
 def test_smoke_cli_reports_the_exchange(ros_env):
     out = subprocess.run(
-        [sys.executable, "-m", "lerobot_ros.cli.main", "smoke", "--count", "5", "--timeout", "60"],
+        [sys.executable, "-m", "lerobot_ros.cli.main", "smoke", "--count", "5", "--timeout_s", "60"],
         env=ros_env,
         capture_output=True,
         text=True,

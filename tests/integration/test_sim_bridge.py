@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 from rclpy.parameter import Parameter
 from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import CameraInfo, Image, JointState
-from std_msgs.msg import Float64MultiArray, String
-from trajectory_msgs.msg import JointTrajectory
+from sensor_msgs.msg import CameraInfo, Image
+from std_msgs.msg import String
 
 from lerobot_ros.codecs import (
     chunk_to_joint_trajectory,
@@ -23,11 +22,10 @@ from lerobot_ros.codecs import (
 )
 from lerobot_ros.nodes.scripted_expert_node import ScriptedExpertNode
 from lerobot_ros.nodes.sim_bridge_node import SimBridgeNode
-from lerobot_ros.ros.qos import EPISODE_STATUS_QOS, LATCHED_QOS, RELIABLE_QOS
+from lerobot_ros.ros.qos import LATCHED_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
 from lerobot_ros.sim.so101_twin import JOINT_NAMES
-from lerobot_ros_msgs.msg import EpisodeStatus
-from lerobot_ros_msgs.srv import ResetEpisode
+from lerobot_ros.testing.sim_client import Client
 
 VENV_BIN = os.path.dirname(sys.executable)
 
@@ -43,7 +41,14 @@ def params(**values) -> list[Parameter]:
 
 
 def twin_params(**extra):
-    base = dict(env="so101", render_width=32, render_height=24, antialias=False, cameras=[], publish_clock=False)
+    base = {
+        "env.type": "so101",
+        "env.observation_width": 32,
+        "env.observation_height": 24,
+        "antialias": False,
+        "cameras": [],
+        "publish_clock": False,
+    }
     base.update(extra)
     return params(**base)
 
@@ -61,45 +66,6 @@ def start_bridge(ros, bridges, namespace, overrides) -> SimBridgeNode:
     bridges.append(node)
     ros.add_node(node)
     return node
-
-
-class Client:
-    """A lockstep client: sends one action and waits for the episode_status of the step it caused."""
-
-    def __init__(self, ros, ns: str):
-        self.node = ros.create_node(f"client_{ns.strip('/') or 'root'}")
-        # transient local, like the bridge: a client matched after a status was published still gets it
-        self.status = MessageCollector(self.node, EpisodeStatus, f"{ns}/episode_status", EPISODE_STATUS_QOS)
-        self.joints = MessageCollector(self.node, JointState, f"{ns}/joint_states", 10)
-        self.env_state = MessageCollector(self.node, Float64MultiArray, f"{ns}/environment_state", 10)
-        self.commands = self.node.create_publisher(Float64MultiArray, f"{ns}/commands", RELIABLE_QOS)
-        self.trajectory = self.node.create_publisher(JointTrajectory, f"{ns}/joint_trajectory", RELIABLE_QOS)
-        self.reset_client = self.node.create_client(ResetEpisode, f"{ns}/reset_episode")
-
-    def last_status(self) -> EpisodeStatus | None:
-        msgs = self.status.messages
-        return msgs[-1] if msgs else None
-
-    def wait_status(self, pred, timeout=60.0, what="episode status") -> EpisodeStatus:
-        wait_until(lambda: any(pred(m) for m in self.status.messages), timeout, what=what)
-        return next(m for m in reversed(self.status.messages) if pred(m))
-
-    def wait_subscribed(self, timeout=20.0):
-        wait_until(lambda: self.commands.get_subscription_count() > 0, timeout, what="bridge subscribed to commands")
-
-    def step(self, action) -> EpisodeStatus:
-        last = self.last_status()
-        want = (last.episode_index, last.step + 1)
-        self.commands.publish(numpy_to_float64_multi_array(np.asarray(action, dtype=float)))
-        return self.wait_status(lambda m: (m.episode_index, m.step) == want, what=f"step {want}")
-
-    def reset(self, seed: int, timeout=120.0):
-        assert self.reset_client.wait_for_service(timeout_sec=20.0)
-        future = self.reset_client.call_async(ResetEpisode.Request(seed=seed))
-        wait_until(future.done, timeout, what="reset_episode response")
-        response = future.result()
-        self.wait_status(lambda m: m.episode_index == response.episode_index and m.step == 0)
-        return response
 
 
 @pytest.mark.slow
@@ -225,16 +191,20 @@ def test_metaworld_expert_reaches_success_through_ros_and_episodes_replay(ros, b
         bridges,
         "/mw",
         params(
-            env="metaworld",
-            task="push-v3",
-            render_width=64,
-            render_height=48,
+            **{
+                "env.type": "metaworld",
+                "env.task": "push-v3",
+                "env.observation_width": 64,
+                "env.observation_height": 48,
+            },
             antialias=False,
             reset_on_start=False,
             publish_clock=False,
         ),
     )
-    expert = ScriptedExpertNode(context=ros.context, namespace="/mw", parameter_overrides=params(task="push-v3"))
+    expert = ScriptedExpertNode(
+        context=ros.context, namespace="/mw", parameter_overrides=params(**{"env.task": "push-v3"})
+    )
     ros.add_node(expert)
     client = Client(ros, "/mw")
     images = MessageCollector(client.node, Image, "/mw/corner2/image_raw", 10)
@@ -280,13 +250,13 @@ def run_bridge(ros_env, namespace, *args):
 def test_several_bridges_in_their_own_processes_and_namespaces(ros, ros_env):
     common = [
         "-p",
-        "env:=so101",
+        "env.type:=so101",
         "-p",
         "cameras:=['front']",
         "-p",
-        "render_width:=16",
+        "env.observation_width:=16",
         "-p",
-        "render_height:=16",
+        "env.observation_height:=16",
         "-p",
         "antialias:=false",
         "-p",
@@ -320,7 +290,14 @@ def test_several_bridges_in_their_own_processes_and_namespaces(ros, ros_env):
 
 def test_unknown_task_fails_at_startup_with_a_hint(ros_env):
     proc = subprocess.run(
-        [os.path.join(VENV_BIN, "sim_bridge_node"), "--ros-args", "-p", "env:=metaworld", "-p", "task:=push-v9"],
+        [
+            os.path.join(VENV_BIN, "sim_bridge_node"),
+            "--ros-args",
+            "-p",
+            "env.type:=metaworld",
+            "-p",
+            "env.task:=push-v9",
+        ],
         env=ros_env,
         capture_output=True,
         text=True,
@@ -347,25 +324,24 @@ def test_so101_scripted_pick_runs_as_a_node_on_the_twin(ros, bridges):
 def test_integer_fps_starts_the_bridge_and_parameters_are_described(ros, ros_env):
     """`-p fps:=30` (an integer for a double) used to end in InvalidParameterTypeException; from another
     process every parameter is described and a read-only one is refused with a reason."""
-    from param_probe import ParamProbe, assert_all_described
-
-    from lerobot_ros.nodes.sim_bridge_node import SimBridgeParams
-    from lerobot_ros.ros.parameters import names
+    from lerobot_ros.configs import names
+    from lerobot_ros.sim.config import BridgeConfig as SimBridgeParams
+    from lerobot_ros.testing.param_probe import ParamProbe, assert_all_described
 
     client = Client(ros, "/fps_int")
     proc = run_bridge(
         ros_env,
         "/fps_int",
         "-p",
-        "env:=so101",
+        "env.type:=so101",
         "-p",
         "fps:=30",
         "-p",
         "cameras:=[none]",
         "-p",
-        "render_width:=16",
+        "env.observation_width:=16",
         "-p",
-        "render_height:=16",
+        "env.observation_height:=16",
         "-p",
         "publish_clock:=false",
     )
@@ -375,10 +351,10 @@ def test_integer_fps_starts_the_bridge_and_parameters_are_described(ros, ros_env
         assert probe.get("fps") == 30.0
         described = assert_all_described(probe)
         assert set(names(SimBridgeParams)) <= set(described)
-        assert "one of: metaworld, so101, libero" in described["env"].additional_constraints
-        refused = probe.set("env", "metaworld")
+        assert "one of: metaworld, so101, libero" in described["env.type"].additional_constraints
+        refused = probe.set("env.type", "metaworld")
         assert not refused.successful and "read-only" in refused.reason
-        assert probe.get("env") == "so101"
+        assert probe.get("env.type") == "so101"
     finally:
         proc.terminate()
         out, _ = proc.communicate(timeout=30)

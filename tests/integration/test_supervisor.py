@@ -12,10 +12,10 @@ import textwrap
 import time
 
 import pytest
-from process_groups import group_gone, pid_alive
 
 from lerobot_ros.processes.supervisor import INTERRUPTED, KILLED, RUNNING, ChildProcess
 from lerobot_ros.ros.runtime import wait_until
+from lerobot_ros.testing.process_groups import group_gone, pid_alive
 
 #: a child that notes the stop signals it gets (name and CLOCK_MONOTONIC time) in a file. mode "stubborn"
 #: ignores them, "polite" exits 0 on the first, "exit" returns at once; "grandchild" also starts a `sleep 60`.

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import lerobot_ros
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _xml_version(path: Path) -> str:

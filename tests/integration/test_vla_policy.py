@@ -1,4 +1,4 @@
-"""A tiny SmolVLA (tests/fixtures_vla.py, random weights, local tokenizer) in policy_node: the task sentence from the
+"""A tiny SmolVLA (lerobot_ros.testing.vla, random weights, local tokenizer) in policy_node: the task sentence from the
 parameter, the contract or the task topic reaches its tokenizer step; a new task conditions the next chunk; the bad
 inputs of a VLA (no task, a task over the tokenizer's limit, an extra not installed, another image size, a
 policy that raises) each give one clear outcome."""
@@ -11,18 +11,18 @@ import numpy as np
 import pytest
 import torch
 from diagnostic_msgs.msg import DiagnosticArray
-from fixtures_policy import SO101_JOINTS, cached_policy_folder, random_frames
 from std_msgs.msg import String
-from test_policy_node import PERIOD, T0, Harness, observations, write_contract
 
 from lerobot_ros.codecs import float64_multi_array_to_numpy, numpy_to_image
 from lerobot_ros.contract import load_contract
-from lerobot_ros.nodes.policy_node import PolicyParams
 from lerobot_ros.policy import PolicyLoadError, load_policy
 from lerobot_ros.policy.build import build_tick_loop, load_checked
+from lerobot_ros.policy.config import PolicyNodeConfig as PolicyParams
 from lerobot_ros.policy.language import TASK_SOURCES
 from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
+from lerobot_ros.testing.policies import SO101_JOINTS, cached_policy_folder, random_frames
+from lerobot_ros.testing.policy_harness import PERIOD, T0, Harness, observations, write_contract
 
 pytest.importorskip("transformers")
 
@@ -67,7 +67,7 @@ class TokenizerSpy:
 def test_a_vla_with_no_task_is_one_startup_error(tmp_path, smolvla):
     path, _ = contract_with(tmp_path, "")
     with pytest.raises(ValueError) as err:
-        load_checked(PolicyParams(pretrained_path=str(smolvla), contract=str(path), device="cpu"))
+        load_checked(PolicyParams(policy_path=str(smolvla), contract=str(path), policy_device="cpu"))
     text = str(err.value)
     assert "\n" not in text and text.startswith(
         "this smolvla policy is conditioned on a task sentence and none is given"
@@ -76,17 +76,17 @@ def test_a_vla_with_no_task_is_one_startup_error(tmp_path, smolvla):
         assert way in text, way
     assert all(source in text for source in TASK_SOURCES)
     # the same contract with any one of the three is accepted
-    load_checked(PolicyParams(pretrained_path=str(smolvla), contract=str(path), device="cpu", task=PUSH))
+    load_checked(PolicyParams(policy_path=str(smolvla), contract=str(path), policy_device="cpu", task=PUSH))
     for line in (f'task: {{{{default: "{PUSH}"}}}}\n', "task: {{topic: /{p}/task}}\n"):
         other, _ = contract_with(tmp_path, line)
-        load_checked(PolicyParams(pretrained_path=str(smolvla), contract=str(other), device="cpu"))
+        load_checked(PolicyParams(policy_path=str(smolvla), contract=str(other), policy_device="cpu"))
 
 
 def test_an_act_policy_needs_no_task(tmp_path):
     act = cached_policy_folder(tmp_path / "policies", "act")
     path, _ = contract_with(tmp_path, "")
-    contract, loaded = load_checked(PolicyParams(pretrained_path=str(act), contract=str(path), device="cpu"))
-    loop = build_tick_loop(loaded, contract, PolicyParams(pretrained_path=str(act), device="cpu"), "commands")
+    contract, loaded = load_checked(PolicyParams(policy_path=str(act), contract=str(path), policy_device="cpu"))
+    loop = build_tick_loop(loaded, contract, PolicyParams(policy_path=str(act), policy_device="cpu"), "commands")
     assert not loop.needs_task and loop.task_source == "none"
 
 
@@ -175,11 +175,11 @@ def direct(contract_path, policy_dir, joints, images, tasks, seed=0):
 
 def test_parameter_and_contract_default_are_task_sources(tmp_path, smolvla):
     path, _ = contract_with(tmp_path, f'task: {{{{default: "{PUSH}"}}}}\n')
-    contract, loaded = load_checked(PolicyParams(pretrained_path=str(smolvla), contract=str(path), device="cpu"))
-    p = PolicyParams(pretrained_path=str(smolvla), device="cpu", task=DRAWER)
+    contract, loaded = load_checked(PolicyParams(policy_path=str(smolvla), contract=str(path), policy_device="cpu"))
+    p = PolicyParams(policy_path=str(smolvla), policy_device="cpu", task=DRAWER)
     loop = build_tick_loop(loaded, contract, p, "commands")
     assert (loop.task, loop.task_source) == (DRAWER, "parameter")
-    loop.reconfigure(PolicyParams(pretrained_path=str(smolvla), device="cpu", task=""), {"task": ""})
+    loop.reconfigure(PolicyParams(policy_path=str(smolvla), policy_device="cpu", task=""), {"task": ""})
     assert (loop.task, loop.task_source) == (PUSH, "contract default")
     assert loop.diagnostic_values(0, 0.0)["task"] == PUSH
 
@@ -188,12 +188,12 @@ def test_parameter_and_contract_default_are_task_sources(tmp_path, smolvla):
 def test_a_task_over_the_tokenizer_limit_is_truncated_with_one_warning(tmp_path, smolvla, caplog):
     """LeRobot's TokenizerProcessorStep truncates at tokenizer_max_length (16 here); the node warns once per task."""
     path, _ = contract_with(tmp_path, "task: {{topic: /{p}/task}}\n")
-    contract, loaded = load_checked(PolicyParams(pretrained_path=str(smolvla), contract=str(path), device="cpu"))
+    contract, loaded = load_checked(PolicyParams(policy_path=str(smolvla), contract=str(path), policy_device="cpu"))
     warnings = []
     loop = build_tick_loop(
         loaded,
         contract,
-        PolicyParams(pretrained_path=str(smolvla), device="cpu", task=LONG),
+        PolicyParams(policy_path=str(smolvla), policy_device="cpu", task=LONG),
         "commands",
         on_warning=warnings.append,
     )
@@ -245,11 +245,11 @@ def test_a_policy_type_whose_extra_is_missing_is_one_line_with_the_install_comma
 def test_camera_images_of_another_size_are_resized_as_smolvla_does(tmp_path, smolvla):
     """SmolVLA pads and resizes every image to its VLM's size inside the model: a 96x128 camera is accepted for a
     policy trained at 48x64 and acts as LeRobot's predict_action does on the same frames; ACT is refused with both
-    shapes named (tests/test_policy_node.py), and a camera off the contract's shape is rejected naming both."""
+    shapes named (tests/integration/test_policy_node.py), and a camera off the contract's shape is rejected naming both."""
     path, _ = contract_with(tmp_path, f'task: {{{{default: "{PUSH}"}}}}\n', h=96, w=128)
-    contract, loaded = load_checked(PolicyParams(pretrained_path=str(smolvla), contract=str(path), device="cpu"))
+    contract, loaded = load_checked(PolicyParams(policy_path=str(smolvla), contract=str(path), policy_device="cpu"))
     loop = build_tick_loop(
-        loaded, contract, PolicyParams(pretrained_path=str(smolvla), device="cpu", seed=0), "commands"
+        loaded, contract, PolicyParams(policy_path=str(smolvla), policy_device="cpu", seed=0), "commands"
     )
     loop.controller.runner.reset()
     frame = random_frames(1, cameras={"front": (96, 128)})[0]

@@ -96,7 +96,7 @@ def test_a_killed_bag_with_service_events_is_recovered_whole(tmp_path):
     from pathlib import Path
 
     source = next(
-        (Path(__file__).parent / "data" / "rosbag2" / "mcap" / "bag_with_topics_and_service_events").glob("*.mcap")
+        (Path(__file__).parents[1] / "data" / "rosbag2" / "mcap" / "bag_with_topics_and_service_events").glob("*.mcap")
     )
     data = source.read_bytes()
     cut = tmp_path / "killed.mcap"
@@ -150,7 +150,7 @@ def test_a_topic_whose_definition_cannot_be_parsed_is_left_out_of_the_recovery(t
     assert positions == [0.0, 1.0, 2.0, 3.0, 4.0]
     from lerobot_ros.cli.main import main
 
-    assert main(["repair", str(killed), "--out", str(tmp_path / "by_cli")]) == 0
+    assert main(["repair", str(killed), "--output_dir", str(tmp_path / "by_cli")]) == 0
     assert (
         capsys.readouterr()
         .out.strip()

@@ -13,7 +13,7 @@ import yaml
 from lerobot_ros.bag import BagError, BagMessage, find_bags, open_bag, write_bag
 from lerobot_ros.codecs import numpy_to_joint_state
 
-DATA = Path(__file__).parent / "data" / "rosbag2"
+DATA = Path(__file__).parents[1] / "data" / "rosbag2"
 MS = 1_000_000
 
 

@@ -73,7 +73,9 @@ def test_replace_by_public_name_is_validated():
 
 
 def test_flags_are_the_public_names_with_lerobot_style_values():
-    args = parse(["--policy.path", "/p", "--eval.n_episodes=4", "--videos=false", "--task_ids=[0,3]", "--cameras", "a,b"])
+    args = parse(
+        ["--policy.path", "/p", "--eval.n_episodes=4", "--videos=false", "--task_ids=[0,3]", "--cameras", "a,b"]
+    )
     assert given(args, Demo) == {
         "policy.path": "/p",
         "eval.n_episodes": 4,

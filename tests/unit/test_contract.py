@@ -299,7 +299,7 @@ def test_load_errors_name_file_and_alternatives(tmp_path):
 
 
 def test_readme_documents_every_key():
-    readme = (pathlib.Path(__file__).resolve().parents[1] / "config" / "contracts" / "README.md").read_text()
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "config" / "contracts" / "README.md").read_text()
     from lerobot_ros.contract.loader import FEATURE_KEYS, TOP_KEYS
 
     for key in FEATURE_KEYS | TOP_KEYS:
@@ -337,7 +337,7 @@ def test_load_errors_say_the_key_path_once(tmp_path):
 
 
 def test_readme_says_which_top_level_keys_are_required():
-    readme = (pathlib.Path(__file__).resolve().parents[1] / "config" / "contracts" / "README.md").read_text()
+    readme = (pathlib.Path(__file__).resolve().parents[2] / "config" / "contracts" / "README.md").read_text()
     rows = {line.split("|")[1].strip(" `"): line for line in readme.splitlines() if line.startswith("| `")}
     for key in ("robot_type", "fps", "features"):
         data = _contract()

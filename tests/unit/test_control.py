@@ -1,7 +1,7 @@
 """The follower control step and the steady loop, without ROS or a bus.
 
 FollowerControl is driven through a recording stand-in for ArmDriver (its three members the step uses):
-the real driver on emulated servos is what tests/test_robot_node.py runs; here the decisions are checked
+the real driver on emulated servos is what tests/integration/test_robot_node.py runs; here the decisions are checked
 tick by tick, which a bus cannot make deterministic."""
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ class Calls:
         self.now = 1_000_000_000
 
     def arm(self, port: str, **settings) -> FollowerArm:
-        options = dict(rate_hz=50.0, watchdog_s=5.0, diagnostics_period_s=0.2)
+        options = dict(fps=50.0, watchdog_s=5.0, diagnostics_period_s=0.2)
         options.update(settings)
         factory = lambda: MotorBusDevice("feetech", port, NAMES, [1, 2], ["sts3215", "sts3215"])  # noqa: E731
         return FollowerArm(
@@ -130,16 +130,16 @@ def test_torque_and_live_settings(bus, calls):
     assert arm.set_torque(True) == (True, "torque enabled")
     arm.apply(
         {
-            "rate_hz": 20.0,
+            "fps": 20.0,
             "watchdog_s": 0.4,
             "diagnostics_period_s": 2.0,
             "torque_off_on_shutdown": True,
-            "max_relative_target": 3.0,
+            "robot.max_relative_target": 3.0,
         }
     )  # a MotorBusDevice has no LeRobot config: nothing to cap there
     assert arm.loop.period_s == pytest.approx(0.05) and arm.buffer.watchdog_ns == 400_000_000
     assert arm.diagnostics_period_s == 2.0 and arm.driver.torque_off_on_close
-    with pytest.raises(ValueError, match=r"not changeable while running: \['port'\]"):
-        arm.apply({"port": "/dev/ttyUSB0"})
+    with pytest.raises(ValueError, match=r"not changeable while running: \['robot.port'\]"):
+        arm.apply({"robot.port": "/dev/ttyUSB0"})
     arm.close()
     assert servos[0].register("Torque_Enable") == 0  # the live change to torque-off-on-close took effect

@@ -1,12 +1,12 @@
 """No import cycle between the package's modules: a module may not, through any chain of imports (at module
-level or inside a function), import itself. Subpackage order is tests/test_layers.py's; this is per module."""
+level or inside a function), import itself. Subpackage order is tests/unit/test_layers.py's; this is per module."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "lerobot_ros" / "lerobot_ros"
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "lerobot_ros" / "lerobot_ros"
 
 
 def module_name(path: Path) -> str:

@@ -445,7 +445,7 @@ def test_errors_inside_an_included_file_point_at_that_file(write):
 
 
 def test_smoke_launch_file_parses_with_defaults():
-    share = os.path.join(os.path.dirname(__file__), "..", "launch", "smoke.launch.yaml")
+    share = os.path.join(os.path.dirname(__file__), "..", "..", "launch", "smoke.launch.yaml")
     plan = plan_of(share)
     assert [(p.label, p.namespace) for p in plan.processes] == [("talker", "/smoke"), ("listener", "/smoke")]
     assert params_of(plan.processes[0])[0]["/smoke/talker"]["ros__parameters"]["height"] == 48
@@ -474,7 +474,7 @@ def test_append_env_and_log_level(write):
 
 def test_a_missing_package_ends_the_launch_as_in_ros2_launch_and_duplicates_are_warned(write):
     """ros2 launch stops everything on a node whose package is missing, so the runner does too (it used to
-    skip viewer packages, which hid a launch that real ros2 launch aborts); --check lists them all (tests/test_launch_check.py)."""
+    skip viewer packages, which hid a launch that real ros2 launch aborts); --check lists them all (tests/e2e/test_launch_check.py)."""
     from lerobot_ros.launch_runner import ament
 
     if ament.package_prefix("rviz2") is not None:

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "lerobot_ros" / "lerobot_ros"
 LAYERS_PAGE = ROOT / "docs" / "explanation" / "architecture.md"
-MARKER = "<!-- layers: read by tests/test_layers.py -->"
+MARKER = "<!-- layers: read by tests/unit/test_layers.py -->"
 ROW = re.compile(r"^(\d+)\s+([a-z_]+(?:,\s*[a-z_]+)*)\s{2,}\S")
 
 

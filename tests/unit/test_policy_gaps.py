@@ -1,14 +1,15 @@
 """A gap in the observations (link down, camera lost, a host restarting), in the policy's tick loop without ROS:
 gated ticks say why (WARN on /diagnostics), the actions queued before the gap are thrown away (inline: the
 policy's own queue; async: the chunk queue and any inference in flight), so the first action after the gap
-comes from a chunk predicted on a frame from after it. Real small random ACT (tests/fixtures_policy)."""
+comes from a chunk predicted on a frame from after it. Real small random ACT (lerobot_ros.testing.policies)."""
 
 from __future__ import annotations
 
 import numpy as np
-from test_policy_tick_loop import FRONT, PERIOD, STATE, T0, Emitted, make_loop, observe, setup  # noqa: F401
 
 from lerobot_ros.policy.tick_loop import OK, WARN
+from lerobot_ros.testing.policy_harness import PERIOD, T0
+from lerobot_ros.testing.tick_loop_harness import FRONT, STATE, Emitted, make_loop, observe
 
 
 def _gap(loop, emit, start_tick: int, ticks: int) -> int:

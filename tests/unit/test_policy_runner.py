@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
-from fixtures_policy import cached_policy_folder, random_frames
 
 from lerobot_ros.policy import AsyncInference, AsyncInferenceConfig, PolicyRunner, load_policy
+from lerobot_ros.testing.policies import cached_policy_folder, random_frames
 
 
 @pytest.fixture(scope="module", params=["act", "diffusion"])

@@ -8,59 +8,17 @@ import dataclasses
 
 import numpy as np
 import pytest
-from fixtures_policy import SO101_JOINTS, cached_policy_folder, random_frames
-from test_policy_node import CONTRACT, PERIOD, T0
 
 from lerobot_ros.codecs import time_to_ns
 from lerobot_ros.codecs.action import ActionEncoder
-from lerobot_ros.contract import load_contract
-from lerobot_ros.nodes.policy_node import PolicyParams
-from lerobot_ros.policy import load_policy
-from lerobot_ros.policy.build import build_tick_loop, check_fit
+from lerobot_ros.policy.build import check_fit
+from lerobot_ros.policy.config import PolicyNodeConfig as PolicyParams
 from lerobot_ros.policy.inputs import check_tick_on, max_ages_ns, parse_overrides
 from lerobot_ros.policy.output import action_topic, output_mode
 from lerobot_ros.policy.tick_loop import ERROR, OK, WARN, RateWindow
-
-STATE, FRONT = "observation.state", "observation.images.front"
-
-
-@pytest.fixture(scope="module")
-def setup(tmp_path_factory):
-    base = tmp_path_factory.mktemp("tick_loop")
-    path = base / "c.yaml"
-    path.write_text(CONTRACT.format(fps=10, p="tl", h=48, w=64))
-    contract = load_contract(str(path))
-    folder = cached_policy_folder(base / "policies", "act")
-    return contract, load_policy(str(folder), "cpu"), folder
-
-
-def make_loop(setup, mode: str = "commands", **params):
-    contract, loaded, folder = setup
-    loaded.policy.reset()
-    p = PolicyParams(pretrained_path=str(folder), device="cpu", seed=0, **params)
-    warnings = []
-    loop = build_tick_loop(loaded, contract, p, mode, on_time_jump=warnings.append)
-    return loop, p, warnings
-
-
-class Emitted:
-    """The loop's `emit`: what the node would publish, kept for the test."""
-
-    def __init__(self):
-        self.calls = []
-
-    def __call__(self, t_ns, result, ages, start, received_wall_ns):
-        self.calls.append((t_ns, result, ages, received_wall_ns))
-
-    @property
-    def statuses(self):
-        return [r.status for _, r, _, _ in self.calls]
-
-
-def observe(loop, t_ns, seed=0):
-    frame = random_frames(1, seed=seed)[0]
-    loop.observe(STATE, t_ns, frame[STATE])
-    loop.observe(FRONT, t_ns, frame[FRONT])
+from lerobot_ros.testing.policies import SO101_JOINTS
+from lerobot_ros.testing.policy_harness import PERIOD, T0
+from lerobot_ros.testing.tick_loop_harness import FRONT, STATE, Emitted, make_loop, observe
 
 
 def test_ticks_skip_a_standing_clock_and_follow_it_back(setup):

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 from rosbags.rosbag2 import Reader
-from test_record_writer import JS, SENSOR, joint_state
 
 from lerobot_ros.record.episode_loop import DONE, RECORDING, RESETTING, EpisodeControl
 from lerobot_ros.record.recorder import ERROR, OK, Recorder
 from lerobot_ros.record.session import EpisodeError, EpisodeSession, TopicSpec
 from lerobot_ros.record.streams import WantedTopic
+from lerobot_ros.testing.raw_messages import JS, SENSOR, joint_state
 
 
 class Lines:
@@ -185,7 +185,13 @@ def test_a_writer_error_closes_the_episode_and_ends_with_status_1(tmp_path):
 def test_reconfigure_applies_or_refuses(tmp_path):
     rec, *_ = make(tmp_path, episode_time_s=5.0, num_episodes=3)
     rec.reconfigure(
-        {"episode_time_s": 2, "num_episodes": 1, "task": "stack", "min_free_mb": 1.0, "progress_period_s": 0.2}
+        {
+            "dataset.episode_time_s": 2,
+            "dataset.num_episodes": 1,
+            "task": "stack",
+            "min_free_mb": 1.0,
+            "progress_period_s": 0.2,
+        }
     )
     c, s = rec.control, rec.session
     assert (c.episode_time_s, c.num_episodes, s.task, s.writer_settings.min_free_bytes, rec.progress_period_s) == (
@@ -199,7 +205,7 @@ def test_reconfigure_applies_or_refuses(tmp_path):
     rec.tick(2.0)  # the new episode length and count act at once: one 2 s episode, then done
     assert rec.exit_code == 0
     with pytest.raises(ValueError, match="cannot switch between manual"):
-        rec.reconfigure({"episode_time_s": 0.0})
+        rec.reconfigure({"dataset.episode_time_s": 0.0})
     with pytest.raises(ValueError, match="output_dir: not settable at run time"):
         rec.reconfigure({"output_dir": "/elsewhere"})
 

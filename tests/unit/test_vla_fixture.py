@@ -1,4 +1,4 @@
-"""The tiny offline SmolVLA (tests/fixtures_vla.py) is a real SmolVLA checkpoint that loads and runs offline."""
+"""The tiny offline SmolVLA (lerobot_ros.testing.vla) is a real SmolVLA checkpoint that loads and runs offline."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import json
 
 import numpy as np
 import pytest
-from fixtures_policy import make_policy_folder, random_frames
+
+from lerobot_ros.testing.policies import make_policy_folder, random_frames
 
 pytest.importorskip("transformers")
 

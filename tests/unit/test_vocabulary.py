@@ -16,7 +16,7 @@ from lerobot_ros.cli.reference import (
 )
 from lerobot_ros.configs.vocabulary import CONCEPTS, mismatches, words
 
-LAUNCH = Path(__file__).resolve().parents[1] / "launch"
+LAUNCH = Path(__file__).resolve().parents[2] / "launch"
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,8 @@ test reaches the node exactly as `ros2 param describe/set` would.
 
 from __future__ import annotations
 
+import time
+
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.parameter import Parameter
@@ -22,25 +24,37 @@ class ParamProbe:
         if not self.client.wait_for_services(timeout_sec=timeout):
             raise TimeoutError(f"parameter services of {target} not found within {timeout} s")
 
-    def _wait(self, future):
-        wait_until(future.done, self.timeout, what="a parameter service reply")
-        return future.result()
+    def _wait(self, request):
+        """Send `request()` and wait for the reply, sending it again every 2 s: a service is "ready" once its
+        request reader matched the client, but the reply can still be lost while the server's reply writer
+        has not yet discovered the client's reader (the requests here are idempotent)."""
+        deadline = time.monotonic() + self.timeout
+        while True:
+            future = request()
+            try:
+                wait_until(future.done, min(2.0, max(0.01, deadline - time.monotonic())), what="a reply")
+                return future.result()
+            except TimeoutError:
+                if time.monotonic() >= deadline:
+                    raise TimeoutError(
+                        f"timed out after {self.timeout:.1f} s waiting for a parameter service reply"
+                    ) from None
 
     def names(self) -> list[str]:
-        return list(self._wait(self.client.list_parameters()).result.names)
+        return list(self._wait(lambda: self.client.list_parameters()).result.names)
 
     def describe(self, names: list[str] | None = None) -> dict[str, ParameterDescriptor]:
         names = self.names() if names is None else names
-        return {d.name: d for d in self._wait(self.client.describe_parameters(names)).descriptors}
+        return {d.name: d for d in self._wait(lambda: self.client.describe_parameters(names)).descriptors}
 
     def get(self, name: str):
-        value = self._wait(self.client.get_parameters([name])).values[0]
+        value = self._wait(lambda: self.client.get_parameters([name])).values[0]
         value = Parameter.from_parameter_msg(ParameterMsg(name=name, value=value)).value
         return value.tolist() if hasattr(value, "tolist") else value  # arrays arrive as array.array
 
     def set(self, name: str, value, type_: Parameter.Type | None = None) -> SetParametersResult:
         param = Parameter(name, type_, value) if type_ is not None else Parameter(name, value=value)
-        return self._wait(self.client.set_parameters([param])).results[0]
+        return self._wait(lambda: self.client.set_parameters([param])).results[0]
 
 
 def assert_all_described(probe: ParamProbe) -> dict[str, ParameterDescriptor]:

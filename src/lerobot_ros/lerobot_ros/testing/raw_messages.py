@@ -29,9 +29,9 @@ SENSOR = Qos(
 
 
 def joint_state(i: int) -> bytes:
-    T = TS.types
-    msg = T[JS](
-        header=T["std_msgs/msg/Header"](stamp=T["builtin_interfaces/msg/Time"](sec=i, nanosec=7), frame_id="base"),
+    t = TS.types
+    msg = t[JS](
+        header=t["std_msgs/msg/Header"](stamp=t["builtin_interfaces/msg/Time"](sec=i, nanosec=7), frame_id="base"),
         name=["a", "b"],
         position=np.array([i, -i], dtype=np.float64),
         velocity=np.array([], dtype=np.float64),
@@ -41,10 +41,10 @@ def joint_state(i: int) -> bytes:
 
 
 def image(i: int, h: int = 48, w: int = 64) -> bytes:
-    T = TS.types
+    t = TS.types
     data = np.full(h * w * 3, i % 256, dtype=np.uint8)
-    msg = T[IMG](
-        header=T["std_msgs/msg/Header"](stamp=T["builtin_interfaces/msg/Time"](sec=i, nanosec=0), frame_id="cam"),
+    msg = t[IMG](
+        header=t["std_msgs/msg/Header"](stamp=t["builtin_interfaces/msg/Time"](sec=i, nanosec=0), frame_id="cam"),
         height=h,
         width=w,
         encoding="rgb8",

@@ -19,7 +19,7 @@ import time
 
 
 def so101_contract(cameras, image_hw, fps: float, compressed: bool, image_tolerance_ms: float) -> str:
-    """The SO-101 contract both hosts use in tests/test_remote.py and bench/remote.py: joint states and commands
+    """The SO-101 contract both hosts use in tests/e2e/test_remote.py and bench/remote.py: joint states and commands
     on /follower, one (jpeg or raw) image feature per camera resized to `image_hw`."""
     from lerobot_ros.conventions.joints import SO101_JOINTS
 

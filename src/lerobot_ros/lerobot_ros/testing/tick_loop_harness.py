@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from lerobot_ros.testing.policies import cached_policy_folder
-from test_policy_node import CONTRACT
 
 from lerobot_ros.contract import load_contract
 from lerobot_ros.policy import load_policy
 from lerobot_ros.policy.build import build_tick_loop
 from lerobot_ros.policy.config import PolicyNodeConfig as PolicyParams
-from lerobot_ros.testing.policies import random_frames
+from lerobot_ros.testing.policies import cached_policy_folder, random_frames
+from lerobot_ros.testing.policy_harness import CONTRACT
 
 STATE, FRONT = "observation.state", "observation.images.front"
 
