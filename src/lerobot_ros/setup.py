@@ -5,12 +5,23 @@ share/lerobot_ros/ as ROS expects, so `find-pkg-share lerobot_ros` finds them af
 """
 
 import os
+import re
 
 from setuptools import find_packages, setup
 
 PACKAGE = "lerobot_ros"
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+
+
+def package_version() -> str:
+    """The one version: package.xml's <version> (ROS reads it there; the wheel and `lerobot-ros --version` take it
+    from here, and tests/integration/test_version.py holds lerobot_ros_msgs to the same)."""
+    with open(os.path.join(HERE, "package.xml"), encoding="utf-8") as f:
+        match = re.search(r"<version>\s*([^<\s]+)\s*</version>", f.read())
+    if match is None:
+        raise RuntimeError("package.xml has no <version>")
+    return match.group(1)
 
 
 def tree(top: str, dest: str) -> list[tuple[str, list[str]]]:
@@ -47,7 +58,7 @@ NODES = {
 
 setup(
     name=PACKAGE,
-    version="0.1.0",
+    version=package_version(),
     packages=find_packages(exclude=["test", "tests"]),
     python_requires=">=3.10",
     data_files=[

@@ -11,7 +11,7 @@ config's own default.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from lerobot_ros.configs.fields import ParameterError, ParamSpec, build, coerce, format_value, specs
@@ -24,8 +24,8 @@ def flag(name: str) -> str:
     return f"--{name}"
 
 
-def _type(spec: ParamSpec):
-    def parse(text: str):
+def _type(spec: ParamSpec) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
         try:
             value = coerce(spec, text)
         except ParameterError as exc:
@@ -85,7 +85,7 @@ def given(args: argparse.Namespace, cls: type) -> dict[str, Any]:
     return {s.name: values[s.name] for s in specs(cls) if s.name in values}
 
 
-def from_args(cls: type[T], args: argparse.Namespace, defaults: dict[str, Any] | None = None, **extra) -> T:
+def from_args(cls: type[T], args: argparse.Namespace, defaults: dict[str, Any] | None = None, **extra: Any) -> T:
     """The config from the flags the user gave, the verb's `defaults` and `extra` values (by public name);
     ParameterError (one line) for a value the config refuses."""
     raw = dict(defaults or {})

@@ -88,7 +88,7 @@ class ParamSpec:
 
 
 def param(
-    default,
+    default: Any,
     description: str,
     *,
     name: str = "",
@@ -96,9 +96,9 @@ def param(
     min: float | None = None,  # reads as the constraint it is
     max: float | None = None,
     min_exclusive: bool = False,
-    choices: Sequence = (),
+    choices: Sequence[Any] = (),
     reconfigurable: bool = False,
-):
+) -> Any:  # a dataclasses.field(); Any so that `x: int = param(0, ...)` type-checks, as with field()
     """A dataclass field that is a setting. `name`: its public name when it differs from the field's (dots
     group it: `policy.path`); `min_exclusive`: the value must be > min (e.g. a rate)."""
     if not description.strip():
@@ -113,7 +113,7 @@ def param(
 _SPECS: dict[type, tuple[ParamSpec, ...]] = {}
 
 
-def _unwrap(hint) -> tuple[type, bool, bool]:
+def _unwrap(hint: Any) -> tuple[type, bool, bool]:
     """(scalar kind, is_list, optional) of an annotation such as `list[float]` or `str | None`."""
     optional = False
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
@@ -173,7 +173,7 @@ def live_names(cls: type) -> tuple[str, ...]:
 
 
 # ----- conversion and validation -------------------------------------------------------------------
-def _scalar(spec: ParamSpec, value):
+def _scalar(spec: ParamSpec, value: Any) -> bool | int | float | str:
     kind = spec.kind
     if kind is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -209,7 +209,7 @@ def _scalar(spec: ParamSpec, value):
     raise ParameterError(f"{spec.name!r} must be {what}{' (each item)' if spec.is_list else ''}, got {value!r}")
 
 
-def _items(spec: ParamSpec, value) -> list:
+def _items(spec: ParamSpec, value: Any) -> list[Any]:
     """A list from a list, a numpy array, or text as a command line writes it: `[1, 2]` or `1,2`."""
     if isinstance(value, str):
         text = value.strip()
@@ -229,7 +229,7 @@ def _items(spec: ParamSpec, value) -> list:
     return list(value)
 
 
-def coerce(spec: ParamSpec, value):
+def coerce(spec: ParamSpec, value: Any) -> Any:
     """`value` as the spec's type (int for a float, number for a string, ...); ParameterError otherwise."""
     if value is None:
         if spec.optional:
@@ -242,7 +242,7 @@ def coerce(spec: ParamSpec, value):
     return _scalar(spec, value)
 
 
-def check(spec: ParamSpec, value) -> None:
+def check(spec: ParamSpec, value: Any) -> None:
     """Range and choices; ParameterError naming the setting and the constraint otherwise."""
     if value is None and spec.optional:
         return
@@ -278,7 +278,7 @@ def build(cls: type[T], raw: dict[str, Any]) -> T:
         raise ParameterError(str(exc)) from None
 
 
-def replace(config: T, **changes_by_name) -> T:
+def replace(config: T, **changes_by_name: Any) -> T:
     """`config` with some settings changed, by public name (dots allowed through `**{"policy.path": p}`),
     validated like `build`."""
     raw = as_dict(config)
@@ -286,12 +286,12 @@ def replace(config: T, **changes_by_name) -> T:
     return build(type(config), raw)
 
 
-def as_dict(config) -> dict[str, Any]:
+def as_dict(config: object) -> dict[str, Any]:
     """Public name -> value of every setting of `config`."""
     return {s.name: getattr(config, s.attr) for s in specs(type(config))}
 
 
-def format_value(value) -> str:
+def format_value(value: Any) -> str:
     """A value as a launch file or params YAML writes it: true, 30.0, "front", ["a", "b"]."""
     return json.dumps(value)
 

@@ -14,7 +14,9 @@ name listed under `not_names`, and no two surfaces may spell the same words diff
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,18 @@ def markdown_table() -> str:
     return "\n".join(rows)
 
 
-def mismatches(surfaces) -> list[str]:
+class Surface(Protocol):
+    """A place a user types a name: its kind ("flag", "launch argument", ...), where it is, and the name."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def where(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+
+
+def mismatches(surfaces: Iterable[Surface]) -> list[str]:
     """What breaks the vocabulary among `surfaces` (objects with `kind`, `where`, `name`): a name people reach
     for instead of a concept's own, and words spelled two ways. One line each; [] when all is well."""
     found = []

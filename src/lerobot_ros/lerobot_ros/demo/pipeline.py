@@ -72,7 +72,7 @@ def prepare_output(out: Path) -> None:
     """A fresh output folder; an earlier demo's (it carries the marker file) is replaced, anything else refused."""
     if out.exists():
         if not (out / MARKER).is_file():
-            raise DemoError(f"{out} exists and is not a demo output folder; pass --out to a new folder")
+            raise DemoError(f"{out} exists and is not a demo output folder; point --output_dir to a new folder")
         shutil.rmtree(out)
     (out / "logs").mkdir(parents=True)
     (out / MARKER).write_text("made by lerobot-ros demo; removed by the next run with the same --output_dir\n")

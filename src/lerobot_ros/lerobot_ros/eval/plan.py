@@ -12,6 +12,7 @@ import math
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TypedDict
 
 from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.eval.config import EvalConfig
@@ -64,6 +65,26 @@ class EvalPlan:
     @property
     def source_label(self) -> str:
         return self.policy_path or ("scripted_expert" if self.expert else "attached")
+
+
+class _CommonFields(TypedDict):
+    """The `EvalPlan` fields that come straight from the options, whether bridges are started or attached."""
+
+    policy_path: str | None
+    expert: bool
+    n_episodes: int
+    start_seed: int
+    videos: int
+    output_dir: Path
+    device: str
+    policy_seed: int
+    policy_shapes: dict[str, tuple[int, int]]
+    start_timeout_s: float
+    find_timeout_s: float
+    stall_timeout_s: float
+    profile: bool
+    record_dir: Path | None
+    dataset_dir: Path | None
 
 
 def auto_workers(requested: int, n_episodes: int, cpu_count: int | None = None) -> int:
@@ -159,7 +180,7 @@ def plan_eval(cfg: EvalConfig) -> EvalPlan:
         raise EvalSetupError(
             f"the policy's cameras differ in size {sorted(sizes)}; pass --env.observation_height and --env.observation_width"
         )
-    common = dict(
+    common = _CommonFields(
         policy_path=cfg.policy_path,
         expert=cfg.expert,
         n_episodes=cfg.n_episodes,
@@ -203,7 +224,7 @@ def plan_eval(cfg: EvalConfig) -> EvalPlan:
             tasks=asked,
             task_descriptions=(),
             workers=len(attach),
-            render=tuple(cfg.render) if cfg.render else (0, 0),
+            render=cfg.render if cfg.render else (0, 0),
             shadows=cfg.shadows,
             antialias=cfg.antialias,
             max_episode_steps=cfg.max_episode_steps,
@@ -226,7 +247,7 @@ def plan_eval(cfg: EvalConfig) -> EvalPlan:
     except SimStartupError as exc:
         raise EvalSetupError(str(exc)) from None
     workers = auto_workers(cfg.workers, cfg.n_episodes)
-    render = tuple(cfg.render) if cfg.render is not None else (sizes.pop() if sizes else (480, 480))
+    render = cfg.render if cfg.render is not None else (sizes.pop() if sizes else (480, 480))
     sims = [
         describe_task(env, t, render, cfg.shadows, cfg.antialias, max_episode_steps=cfg.max_episode_steps)
         for t in tasks

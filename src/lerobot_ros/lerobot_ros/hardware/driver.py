@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -27,7 +28,7 @@ class ArmDriver:
 
     def __init__(
         self,
-        factory: Callable[[], object],
+        factory: Callable[[], Any],  # LeRobot's Robot / Teleoperator classes are untyped
         max_consecutive_errors: int = 3,
         backoff: Backoff | None = None,
         torque_off_on_close: bool = True,
@@ -39,8 +40,8 @@ class ArmDriver:
         self.torque_off_on_close = torque_off_on_close
         self.status_period_s = status_period_s
         self.health = Health()
-        self.device = None
-        self.units: JointUnits | None = None
+        self.device: Any = None  # the connected LeRobot Robot or Teleoperator (untyped; None: not connected)
+        self.units: JointUnits | None = None  # set by the first successful connect()
         self.torque_enabled = False
         self._torque_wanted: bool | None = None  # what set_torque asked for (kept across reconnects)
         self.last_positions: np.ndarray | None = None
@@ -149,6 +150,7 @@ class ArmDriver:
         leaves the servos (and a pty emulator) idle and costs more than the work in it."""
         action = None
         if goal_radians is not None and self.is_robot:
+            assert self.units is not None  # a device is there: connect() got through and set the units
             action = self.units.from_radians(goal_radians, suffix=".pos")  # clipped to the calibrated range
         try:
             values = self.device.get_observation() if self.is_robot else self.device.get_action()
@@ -163,6 +165,7 @@ class ArmDriver:
         else:
             self.health.ok()  # read, and written when there was a goal
         try:
+            assert self.units is not None  # the device answered: connect() got through and set the units
             positions = self.units.to_radians(values, suffix=".pos")
         except Exception as exc:  # noqa: BLE001 - a reply LeRobot accepted but our units cannot map
             self._failed(exc, "read")
@@ -178,6 +181,7 @@ class ArmDriver:
         (after LeRobot's max_relative_target) unless `report_sent` is False (the control loop's hot path)."""
         if not self.connected or not self.is_robot:
             return None
+        assert self.units is not None  # connected: connect() got through and set the units
         goal = self.units.from_radians(radians, suffix=".pos")  # clipped to the calibrated range
         try:
             sent = self.device.send_action(goal)

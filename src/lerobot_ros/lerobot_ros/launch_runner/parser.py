@@ -6,7 +6,7 @@ write `default: '30'`), so that a file this runner accepts also runs under `ros2
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, NoReturn, TypedDict, cast, overload
 
 from lerobot_ros.launch_runner import entities as E
 from lerobot_ros.launch_runner import substitutions as S
@@ -44,6 +44,31 @@ KEYS = {
 TAGS = tuple(KEYS)
 
 
+class _Base(TypedDict):
+    """The `Entity` fields every tag has."""
+
+    file: str
+    line: int
+    tag: str
+    if_: S.Parts | None
+    unless: S.Parts | None
+
+
+class _ProcessFields(TypedDict):
+    """The `Process` fields `node` and `executable` share (see `_process_fields`)."""
+
+    output: S.Parts | None
+    respawn: S.Parts | None
+    respawn_delay: float
+    respawn_max_retries: int
+    sigterm_timeout: float
+    sigkill_timeout: float
+    cwd: S.Parts | None
+    launch_prefix: S.Parts | None
+    env: list[tuple]
+    on_exit_shutdown: bool
+
+
 class _Attrs:
     """Typed access to one entity's mapping, with errors that name file, line and tag."""
 
@@ -53,7 +78,7 @@ class _Attrs:
             if key not in allowed:
                 self.fail(f"unknown attribute '{key}' (supported: {', '.join(allowed)})", key)
 
-    def fail(self, message: str, key: str | None = None):
+    def fail(self, message: str, key: str | None = None) -> NoReturn:
         line = self.data.line_of(key) if key is not None else self.data.line
         raise LaunchError(message, self.file, line, self.tag)
 
@@ -64,6 +89,12 @@ class _Attrs:
             return None
         return self.data[key]
 
+    # required=True: the key is present (else fail()). An explicit YAML null (`name: ~`) still passes raw()'s
+    # presence check and comes back as None; the Literal[True] overloads do not model that edge case.
+    @overload
+    def string(self, key: str, required: Literal[True]) -> str: ...
+    @overload
+    def string(self, key: str, required: bool = False) -> str | None: ...
     def string(self, key: str, required: bool = False) -> str | None:
         value = self.raw(key, required)
         if value is not None and not isinstance(value, str):
@@ -74,6 +105,10 @@ class _Attrs:
             )
         return value
 
+    @overload
+    def parts(self, key: str, required: Literal[True]) -> S.Parts: ...
+    @overload
+    def parts(self, key: str, required: bool = False) -> S.Parts | None: ...
     def parts(self, key: str, required: bool = False) -> S.Parts | None:
         value = self.string(key, required)
         return None if value is None else self.subst(value, key)
@@ -94,7 +129,7 @@ class _Attrs:
             return value.strip().lower() in ("true", "1")
         self.fail(f"attribute '{key}' must be true or false, got {value!r}", key)
 
-    def number(self, key: str, default: float, kind: type = float, minimum: float | None = 0.0):
+    def number(self, key: str, default: float, kind: type[int] | type[float] = float, minimum: float | None = 0.0):
         value = self.raw(key)
         if value is None:
             return default
@@ -143,7 +178,8 @@ def _entity_list(items: Any, file: str, where_line: int, context: str) -> list[E
                 f"each entity must be a mapping with exactly one key, its tag (one of: {', '.join(TAGS)})", file, line
             )
         ((tag, body),) = item.items()
-        out.append(parse_entity(tag, body, file, item.line_of(tag)))
+        # load_yaml builds every mapping as an LDict
+        out.append(parse_entity(tag, body, file, cast(LDict, item).line_of(tag)))
     return out
 
 
@@ -156,8 +192,8 @@ def parse_entity(tag: str, body: Any, file: str, line: int) -> E.Entity:
         body = body_map
     if not isinstance(body, dict):
         raise LaunchError(f"the body of '{tag}' must be a mapping of attributes", file, line, tag)
-    attrs = _Attrs(body, tag, file, KEYS[tag] + COMMON)
-    base = dict(file=file, line=line, tag=tag, if_=attrs.parts("if"), unless=attrs.parts("unless"))
+    attrs = _Attrs(cast(LDict, body), tag, file, KEYS[tag] + COMMON)  # load_yaml builds every mapping as an LDict
+    base = _Base(file=file, line=line, tag=tag, if_=attrs.parts("if"), unless=attrs.parts("unless"))
     if tag == "arg":
         name = attrs.string("name", True)
         choices = None
@@ -219,12 +255,12 @@ def parse_entity(tag: str, body: Any, file: str, line: int) -> E.Entity:
     )
 
 
-def _process_fields(attrs: _Attrs) -> dict:
+def _process_fields(attrs: _Attrs) -> _ProcessFields:
     on_exit = attrs.string("on_exit")
     if on_exit is not None and on_exit != "shutdown":
         attrs.fail(f"attribute 'on_exit' supports only 'shutdown', got '{on_exit}'", "on_exit")
     attrs.boolean("emulate_tty", False)  # accepted for compatibility; output always goes through a pipe here
-    return dict(
+    return _ProcessFields(
         output=attrs.parts("output"),
         respawn=attrs.parts("respawn"),
         respawn_delay=attrs.number("respawn_delay", 0.0),
@@ -289,4 +325,5 @@ def parse_file(path: str) -> E.LaunchFile:
             path,
             getattr(tree, "line", 1),
         )
-    return E.LaunchFile(path, _entity_list(tree["launch"], path, tree.line_of("launch"), "'launch'"))
+    root = cast(LDict, tree)  # load_yaml builds every mapping as an LDict
+    return E.LaunchFile(path, _entity_list(root["launch"], path, root.line_of("launch"), "'launch'"))

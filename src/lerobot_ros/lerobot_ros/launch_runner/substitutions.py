@@ -442,8 +442,9 @@ _HANDLERS: dict[str, Callable] = {
     "not": lambda a, s: _lower(not _bool_arg(a[0], "$(not) argument")),
     "and": lambda a, s: _lower(_bool_arg(a[0], "$(and) argument") and _bool_arg(a[1], "$(and) argument")),
     "or": lambda a, s: _lower(_bool_arg(a[0], "$(or) argument") or _bool_arg(a[1], "$(or) argument")),
-    "any": lambda a, s: _lower(any(_bool_arg(x, "$(any) argument") for x in a)),
-    "all": lambda a, s: _lower(all(_bool_arg(x, "$(all) argument") for x in a)),
+    # a list, not a generator: ros2 launch checks every argument, so $(any true '') is an error, not true
+    "any": lambda a, s: _lower(any([_bool_arg(x, "$(any) argument") for x in a])),  # noqa: C419
+    "all": lambda a, s: _lower(all([_bool_arg(x, "$(all) argument") for x in a])),  # noqa: C419
     "equals": lambda a, s: _lower(_equals(_as_text(a[0]), _as_text(a[1]))),
     "not-equals": lambda a, s: _lower(not _equals(_as_text(a[0]), _as_text(a[1]))),
     "dirname": lambda a, s: os.path.dirname(os.path.abspath(s.file)),

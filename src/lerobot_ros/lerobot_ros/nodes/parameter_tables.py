@@ -1,7 +1,7 @@
 """Every node's parameter table, generated from its declarations (the config dataclass each node declares, from the library layer that owns it).
 
 `python -m lerobot_ros.nodes.parameter_tables > config/NODE_PARAMETERS.md` regenerates the shipped tables;
-tests/test_node_parameters.py fails when they are stale, so the doc cannot drift from the code.
+tests/integration/test_node_parameters.py fails when they are stale, so the doc cannot drift from the code.
 """
 
 from __future__ import annotations

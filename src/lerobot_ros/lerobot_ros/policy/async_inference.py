@@ -172,7 +172,9 @@ class AsyncInference:
                     self._cond.wait()
                 if self._stop:
                     return
-                tick, frame, task, epoch, ages, guidance = self._job
+                job = self._job
+                assert job is not None  # the wait above ends on a job or on stop (returned)
+                tick, frame, task, epoch, ages, guidance = job
                 self._job = None
                 self._busy = True
             start = time.perf_counter()
@@ -206,6 +208,7 @@ class AsyncInference:
                 if chunk is not None and epoch == self._epoch:
                     kept = self.queue.merge(tick, chunk)
                     if self.rtc is not None:
+                        assert raw is not None  # a chunk came from the rtc branch above, which set it
                         self.rtc.merged(tick, raw, self.queue.last_tick)
                     if kept:
                         self.chunks += 1

@@ -28,7 +28,6 @@ class ChunkBackend(Protocol):
     loaded: LoadedPolicy  # the policy's config (features, chunk length); weights only where they run here
     last_chunk: np.ndarray | None  # the last (T, D) chunk returned, post-processed (LeRobot units)
     seed: int | None
-    reads_task: bool  # the policy is conditioned on a task sentence that this process can see (ticks wait for one)
     chunk_task: str | None  # the text the newest chunk was conditioned on, where known
     #: `select_action` steps the policy's own action queue inline, one action per tick (chunking:=switch without
     #: async inference); False: whole chunks only, so the node runs with async inference
@@ -36,6 +35,11 @@ class ChunkBackend(Protocol):
     #: `predict_chunk_rtc` guides each chunk by the actions still to be executed (chunking:=rtc): the policy
     #: must run in this process
     rtc_in_process: bool
+
+    @property
+    def reads_task(self) -> bool:
+        """The policy is conditioned on a task sentence that this process can see (ticks wait for one)."""
+        ...
 
     def predict_chunk(self, frame: Mapping[str, np.ndarray], task: str = "") -> np.ndarray: ...
 
@@ -47,6 +51,28 @@ class ChunkBackend(Protocol):
         """Why no chunk can come now (e.g. the server is unreachable), None when the backend is fine."""
 
     def diagnostics(self) -> dict[str, str]: ...
+
+
+class InlineBackend(ChunkBackend, Protocol):
+    """What a backend with `steps_inline` also has: the policy's own action queue, stepped one tick at a time."""
+
+    def select_action(self, frame: Mapping[str, np.ndarray], task: str = "") -> tuple[np.ndarray, np.ndarray | None]:
+        """(action (D,), new chunk (T, D) or None): one control step."""
+        ...
+
+    def discard_queue(self) -> None: ...
+
+
+class RtcBackend(ChunkBackend, Protocol):
+    """What a backend with `rtc_in_process` also has: chunks guided by the actions still to be executed."""
+
+    def predict_chunk_rtc(
+        self,
+        frame: Mapping[str, np.ndarray],
+        task: str = "",
+        inference_delay: int | None = None,
+        prev_chunk_left_over: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]: ...
 
 
 def parse_server_address(text: str) -> tuple[str, int]:
@@ -64,7 +90,7 @@ def public_address_warning(host: str) -> str | None:
     LeRobot's policy server unpickles every request: whoever reaches its port runs code on that machine.
     """
     try:
-        addresses = {info[4][0] for info in socket.getaddrinfo(host, None)}
+        addresses = {str(info[4][0]) for info in socket.getaddrinfo(host, None)}  # an IP address: a str already
     except (socket.gaierror, UnicodeError):
         return None  # unresolvable: connecting fails with its own message
     public = sorted(a for a in addresses if not _private(a))

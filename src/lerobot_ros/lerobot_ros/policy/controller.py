@@ -8,13 +8,14 @@ which runs through the inference thread only (the tick never waits on the networ
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 
 from lerobot_ros.policy.async_inference import AsyncInference, AsyncInferenceConfig
-from lerobot_ros.policy.backend import ChunkBackend
+from lerobot_ros.policy.backend import ChunkBackend, InlineBackend, RtcBackend
 from lerobot_ros.policy.rtc import enable_rtc
 from lerobot_ros.policy.safety import SafetyFilter, staleness_reason
 from lerobot_ros.policy.stats import RollingStats
@@ -64,7 +65,8 @@ class PolicyController:
                     f"async inference sends one observation per inference (as LeRobot's policy server does), but this "
                     f"{runner.loaded.type} policy uses n_obs_steps={n_obs}; set async_inference:=false"
                 )
-            predict = runner.predict_chunk
+            # (frame, task) -> chunk; with rtc, (frame, task, **guidance) -> (chunk, raw): see AsyncInference
+            predict: Callable[..., Any] = runner.predict_chunk
             if async_inference.rtc is not None:
                 if not runner.rtc_in_process:
                     raise ValueError(
@@ -72,7 +74,7 @@ class PolicyController:
                         "does not support it: use chunking:=aggregate or backend:=local"
                     )
                 enable_rtc(runner.loaded, async_inference.rtc)  # ValueError for a policy without RTC
-                predict = runner.predict_chunk_rtc
+                predict = cast(RtcBackend, runner).predict_chunk_rtc  # rtc_in_process, checked above
             self.worker = AsyncInference(predict, runner.loaded.chunk_length, async_inference)
         self.max_age_ns = max_age_ns or {}
         self._seen_chunks = 0
@@ -148,7 +150,7 @@ class PolicyController:
         if self.worker is not None:
             self.worker.reset()  # does not wait: a result still in flight is dropped when it lands
         else:
-            self.runner.discard_queue()
+            cast(InlineBackend, self.runner).discard_queue()  # no worker: the backend steps inline (__init__)
         return True
 
     def _count(self, result: TickResult) -> TickResult:
@@ -208,6 +210,7 @@ class PolicyController:
         if self._trajectory is None:
             return self._fallback("gated", reason)
         here = self._commanded_at(max(tick, self._trajectory[0]))  # one that starts later: hold at its first point
+        assert here is not None  # a trajectory was sent and the tick is not before its start
         self._trajectory = (tick, here[None, :])
         self.safety.last = here
         return TickResult(status=status, trajectory=here[None, :], reason=f"{reason}; holding the arm where it is")
@@ -215,7 +218,8 @@ class PolicyController:
     def _step_sync(self, tick, values, task) -> TickResult:
         start = time.perf_counter()
         try:
-            action, chunk = self.runner.select_action(values, task)
+            # no worker: the backend steps inline (__init__)
+            action, chunk = cast(InlineBackend, self.runner).select_action(values, task)
         except Exception as exc:  # noqa: BLE001 - a failing policy skips the tick, the node lives on
             self.last_error = f"{type(exc).__name__}: {exc}"
             return TickResult(status="error", reason=f"policy raised {self.last_error}; tick skipped")
@@ -238,6 +242,7 @@ class PolicyController:
 
     def _step_async(self, tick, values, task, ages_ns) -> TickResult:
         worker = self.worker
+        assert worker is not None  # step() comes here in async mode only
         out = worker.tick(tick, dict(values), task, dict(ages_ns))
         plan = None
         if worker.chunks != self._seen_chunks:  # a new chunk was merged since the last tick
@@ -299,6 +304,7 @@ class PolicyController:
         problem = self.backend_problem()
         if problem:
             return f"{problem}; holding" if self.on_stale == "hold" and self.last_action is not None else problem
+        assert self.worker is not None  # a dry queue: async mode only (_step_async)
         if self.worker.last_stale:  # since the last chunk that was queued
             return self.worker.last_stale
         if self.last_action is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from contextlib import nullcontext
+from typing import Any
 
 import numpy as np
 
@@ -180,7 +181,7 @@ class PolicyRunner:
         import torch
         from lerobot.policies.utils import prepare_observation_for_inference
 
-        kwargs = {}
+        kwargs: dict[str, Any] = {}
         if inference_delay is not None:
             kwargs["inference_delay"] = int(inference_delay)
         if prev_chunk_left_over is not None:

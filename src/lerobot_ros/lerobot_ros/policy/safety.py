@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -20,10 +21,11 @@ def staleness_reason(ages_ns: Mapping[str, int | None], max_age_ns: Mapping[str,
     missing = sorted(name for name, age in ages_ns.items() if age is None)
     if missing:
         return f"waiting for first message on {', '.join(missing)}"
+    ages = cast(Mapping[str, int], ages_ns)  # no None left: those returned above
     stale = [
-        f"{name} {ages_ns[name] / 1e6:.0f} ms old (max {limit / 1e6:.0f} ms)"
+        f"{name} {ages[name] / 1e6:.0f} ms old (max {limit / 1e6:.0f} ms)"
         for name, limit in sorted(max_age_ns.items())
-        if limit > 0 and name in ages_ns and ages_ns[name] > limit
+        if limit > 0 and name in ages and ages[name] > limit
     ]
     if stale:
         return "stale: " + "; ".join(stale)
@@ -67,11 +69,11 @@ class SafetyFilter:
 
     def apply(self, action) -> tuple[np.ndarray | None, str | None]:
         """(safe action, note): action None when dropped; note says what was changed or why it was dropped."""
-        a = np.asarray(action, dtype=np.float64).reshape(-1)
+        a: np.ndarray = np.asarray(action, dtype=np.float64).reshape(-1)
         if not np.all(np.isfinite(a)):
             bad = np.flatnonzero(~np.isfinite(a)).tolist()
             return None, f"dropped non-finite action (index {bad})"
-        notes = []
+        notes: list[str] = []
         limits = self.lower is not None or self.upper is not None
         if limits:
             a = self._clamp(a, notes)

@@ -94,7 +94,7 @@ class PolicyServerBackend:
         self.features = server_features(loaded.config)
         self.timeout_s = float(timeout_s)
         self.reconnect_wait_s = float(reconnect_wait_s)
-        self.seed = None  # the server does not seed; kept for the reconfigure path
+        self.seed: int | None = None  # the server does not seed; kept for the reconfigure path
         # the task string goes with each observation and the server's own processors tokenize it; the weights
         # and processors are not here, so the node cannot tell whether the policy reads it (nor wait for one)
         self.reads_task = False

@@ -181,6 +181,7 @@ class PolicyTickLoop:
             if "on_stale" in changed:
                 c.on_stale = new.on_stale
             if "chunk_threshold" in changed:
+                assert c.worker is not None  # without a worker, chunk_threshold raised above
                 c.worker.threshold = float(new.chunk_threshold)
             if "task" in changed:
                 self.set_task(new.task, "parameter")

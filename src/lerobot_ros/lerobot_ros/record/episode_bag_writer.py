@@ -27,9 +27,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from io import BytesIO
 from pathlib import Path
+from typing import TypedDict
 
 import yaml
-from rosbags.interfaces import Qos
+from rosbags.interfaces import Connection, Qos
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.rosbag2.enums import CompressionFormat, CompressionMode
 
@@ -67,6 +68,17 @@ class WriterSettings:
             raise ValueError(f"flush_interval_s must be positive, got {self.flush_interval_s}")
         if self.min_free_bytes < 0:
             raise ValueError(f"the minimum free space must be >= 0, got {self.min_free_bytes} bytes")
+
+
+class _Checkpoint(TypedDict):
+    """The writer's state at the end of the last whole chunk on disk (see `_take_checkpoint`)."""
+
+    offset: int
+    nchunks: int
+    counts: dict[int, int]
+    channel_stats: dict[int, int]
+    written: dict[str, int]
+    times: tuple[int, int, int, int]
 
 
 class BagWriteError(UserError, RuntimeError):
@@ -116,12 +128,12 @@ class EpisodeBagWriter:
         self.received: dict[str, int] = defaultdict(int)
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._writer: Writer | None = None
-        self._conns: dict[str, object] = {}
+        self._conns: dict[str, Connection] = {}
         self._thread: threading.Thread | None = None
         self._accepting = False
         self._result: BagResult | None = None
         self._written: dict[str, int] = defaultdict(int)
-        self._checkpoint: dict | None = None
+        self._checkpoint: _Checkpoint | None = None
         self._chunk_since: float | None = None
         self._chunks_seen = 0
         self._next_space_check = 0.0
@@ -144,8 +156,8 @@ class EpisodeBagWriter:
             writer.open()
         except Exception as exc:  # rosbags raises WriterError for an existing dir, OSError for the rest
             raise BagWriteError(f"cannot create bag {self.path}: {exc}") from exc
-        writer.storage.ros_distro = self.msgdefs.distro
         self._writer = writer
+        self._storage().ros_distro = self.msgdefs.distro
         try:
             self._write_provisional_metadata()
             self._take_checkpoint()
@@ -206,6 +218,17 @@ class EpisodeBagWriter:
         shutil.rmtree(self.path, ignore_errors=True)
 
     # ---- writer thread --------------------------------------------------------------------------
+    def _open_writer(self) -> Writer:
+        """The rosbags Writer; open() sets it before the writer thread starts."""
+        assert self._writer is not None
+        return self._writer
+
+    def _storage(self) -> FastMcapWriter:
+        """The open writer's storage: open() installs FastMcapWriter as the MCAP plugin."""
+        storage = self._open_writer().storage
+        assert isinstance(storage, FastMcapWriter)
+        return storage
+
     def _run(self) -> None:
         final: dict[str, str] = {}
         poll = max(0.01, self.flush_interval_s / 4)
@@ -232,7 +255,7 @@ class EpisodeBagWriter:
         self._finish(final)
 
     def _handle(self, item: tuple) -> None:
-        writer = self._writer
+        writer = self._open_writer()
         if item[0] is _ADD:
             _, topic, msgtype, msgdef, rihs01, qos = item
             if topic not in self._conns:
@@ -248,19 +271,19 @@ class EpisodeBagWriter:
             self._chunk_since = time.monotonic()
         writer.write(conn, stamp_ns, data)
         self._written[topic] += 1
-        storage = writer.storage
+        storage = self._storage()
         if len(storage.chunks) != self._chunks_seen:  # rosbags closed a full (1 MiB) chunk by itself
             self._flush_file()
 
     def _maybe_flush(self) -> None:
         if self._chunk_since is not None and time.monotonic() - self._chunk_since >= self.flush_interval_s:
-            storage = self._writer.storage
+            storage = self._storage()
             if storage.chunk.bio.tell():
                 storage.close_chunk()
             self._flush_file()
 
     def _flush_file(self) -> None:
-        storage = self._writer.storage
+        storage = self._storage()
         storage.bio.flush()
         self._chunks_seen = len(storage.chunks)
         self._chunk_since = None if not storage.chunk.bio.tell() else time.monotonic()
@@ -272,7 +295,7 @@ class EpisodeBagWriter:
 
     def _take_checkpoint(self) -> None:
         """Remember the state at the end of the last whole chunk on disk."""
-        writer, storage = self._writer, self._writer.storage
+        writer, storage = self._open_writer(), self._storage()
         self._checkpoint = {
             "offset": storage.bio.tell(),
             "nchunks": len(storage.chunks),
@@ -312,14 +335,17 @@ class EpisodeBagWriter:
                 pass
 
     def _rollback(self) -> None:
-        writer, storage, cp = self._writer, self._writer.storage, self._checkpoint
+        writer, storage, cp = self._open_writer(), self._storage(), self._checkpoint
+        assert cp is not None  # open() takes the first checkpoint before the writer thread starts
         try:
             storage.bio.close()
         except OSError:
             pass
         with open(storage.path, "r+b") as fh:
             fh.truncate(cp["offset"])
-        storage.bio = open(storage.path, "r+b")  # noqa: SIM115 - the writer owns it from here
+        # rosbags annotates bio as the BufferedWriter its "xb" open gives; "r+b" (an existing file) gives a
+        # BufferedRandom, which has the same write/seek/tell/flush.
+        storage.bio = open(storage.path, "r+b")  # type: ignore[assignment]  # noqa: SIM115 - the writer owns it from here
         storage.bio.seek(cp["offset"])
         del storage.chunks[cp["nchunks"] :]
         storage.chunk = type(storage.chunk)(2**63 - 1, 0, BytesIO(), defaultdict(list))
@@ -338,7 +364,7 @@ class EpisodeBagWriter:
                 self._queue.get_nowait()
             except queue.Empty:
                 break
-        writer = self._writer
+        writer = self._open_writer()
         self.custom_data.update({k: str(v) for k, v in final.items()})
         if self.error:
             self.custom_data["error"] = self.error
@@ -354,7 +380,9 @@ class EpisodeBagWriter:
             readable = False
             self.error = (self.error + "; " if self.error else "") + f"closing the bag failed: {exc}"
             try:
-                writer.storage.bio.close()
+                storage = writer.storage  # None once writer.close() itself got through
+                if isinstance(storage, FastMcapWriter):
+                    storage.bio.close()
             except Exception:
                 pass
         start = writer.min_timestamp if writer.max_timestamp else 0
@@ -366,7 +394,7 @@ class EpisodeBagWriter:
 
     def _write_provisional_metadata(self) -> None:
         """metadata.yaml for the time until close: our custom_data, no messages (rosbags overwrites it)."""
-        mcap = self._writer.storage.path.name
+        mcap = self._storage().path.name
         info = {
             "version": 9,
             "storage_identifier": "mcap",

@@ -59,7 +59,7 @@ class FastMcapWriter(McapWriter):
         chunk = self.chunk
         size = chunk.bio.tell()
         view = chunk.bio.getbuffer()
-        payload = self.compressor(view) if self.compression else view
+        payload = self.compressor(view) if self.compression else view  # type: ignore[arg-type]  # rosbags types compressor as taking bytes; zstd.compress takes any buffer
         head = BytesIO()
         head.write(_CHUNK_TIMES.pack(chunk.message_start_time, chunk.message_end_time, size, 0))
         write_string(head, self.compression)

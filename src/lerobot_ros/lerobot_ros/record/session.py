@@ -100,6 +100,7 @@ class EpisodeSession:
                 return
             self.topics[spec.topic] = spec
             if self.writer is not None:
+                assert self.qa is not None  # start() sets the QA before the writer
                 self.writer.add_topic(spec.topic, spec.msgtype, spec.offered_qos)
                 self.qa.add_stream(spec.topic, spec.expected_hz, spec.policy, spec.tolerance_ns)
 

@@ -99,7 +99,7 @@ class Params(Generic[T]):
         try:
             values = build(self.cls, raw)
         except ParameterError as exc:
-            raise NodeStartupError(str(exc)) from None
+            raise NodeStartupError(_as_parameter_message(exc)) from None
         for name, spec in self._specs.items():
             value = getattr(values, spec.attr)
             if name in overrides:
@@ -143,7 +143,7 @@ class Params(Generic[T]):
             try:
                 new = build(self.cls, raw)
             except ParameterError as exc:
-                return SetParametersResult(successful=False, reason=str(exc))
+                return SetParametersResult(successful=False, reason=_as_parameter_message(exc))
             updated = as_dict(new)
             changed = {n: updated[n] for n in ours if updated[n] != current[n]}
             if changed and self.on_change is not None:
@@ -153,6 +153,13 @@ class Params(Generic[T]):
                     return SetParametersResult(successful=False, reason=str(exc))
             self.values = new
         return SetParametersResult(successful=True)
+
+
+def _as_parameter_message(exc: ParameterError) -> str:
+    """A config error as a ROS user reads it: `parameter 'fps' must be > 0, got 0.0` (the configs layer names
+    the setting only, since the same message serves a command-line flag)."""
+    text = str(exc)
+    return f"parameter {text}" if text.startswith("'") else text
 
 
 def declare_params(node, cls: type[T], on_change: Callable[[T, dict[str, Any]], None] | None = None) -> Params[T]:

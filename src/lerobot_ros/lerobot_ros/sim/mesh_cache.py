@@ -4,7 +4,7 @@ Why: on software GL (Mesa llvmpipe) the SO-101's CAD meshes (322k faces, 400k dr
 frame, and at 640x480 a camera a few decimetres away sees about a millimetre per pixel. Welding the
 vertices on a 1 mm grid (trimesh) removes the CAD's sliver triangles that stop quadric decimation, then
 fast-simplification's quadric decimation halves what is left: ~7% of the faces, visually the same scene
-(tests/test_so101_render.py bounds the difference). Only meshes drawn by visual geoms are replaced;
+(tests/e2e/test_so101_render.py bounds the difference). Only meshes drawn by visual geoms are replaced;
 collision geoms keep the originals.
 
 The cache key covers the source file's bytes, the parameters and the library versions, so a changed

@@ -12,12 +12,15 @@ gives every task id of the suite (or the ids asked for).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from lerobot_ros.sim.base import RenderSettings, SimEnv, SimStartupError
 from lerobot_ros.sim.expert_sync import ENV_STATE, JOINTS, STATUS, ExpertSync
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class TaskRef(NamedTuple):
@@ -36,7 +39,7 @@ class SimKind:
     default_task: str
     contract: str  # shipped contract a policy node reads this simulator through
     build: Callable[..., SimEnv]  # (task, render, fps, cameras, task_id) -> SimEnv, nothing built yet
-    expand: Callable[[str, tuple[int, ...] | None], list[TaskRef]]  # --task text -> tasks, in order
+    expand: Callable[[str, Sequence[int] | None], list[TaskRef]]  # --task text -> tasks, in order
     expert: str | None = None  # scripted expert that solves it (scripted_expert_node's `expert`)
     options: tuple[str, ...] = ()  # the settings only this kind has, passed to `build` by keyword
 
@@ -44,9 +47,10 @@ class SimKind:
 @dataclass(frozen=True)
 class ExpertKind:
     name: str
-    make: Callable[[str, str], object]  # (task, scene) -> expert with reset() / act(...)
+    # the experts' act(...) signatures differ (see `act`), so the expert itself is typed Any
+    make: Callable[[str, str], Any]  # (task, scene) -> expert with reset() / act(...)
     needs: tuple[str, ...] = (STATUS, ENV_STATE)  # the step's messages it acts on (sim.expert_sync names)
-    act: Callable[[object, dict], object] = lambda expert, inputs: expert.act(inputs[ENV_STATE])
+    act: Callable[[Any, dict], np.ndarray] = lambda expert, inputs: expert.act(inputs[ENV_STATE])
 
 
 def _split(text: str) -> list[str]:
@@ -216,12 +220,12 @@ def make_expert_sync(kind: str, task: str = "push-v3", scene: str = "pick") -> E
     return ExpertSync(expert, spec.needs, lambda inputs: spec.act(expert, inputs))
 
 
-def expand_tasks(env: str, text: str | None, task_ids: tuple[int, ...] | None = None) -> list[TaskRef]:
+def expand_tasks(env: str, text: str | None, task_ids: Sequence[int] | None = None) -> list[TaskRef]:
     """`--task` (lerobot-eval's `--env.task`) -> the tasks to evaluate, in order; SimStartupError if unknown."""
     kind = sim_kind(env)
     tasks = kind.expand(text or kind.default_task, task_ids)
     if not tasks:
-        raise SimStartupError(f"--task {text!r} names no {env} task")
+        raise SimStartupError(f"--env.task {text!r} names no {env} task")
     return tasks
 
 

@@ -19,6 +19,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -122,9 +123,10 @@ class SO101Twin(SimEnv):
         self.lift_height = float(lift_height)
         self.jaw_pads = jaw_pads
         self._task = task
-        self._model = None
-        self._data = None
-        self._renderer = None
+        # MuJoCo's MjModel / MjData / Renderer once built (mujoco ships no type stubs, hence Any); None until then
+        self._model: Any = None
+        self._data: Any = None
+        self._renderer: Any = None
         self._steps = 0
 
     def _camera_intervals(self, camera_fps, fps: float) -> dict[str, int]:
@@ -156,8 +158,10 @@ class SO101Twin(SimEnv):
     def cameras(self) -> dict[str, tuple[int, int]]:
         return dict.fromkeys(self.camera_names, (self.render_settings.height, self.render_settings.width))
 
+    # SimEnv declares a plain class attribute (the other simulators assign it); the twin knows whether its
+    # scene has a block only from the scene (and, once built, the model), hence a read-only property here.
     @property
-    def env_state_names(self) -> tuple[str, ...]:
+    def env_state_names(self) -> tuple[str, ...]:  # type: ignore[override]
         return BLOCK_STATE_NAMES if self._has_block() else ()
 
     @property
@@ -272,7 +276,8 @@ class SO101Twin(SimEnv):
             self._data.qpos[adr : adr + 3] = (*xy, self._model.geom_size[self._block_geom][2])
             self._data.qpos[adr + 3 : adr + 7] = (1.0, 0.0, 0.0, 0.0)
         mujoco.mj_forward(self._model, self._data)
-        self._block_z0 = None if self._block_id < 0 else float(self.block_position()[2])
+        block = self.block_position()  # None exactly when there is no block (_block_id < 0)
+        self._block_z0 = None if block is None else float(block[2])
         self._steps = 0
         return self._observation(all_cameras=True)
 
@@ -294,6 +299,7 @@ class SO101Twin(SimEnv):
         if self._block_id < 0:
             return False
         block = self.block_position()
+        assert block is not None and self._block_z0 is not None  # a block (_block_id >= 0), placed by reset()
         grip = self._data.site_xpos[self._gripper_site]
         return bool(block[2] - self._block_z0 > self.lift_height and np.linalg.norm(block - grip) < 0.06)
 

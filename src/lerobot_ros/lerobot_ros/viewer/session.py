@@ -20,6 +20,9 @@ class Replayed:
     stats: ReplayStats
     endpoint: object  # viewer.serve.Endpoint
     seconds: float
+    # the rerun.RecordingStream: its gRPC server (what the web viewer reads) lives as long as it does, so the
+    # caller holds it while the viewer is served
+    recording: object = None
 
 
 def replay_source(
@@ -78,4 +81,4 @@ def replay_source(
     recording.flush()
     if endpoint.mode == "file":
         recording.disconnect()
-    return Replayed(stats, endpoint, time.monotonic() - started)
+    return Replayed(stats, endpoint, time.monotonic() - started, recording)

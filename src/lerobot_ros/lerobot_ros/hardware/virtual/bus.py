@@ -53,6 +53,7 @@ class VirtualBus:
         self.missing: dict[int, VirtualServo] = {}
         self.faults = Faults()
         self.name = name
+        self._tmpdir: str | None
         if port is None:
             self._tmpdir = tempfile.mkdtemp(prefix="lerobot_ros_vbus_")
             port = os.path.join(self._tmpdir, name)

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from lerobot_ros.hardware.virtual.servo import VirtualServo
 
 BROADCAST_FEETECH = 0xFE
 BROADCAST_DXL = 0xFE
@@ -32,6 +36,18 @@ def _no_filter(_id: int, data: bytes) -> bytes:
     return data
 
 
+class WireProtocol(Protocol):
+    """What a `VirtualBus` needs of a protocol: split a byte stream, answer a packet, corrupt a reply."""
+
+    name: str
+
+    def split(self, buf: bytearray) -> list[Packet]: ...
+
+    def handle(self, packet: Packet, servos: Mapping[int, VirtualServo], reply: ReplyFilter = ...) -> bytes: ...
+
+    def corrupt(self, status: bytes) -> bytes: ...
+
+
 # ---------------------------------------------------------------------------------------------------
 # Feetech SCS/STS: FF FF ID LEN INST PARAMS CHK, LEN = len(PARAMS) + 2, CHK = ~(ID+LEN+INST+PARAMS) & FF
 # ---------------------------------------------------------------------------------------------------
@@ -44,7 +60,7 @@ class FeetechProtocol:
 
     def split(self, buf: bytearray) -> list[Packet]:
         """Consume complete packets from `buf` (in place)."""
-        packets = []
+        packets: list[Packet] = []
         while True:
             start = buf.find(b"\xff\xff")
             if start < 0:
@@ -74,7 +90,7 @@ class FeetechProtocol:
         body = bytes([servo_id, len(params) + 2, error]) + params
         return b"\xff\xff" + body + bytes([feetech_checksum(body)])
 
-    def handle(self, packet: Packet, servos: Mapping[int, object], reply: ReplyFilter = _no_filter) -> bytes:
+    def handle(self, packet: Packet, servos: Mapping[int, VirtualServo], reply: ReplyFilter = _no_filter) -> bytes:
         out = bytearray()
         inst, p = packet.instruction, packet.params
         if inst == INST_SYNC_WRITE:
@@ -172,7 +188,7 @@ class DynamixelProtocol:
     HEADER = b"\xff\xff\xfd\x00"
 
     def split(self, buf: bytearray) -> list[Packet]:
-        packets = []
+        packets: list[Packet] = []
         while True:
             start = buf.find(self.HEADER)
             if start < 0:
@@ -203,7 +219,7 @@ class DynamixelProtocol:
         crc = dxl_crc(head + payload)
         return head + payload + bytes([crc & 0xFF, crc >> 8])
 
-    def handle(self, packet: Packet, servos: Mapping[int, object], reply: ReplyFilter = _no_filter) -> bytes:
+    def handle(self, packet: Packet, servos: Mapping[int, VirtualServo], reply: ReplyFilter = _no_filter) -> bytes:
         out = bytearray()
         inst, p = packet.instruction, packet.params
         if inst == INST_SYNC_WRITE:
@@ -245,4 +261,4 @@ class DynamixelProtocol:
         return status[:-2] + bytes([status[-2] ^ 0x5A, status[-1]])
 
 
-PROTOCOLS = {"feetech": FeetechProtocol, "dynamixel": DynamixelProtocol}
+PROTOCOLS: dict[str, type[WireProtocol]] = {"feetech": FeetechProtocol, "dynamixel": DynamixelProtocol}
