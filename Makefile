@@ -8,7 +8,7 @@ export PYTHONUNBUFFERED := 1
 # `make test TEST_EXTRAS=` skips them (their tests then skip, as with `make test-fast`).
 TEST_EXTRAS ?= libero,docs
 
-.PHONY: setup demo test test-fast bench docs clean
+.PHONY: setup demo test test-fast lint bench docs clean
 
 setup:
 	@VENV=$(VENV) bash scripts/setup.sh
@@ -20,8 +20,16 @@ test:
 	@VENV=$(VENV) LEROBOT_ROS_EXTRAS="$${LEROBOT_ROS_EXTRAS:+$$LEROBOT_ROS_EXTRAS,}$(TEST_EXTRAS)" bash scripts/setup.sh
 	$(PY) -m pytest
 
+# the unit tier (no DDS, no processes): a couple of minutes
 test-fast: setup
-	$(PY) -m pytest -m "not slow"
+	$(PY) -m pytest tests/unit
+
+# ruff (lint + format check) over the whole tree and mypy over the library (mypy.ini); installs the lint extra
+lint:
+	@VENV=$(VENV) LEROBOT_ROS_EXTRAS=lint bash scripts/setup.sh
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy
 
 bench: setup
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -21,7 +21,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${VENV:-$ROOT/.venv}"
 EXTRAS="${LEROBOT_ROS_EXTRAS:-}"
 STAMP="$VENV/.lerobot_ros_setup"
-KNOWN_EXTRAS=(libero docs)   # each one is requirements/NAME.txt, installed with --no-deps over lock.txt
+KNOWN_EXTRAS=(libero docs lint)   # each one is requirements/NAME.txt, installed with --no-deps over lock.txt
 UV_VERSION="0.13.9"
 # uv ships its own CA roots; behind a TLS-inspecting proxy it needs the system bundle.
 if [ -z "${SSL_CERT_FILE:-}" ] && [ -f /etc/ssl/certs/ca-certificates.crt ]; then
@@ -29,7 +29,7 @@ if [ -z "${SSL_CERT_FILE:-}" ] && [ -f /etc/ssl/certs/ca-certificates.crt ]; the
 fi
 APT_PACKAGES=(libegl1 libegl-mesa0 libgl1-mesa-dri libgbm1 libopengl0 libglib2.0-0 libosmesa6
               libavcodec59 libavformat59 libavutil57 libswscale6 libswresample4 libavdevice59 libavfilter8)
-# headless browser: tests/test_viewer_browser.py screenshots the rerun web viewer (lerobot-ros view)
+# headless browser: tests/e2e/test_viewer_browser.py screenshots the rerun web viewer (lerobot-ros view)
 APT_PACKAGES+=(chromium)
 
 # One set-up at a time (parallel shells or test sessions may call it).
