@@ -1,6 +1,6 @@
 """Benchmark: how smoothly one action chunk hands over to the next (switch vs aggregate vs real-time chunking).
 
-Set-up: the tiny SmolVLA of the test suite fitted to smooth demonstrations (tests/fixtures_smooth.py: chunk 50,
+Set-up: the tiny SmolVLA of the test suite fitted to smooth demonstrations (lerobot_ros.testing.smooth: chunk 50,
 trained once with LeRobot's loss and cached, ~3 min the first time) drives the SO-101 twin (sim_bridge_node in its
 own process, env so101, realtime at 30 fps on /clock, front camera 64x64) through policy_node (in this process, one
 rclpy context per mode, over real DDS), once per chunking mode:
@@ -46,7 +46,6 @@ os.environ.setdefault("ROS_DOMAIN_ID", str(150 + os.getpid() % 80))
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("MUJOCO_GL", "egl")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import numpy as np  # noqa: E402
 import policy_node as pn_bench  # noqa: E402  (bench/policy_node.py: the per-tick overhead, defined once)
@@ -108,9 +107,9 @@ def start_bridge(env, fps, camera_fps):
         "-r",
         "__node:=sim_bridge",
         "-p",
-        "env:=so101",
+        "env.type:=so101",
         "-p",
-        "task:=arm",
+        "env.task:=arm",
         "-p",
         "mode:=realtime",
         "-p",
@@ -118,9 +117,9 @@ def start_bridge(env, fps, camera_fps):
         "-p",
         "cameras:=[front]",
         "-p",
-        f"render_width:={SIDE}",
+        f"env.observation_height:={SIDE}",
         "-p",
-        f"render_height:={SIDE}",
+        f"env.observation_width:={SIDE}",
         "-p",
         f"camera_fps:={camera_fps}",
         "-p",
@@ -128,7 +127,7 @@ def start_bridge(env, fps, camera_fps):
         "-p",
         "seed:=0",
         "-p",
-        "max_episode_steps:=1000000",
+        "env.episode_length:=1000000",
     ]  # one episode per mode, never truncated
     return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=_log("bridge"), text=True)
 
@@ -137,9 +136,9 @@ def policy_parameters(policy_dir, contract, mode, args):
     from rclpy.parameter import Parameter
 
     params = {
-        "pretrained_path": str(policy_dir),
+        "policy.path": str(policy_dir),
         "contract": str(contract),
-        "device": "cpu",
+        "policy.device": "cpu",
         "seed": 0,
         "use_sim_time": True,
         "chunking": mode,
@@ -240,14 +239,13 @@ def main() -> int:
     ap.add_argument("--overhead-ticks", type=int, default=40, help="lockstep ticks of the overhead part (0: skip)")
     args = ap.parse_args()
 
-    from fixtures_policy import make_policy_folder
-
     from lerobot_ros.ros.dds import use_large_data_profile
     from lerobot_ros.ros.runtime import RosRuntime, wait_until
+    from lerobot_ros.testing.policies import make_policy_folder
 
     tmp = Path(tempfile.mkdtemp(prefix="bench_chunking_"))
     if args.weights == "fitted":
-        from fixtures_smooth import cached_smooth_smolvla
+        from lerobot_ros.testing.smooth import cached_smooth_smolvla
 
         policy_dir = cached_smooth_smolvla(chunk=args.chunk)
     else:
@@ -350,7 +348,7 @@ def reset_twin(ros) -> None:
 
 def overhead_part(ros, tmp, args, env):
     """bench/policy_node.py's sync part with a two-camera tiny SmolVLA: per tick ROS latency - node inference."""
-    from fixtures_policy import make_policy_folder
+    from lerobot_ros.testing.policies import make_policy_folder
 
     side = SIDE
     policy_dir = make_policy_folder(

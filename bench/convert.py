@@ -32,15 +32,14 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # fixtures_bags: a test fixture, not shipped
 
 import numpy as np  # noqa: E402
 import yaml  # noqa: E402
-from fixtures_bags import write_so101_bag  # noqa: E402
 
 from lerobot_ros.bag import BagReader  # noqa: E402
 from lerobot_ros.bag.episodes import iter_frames, plan_bag  # noqa: E402
 from lerobot_ros.contract import load_contract  # noqa: E402
+from lerobot_ros.testing.bags import write_so101_bag  # noqa: E402
 
 CAMERAS = ("front", "wrist")
 
@@ -131,13 +130,13 @@ def convert(
                 *map(str, bags),
                 "--contract",
                 str(contract_path),
-                "--out",
+                "--dataset.root",
                 str(out),
-                "--vcodec",
+                "--dataset.rgb_encoder.vcodec",
                 vcodec,
-                "--workers",
+                "--num_workers",
                 str(workers),
-                "--no-progress",
+                "--progress=false",
                 *extra,
             ]
         )
@@ -151,8 +150,8 @@ def ray_convert(bags: list[Path], contract_path: Path, out: Path, vcodec: str, s
     """Wall s of `convert --executor ray` on a local Ray cluster (CPU count = cores), workers warmed up first."""
     import ray
 
-    from lerobot_ros.cli.convert_ray import AGENT_TIMEOUT_MS
     from lerobot_ros.dataset.parallel import usable_cores
+    from lerobot_ros.dataset.ray_conversion import AGENT_TIMEOUT_MS
 
     os.environ.setdefault("RAY_agent_register_timeout_ms", AGENT_TIMEOUT_MS)
     ray.init(num_cpus=usable_cores(), include_dashboard=False, log_to_driver=False, configure_logging=False)
@@ -168,7 +167,7 @@ def _warm_up() -> int:
     import lerobot.datasets.aggregate  # noqa: F401
     import lerobot.datasets.lerobot_dataset  # noqa: F401
 
-    import lerobot_ros.cli.convert  # noqa: F401
+    import lerobot_ros.dataset.ray_conversion  # noqa: F401  (what a shard's task runs)
 
     return os.getpid()
 
@@ -192,9 +191,9 @@ def peak_memory(seconds: float, contract_path: Path, folder: Path, height: int, 
             str(bag),
             "--contract",
             str(contract_path),
-            "--out",
+            "--dataset.root",
             str(out),
-            "--no-progress",
+            "--progress=false",
         ],
         capture_output=True,
         text=True,

@@ -8,15 +8,15 @@ bench/lerobot_eval_site/ on PYTHONPATH: a sitecustomize that makes LeRobot's Met
 the bridge's own `configure_metaworld_render` (see that file). The ACT is random, saved to disk, built for
 that image size (the parity test's checkpoint); it never succeeds, so every episode runs to its cut: 100
 steps by default on both sides (`--max-steps`; 0: the env's 500), the same cut lerobot-ros eval's
-`--max-episode-steps` makes (lerobot-eval's through the same sitecustomize).
+`--env.episode_length` makes (lerobot-eval's through the same sitecustomize).
 
 Default: push-v3, 4 episodes of 100 steps (seeds 1000..), the auto parallelism of both sides (lerobot-eval's
-batch_size 0 rule; `lerobot-ros eval --workers 0` follows it: 1 on 2 cores), so that the default run ends
+batch_size 0 rule; `lerobot-ros eval --eval.batch_size 0` follows it: 1 on 2 cores), so that the default run ends
 in minutes here. The issue's full run: `--episodes 10 --workers 0,2` (auto and 2). Times are from the
 command's start to its eval_info.json being written; the first episode's end and the steady state
 (episodes after the first) come from the mtimes of the episode videos both write (lerobot-eval renders
 its first 10 episodes; the ROS side is asked for as many). Per-episode results (sum_reward, success) of
-both sides are compared. The ROS side gets `--startup-timeout 900`: on a loaded machine its policy node's
+both sides are compared. The ROS side gets `--startup_timeout_s 900`: on a loaded machine its policy node's
 imports took longer than the default 180 s (lerobot-eval has no such limit; the time still counts).
 
 Last line: one JSON object; figure = lerobot-eval wall / lerobot-ros eval wall at the first parallelism
@@ -39,7 +39,6 @@ os.environ.setdefault("ROS_DOMAIN_ID", str(150 + os.getpid() % 80))
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("MUJOCO_GL", "egl")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 GOAL = 0.9
 STEADY_GOAL = 1.0
@@ -116,24 +115,28 @@ def one(policy: Path, task: str, n: int, workers: int, out: Path, size: int, sha
             "eval",
             "--policy.path",
             str(policy),
-            "--task",
+            "--env.type",
+            "metaworld",
+            "--env.task",
             task,
-            "--n-episodes",
+            "--eval.n_episodes",
             str(n),
-            "--workers",
+            "--eval.batch_size",
             str(workers),
-            "--render",
-            f"{size}x{size}",
-            *(["--shadows"] if shadows else []),
-            "--max-episode-steps",
+            "--env.observation_height",
+            str(size),
+            "--env.observation_width",
+            str(size),
+            f"--shadows={'true' if shadows else 'false'}",
+            "--env.episode_length",
             str(max_steps),
-            "--startup-timeout",
+            "--startup_timeout_s",
             "900",
             "--videos",
             str(min(n, 10)),
             "--seed",
             "1000",
-            "-o",
+            "--output_dir",
             str(out / f"ros_{workers}"),
         ],
         out / f"ros_{workers}",
@@ -175,7 +178,8 @@ def main() -> None:
     )
     args = ap.parse_args()
     from lerobot.configs.default import EvalConfig as LeRobotEvalConfig
-    from test_eval_parity import metaworld_act
+
+    from lerobot_ros.testing.policies import metaworld_act
 
     runs, load0 = [], os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench_eval_") as tmp:

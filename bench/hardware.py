@@ -56,7 +56,7 @@ def start_emulator(workdir: Path) -> tuple[subprocess.Popen, dict]:
         "--role",
         "follower",
         "--json",
-        "--dir",
+        "--output_dir",
         str(workdir / "virtual"),
     ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -117,11 +117,11 @@ class PausableRobotNode:
             "-r",
             "__ns:=/bench_follower",
             "-p",
-            f"port:={arm['port']}",
+            f"robot.port:={arm['port']}",
             "-p",
-            f"calibration_file:={arm['calibration_file']}",
+            f"robot.calibration_file:={arm['calibration_file']}",
             "-p",
-            "rate_hz:=5000.0",
+            "fps:=5000.0",
             "-p",
             "watchdog_s:=3600.0",
             "-p",

@@ -31,7 +31,6 @@ from pathlib import Path
 os.environ.setdefault("ROS_DOMAIN_ID", str(150 + os.getpid() % 80))
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import numpy as np  # noqa: E402
 
@@ -113,11 +112,11 @@ def start_node(policy_dir, contract, extra, env):
         str(exe),
         "--ros-args",
         "-p",
-        f"pretrained_path:={policy_dir}",
+        f"policy.path:={policy_dir}",
         "-p",
         f"contract:={contract}",
         "-p",
-        "device:=cpu",
+        "policy.device:=cpu",
         "-p",
         "seed:=0",
     ]
@@ -358,9 +357,8 @@ def main() -> int:
     if args.echo:
         return echo_main()
 
-    from fixtures_policy import make_policy_folder
-
     from lerobot_ros.ros.runtime import RosRuntime
+    from lerobot_ros.testing.policies import make_policy_folder
 
     tmp = Path(tempfile.mkdtemp(prefix="bench_policy_"))
     policy_dir = make_policy_folder(

@@ -26,7 +26,6 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import numpy as np  # noqa: E402
 
@@ -89,10 +88,9 @@ def main() -> int:
     ap.add_argument("--chunk-size", type=int, default=100, help="ACT chunk_size")
     args = ap.parse_args()
 
-    from fixtures_policy import make_policy_folder
-
     from lerobot_ros.policy import PolicyRunner, load_policy, load_policy_config
     from lerobot_ros.policy.server_backend import PolicyServerBackend
+    from lerobot_ros.testing.policies import make_policy_folder
 
     work = Path(tempfile.mkdtemp(prefix="bench_policy_server_"))
     folder = make_policy_folder(

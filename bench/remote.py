@@ -1,9 +1,9 @@
-"""Benchmark: robot here, policy there. Two network namespaces joined by a veth pair (tests/netns.py, root).
+"""Benchmark: robot here, policy there. Two network namespaces joined by a veth pair (lerobot_ros.testing.netns, root).
 
 Robot host: two camera_node processes play a 640x480 clip at 30 fps (`front`, `wrist`; `--cameras 3` adds
 `top`, the issue's moonshot), a probe publishes
 joint_states at 100 Hz and records the actions it receives. Policy host: policy_node (in the probe process of
-tests/remote_sides.py, with spies on its callbacks) runs a small ACT (random weights, saved and loaded like a
+lerobot_ros.testing.remote_sides, with spies on its callbacks) runs a small ACT (random weights, saved and loaded like a
 trained one; images resized to 96x128 by the contract) with async inference, publishing stamped
 `joint_command` actions. DDS runs over the link with the shipped profile (config/dds/fastdds_remote.xml),
 subnet discovery and the other host as static peer, as the README tells a user to set up two machines.
@@ -29,7 +29,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))  # netns, remote_sides, fixtures: test helpers, not shipped
 
 import numpy as np  # noqa: E402
 
@@ -39,15 +38,16 @@ GOAL_FPS, GOAL_ON_TIME = 0.99, 0.99
 
 
 def contract_text(cameras: tuple[str, ...], compressed: bool, tolerance_ms: float) -> str:
-    from remote_sides import so101_contract
+    from lerobot_ros.testing.remote_sides import so101_contract
 
     return so101_contract(cameras, POLICY_HW, FPS, compressed, tolerance_ms)
 
 
 def write_video(path: Path, frames: int = 60) -> None:
-    """A camera-like clip (tests/fixtures_bags frames) as MJPG, looped by camera_node."""
+    """A camera-like clip (lerobot_ros.testing.bags frames) as MJPG, looped by camera_node."""
     import cv2
-    from fixtures_bags import camera_frame
+
+    from lerobot_ros.testing.bags import camera_frame
 
     writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), FPS, (W, H))
     for i in range(frames):
@@ -94,19 +94,19 @@ def run_once(
     warmup_timeout: float,
     tolerance_ms: float,
 ) -> dict:
-    import netns
+    from lerobot_ros.testing import netns
 
     contract = tmp / f"contract_{'jpeg' if compressed else 'raw'}.yaml"
     contract.write_text(contract_text(cameras, compressed, tolerance_ms))
     robot_log, policy_log = tmp / f"robot_{compressed}.jsonl", tmp / f"policy_{compressed}.jsonl"
     py, bindir = sys.executable, Path(sys.executable).parent
-    sides = str(ROOT / "tests" / "remote_sides.py")
+    sides = ["-m", "lerobot_ros.testing.remote_sides"]
     with netns.two_hosts() as (robot, policy, _link):
         renv = robot.ros_env([policy.address], domain)
         penv = policy.ros_env([robot.address], domain)
         procs = [
             robot.popen(
-                [py, sides, "robot", "--out", str(robot_log), "--joint-hz", str(JOINT_HZ)],
+                [py, *sides, "robot", "--out", str(robot_log), "--joint-hz", str(JOINT_HZ)],
                 renv,
                 log=tmp / "robot_probe.log",
             )
@@ -137,16 +137,16 @@ def run_once(
                 )
             )
         params = [
-            f"pretrained_path={policy_dir}",
+            f"policy.path={policy_dir}",
             f"contract={contract}",
-            "device=cpu",
+            "policy.device=cpu",
             "async_inference=true",
             "output_mode=joint_state",
             "max_age_ms=500.0",
         ]
         procs.append(
             policy.popen(
-                [py, sides, "policy", "--out", str(policy_log), *sum((["--param", p] for p in params), [])],
+                [py, *sides, "policy", "--out", str(policy_log), *sum((["--param", p] for p in params), [])],
                 penv,
                 log=tmp / "policy_probe.log",
             )
@@ -258,7 +258,7 @@ def main(argv=None) -> int:
     parser.add_argument("--workdir", help="keep the logs and JSON lines here (default: a temporary folder)")
     args = parser.parse_args(argv)
     cameras = CAMERA_NAMES[: args.cameras]
-    import netns
+    from lerobot_ros.testing import netns
 
     reason = netns.unavailable_reason()
     if reason:
@@ -267,7 +267,7 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))  # namespaces removed on exit
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     domain = int(os.environ.get("ROS_DOMAIN_ID", 150 + os.getpid() % 80))
-    from fixtures_policy import make_policy_folder
+    from lerobot_ros.testing.policies import make_policy_folder
 
     results = {}
     with tempfile.TemporaryDirectory(prefix="bench_remote_") as tmp:

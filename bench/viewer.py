@@ -30,8 +30,6 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # fixtures_bags: a test fixture, not shipped
-
 H, W, FPS, JOINT_HZ = 480, 640, 30.0, 100.0
 JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
 CONTRACT = f"""
@@ -60,9 +58,10 @@ features:
 
 
 def write_video(path: Path, frames: int = 90) -> None:
-    """A camera-like clip (tests/fixtures_bags frames) as MJPG, looped by camera_node."""
+    """A camera-like clip (lerobot_ros.testing.bags frames) as MJPG, looped by camera_node."""
     import cv2
-    from fixtures_bags import camera_frame
+
+    from lerobot_ros.testing.bags import camera_frame
 
     writer = cv2.VideoWriter(str(path), cv2.VideoWriter_fourcc(*"MJPG"), FPS, (W, H))
     for i in range(frames):

@@ -5,7 +5,7 @@ it with policy_node's loader (LeRobot's from_pretrained + processors) and runs P
 policy-server path: pre-processor with the tokenizer, predict_action_chunk, post-processor). Models: the tiny
 SmolVLA of the test suite, and pi0 / pi0.5 in the smallest configuration LeRobot's model runs (PaliGemma tower
 `gemma_2b`, action expert `gemma_300m`, bfloat16, LeRobot's chunk of 50 and 10 denoising steps, 224x224 camera;
-random weights; a tiny local tokenizer cached under PaliGemma's hub id; see tests/fixtures_pi.py for what is
+random weights; a tiny local tokenizer cached under PaliGemma's hub id; see lerobot_ros.testing.pi for what is
 missing offline).
 
 figure: pi0's seconds per chunk / the time its chunk covers at 30 fps (chunk_size / 30 s): <= 1 means async
@@ -32,30 +32,28 @@ FPS = 30
 def build(kind: str, folder: Path, chunk_size: int, image_side: int) -> None:
     """Make the random checkpoint (its own process: pi0's construction peak, float32 before bfloat16, is not the
     footprint policy_node has when it loads the saved checkpoint)."""
-    sys.path.insert(0, str(ROOT / "tests"))
     cameras = {"front": (image_side, image_side)}
     if kind == "smolvla":
-        from fixtures_policy import make_policy_folder
+        from lerobot_ros.testing.policies import make_policy_folder
 
         make_policy_folder(folder, kind="smolvla", cameras=cameras, chunk_size=chunk_size, n_action_steps=chunk_size)
     else:
-        from fixtures_pi import cache_paligemma_tokenizer  # before huggingface_hub reads HF_HUB_CACHE
+        from lerobot_ros.testing.pi import cache_paligemma_tokenizer  # before huggingface_hub reads HF_HUB_CACHE
 
         cache_paligemma_tokenizer(Path(os.environ["HF_HUB_CACHE"]))
-        from fixtures_pi import make_pi_folder
+        from lerobot_ros.testing.pi import make_pi_folder
 
         make_pi_folder(folder, kind, cameras=cameras, chunk_size=chunk_size, image_side=image_side)
 
 
 def measure(kind: str, folder: Path, chunks: int, chunk_size: int, image_side: int, device: str = "cpu") -> dict:
     """In this process: load the saved checkpoint as policy_node does, run `chunks` chunks; peak RSS and timings."""
-    sys.path.insert(0, str(ROOT / "tests"))
     import numpy as np
     import torch
-    from fixtures_policy import random_frames
 
     from lerobot_ros.policy.inference import PolicyRunner
     from lerobot_ros.policy.loading import load_policy
+    from lerobot_ros.testing.policies import random_frames
 
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     cameras = {"front": (image_side, image_side)}
