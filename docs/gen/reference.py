@@ -10,7 +10,7 @@ One module so that a renamed flag, parameter or launch argument reaches the site
 - Python API: one mkdocstrings page per subpackage;
 - the recorder QA picture: `lerobot_ros.record.live_qa.stream_report` on a made-up stream.
 
-`docs/gen/pages.py` writes these pages during `mkdocs build`; tests/test_docs.py checks them against the CLI.
+`docs/gen/pages.py` writes these pages during `mkdocs build`; tests/e2e/test_docs.py checks them against the CLI.
 Each function returns {path under docs/: text} (bytes for pictures).
 """
 
@@ -34,7 +34,7 @@ PACKAGE = ROOT / "src" / "lerobot_ros" / "lerobot_ros"
 LAUNCH = ROOT / "launch"
 CONTRACTS = ROOT / "config" / "contracts"
 MSGS = ROOT / "msgs" / "lerobot_ros_msgs"
-#: `--help` is rendered at this terminal width on the site and in tests/test_docs.py
+#: `--help` is rendered at this terminal width on the site and in tests/e2e/test_docs.py
 HELP_COLUMNS = 100
 #: launch arguments switched on for each file's "everything on" graph (where the file declares them)
 ALL_ON = {"expert": "true", "record": "true", "viewer": "true", "teleop": "true"}
@@ -892,7 +892,7 @@ def ensure_imports() -> None:
 
 
 def vocabulary_table() -> str:
-    """The vocabulary (lerobot_ros.configs.vocabulary): the table tests/test_vocabulary.py holds every surface to."""
+    """The vocabulary (lerobot_ros.configs.vocabulary): the table tests/unit/test_vocabulary.py holds every surface to."""
     from lerobot_ros.configs.vocabulary import markdown_table
 
     return markdown_table() + "\n"
