@@ -196,7 +196,7 @@ def test_from_another_context_describe_refuse_and_apply(ros, probe_runtime):
 
     # several at once are validated together: raising both bounds is fine in one call
     both = probe._wait(
-        probe.client.set_parameters_atomically([Parameter("low", value=5.0), Parameter("high", value=9.0)])
+        lambda: probe.client.set_parameters_atomically([Parameter("low", value=5.0), Parameter("high", value=9.0)])
     )
     assert both.result.successful, both.result.reason
     wait_until(lambda: node.params.values.low == 5.0, 5.0, what="the new bounds")
