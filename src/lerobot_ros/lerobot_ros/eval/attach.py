@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from lerobot_ros.configs import names
 from lerobot_ros.conventions.errors import UserError
-from lerobot_ros.ros.runtime import wait_until
+from lerobot_ros.ros.runtime import call_until_answered, wait_until
 from lerobot_ros.sim.config import BridgeConfig
 
 RESET_TYPE = "lerobot_ros_msgs/srv/ResetEpisode"
@@ -157,16 +157,19 @@ def read_parameters(node, target: str, names: tuple[str, ...], timeout_s: float 
             wait_until(client.service_is_ready, timeout_s, interval=0.05, what=service)
         except TimeoutError:
             raise AttachError(f"{target} does not answer {service} within {timeout_s:.0f} s") from None
-        future = client.call_async(GetParameters.Request(names=list(names)))
+        request = GetParameters.Request(names=list(names))
         try:
-            wait_until(future.done, max(0.0, deadline - time.monotonic()), what=f"a reply from {service}")
+            reply = call_until_answered(
+                lambda: client.call_async(request),
+                max(0.0, deadline - time.monotonic()),
+                what=f"a reply from {service}",
+            )
         except TimeoutError:
-            client.remove_pending_request(future)
             raise AttachError(
                 f"no reply from {service} within {timeout_s:.0f} s (a bridge answers nothing "
                 "while it builds its simulator or steps; raise --startup_timeout_s)"
             ) from None
-        values = future.result().values
+        values = reply.values
     finally:
         node.destroy_client(client)
     out = {}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import rclpy
 from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
@@ -81,6 +82,23 @@ def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 
         if time.monotonic() > deadline:
             raise TimeoutError(f"timed out after {timeout:.1f} s waiting for {what}")
         time.sleep(interval)
+
+
+def call_until_answered(call: Callable[[], Any], timeout: float, resend_s: float = 2.0, what: str = "a reply"):
+    """`call()` sends an idempotent request and returns its future; the reply, sending again every `resend_s`.
+
+    A service is "ready" once its request reader matched the client, but the reply is lost while the
+    server's reply writer has not yet discovered the client's reader: one request can go unanswered on a
+    loaded machine. TimeoutError naming `what` after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while True:
+        future = call()
+        try:
+            wait_until(future.done, min(resend_s, max(0.01, deadline - time.monotonic())), what=what)
+            return future.result()
+        except TimeoutError:
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"timed out after {timeout:.1f} s waiting for {what}") from None
 
 
 class MessageCollector:

@@ -18,7 +18,7 @@ def contract_file(
     data = {
         "robot_type": "so101_follower",
         "fps": 30,
-        "task": {"topic": "/task", "default": None},
+        "task": {"topic": "/task"},
         "features": {
             "action": {
                 "topic": "/follower/commands",
@@ -44,7 +44,6 @@ def contract_file(
             },
         },
     }
-    data["task"] = {"topic": "/task"}
     data.update(extra)
     path = tmp_path / f"contract_{camera_type.split('/')[-1]}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))

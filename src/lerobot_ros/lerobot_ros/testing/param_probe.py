@@ -6,14 +6,12 @@ test reaches the node exactly as `ros2 param describe/set` would.
 
 from __future__ import annotations
 
-import time
-
 from rcl_interfaces.msg import Parameter as ParameterMsg
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
 from rclpy.parameter import Parameter
 from rclpy.parameter_client import AsyncParameterClient
 
-from lerobot_ros.ros.runtime import RosRuntime, wait_until
+from lerobot_ros.ros.runtime import RosRuntime, call_until_answered
 
 
 class ParamProbe:
@@ -25,20 +23,7 @@ class ParamProbe:
             raise TimeoutError(f"parameter services of {target} not found within {timeout} s")
 
     def _wait(self, request):
-        """Send `request()` and wait for the reply, sending it again every 2 s: a service is "ready" once its
-        request reader matched the client, but the reply can still be lost while the server's reply writer
-        has not yet discovered the client's reader (the requests here are idempotent)."""
-        deadline = time.monotonic() + self.timeout
-        while True:
-            future = request()
-            try:
-                wait_until(future.done, min(2.0, max(0.01, deadline - time.monotonic())), what="a reply")
-                return future.result()
-            except TimeoutError:
-                if time.monotonic() >= deadline:
-                    raise TimeoutError(
-                        f"timed out after {self.timeout:.1f} s waiting for a parameter service reply"
-                    ) from None
+        return call_until_answered(request, self.timeout, what="a parameter service reply")
 
     def names(self) -> list[str]:
         return list(self._wait(lambda: self.client.list_parameters()).result.names)
