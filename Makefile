@@ -8,7 +8,7 @@ export PYTHONUNBUFFERED := 1
 # `make test TEST_EXTRAS=` skips them (their tests then skip, as with `make test-fast`).
 TEST_EXTRAS ?= libero,docs
 
-.PHONY: setup demo test test-fast lint bench docs clean
+.PHONY: setup demo test test-fast lint bench docs dist clean
 
 setup:
 	@VENV=$(VENV) bash scripts/setup.sh
@@ -39,5 +39,13 @@ docs:
 	@VENV=$(VENV) LEROBOT_ROS_EXTRAS=docs bash scripts/setup.sh
 	DISABLE_MKDOCS_2_WARNING=true NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
+# the wheels (lerobot-ros, lerobot-ros-msgs) and the sdist into dist/, each checked: every data file and
+# lib/lerobot_ros/<executable> in place, check-wheel-contents, twine check; installs the dist extra
+dist:
+	@VENV=$(VENV) LEROBOT_ROS_EXTRAS=dist bash scripts/setup.sh
+	$(PY) -m lerobot_ros.testing.wheels build dist
+	$(VENV)/bin/check-wheel-contents dist/*.whl
+	$(VENV)/bin/twine check --strict dist/*
+
 clean:
-	rm -rf build install log .pytest_cache
+	rm -rf build install log dist .pytest_cache

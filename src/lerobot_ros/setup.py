@@ -1,17 +1,21 @@
-"""ament_python package of lerobot_ros; also a plain pip-installable distribution.
+"""ament_python package of lerobot_ros (colcon) and the `lerobot-ros` wheel (pyproject.toml has the rest).
 
-Launch files and configs live at the top of the repository (launch/, config/) and are installed into
-share/lerobot_ros/ as ROS expects, so `find-pkg-share lerobot_ros` finds them after colcon or pip.
+Launch files and configs live at the top of the repository (launch/, config/; linked into this folder so an
+sdist carries them) and are installed into share/lerobot_ros/ as ROS expects, so `find-pkg-share
+lerobot_ros` finds them after colcon or pip. colcon installs the executables into lib/lerobot_ros/ (setup.cfg);
+a wheel's console scripts land in bin/, so a wheel also carries lib/lerobot_ros/<executable>: a two-line
+`sh` wrapper that runs bin/<executable>, where `ros2 launch` and `lerobot-ros launch` look for it.
 """
 
 import os
 import re
+import stat
+import sys
 
 from setuptools import find_packages, setup
 
 PACKAGE = "lerobot_ros"
 HERE = os.path.dirname(os.path.abspath(__file__))
-REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
 
 
 def package_version() -> str:
@@ -25,10 +29,12 @@ def package_version() -> str:
 
 
 def tree(top: str, dest: str) -> list[tuple[str, list[str]]]:
-    """data_files entries copying every file under REPO/top into share/PACKAGE/dest, keeping folders."""
+    """data_files entries copying every file under top (a folder here) into share/PACKAGE/dest, keeping folders."""
     entries = []
-    root = os.path.join(REPO, top)
-    for folder, _dirs, files in os.walk(root):
+    root = os.path.join(HERE, top)
+    for folder, _dirs, files in os.walk(root, followlinks=True):
+        if "__pycache__" in folder:
+            continue
         if files:
             rel = os.path.relpath(folder, root)
             target = os.path.normpath(os.path.join("share", PACKAGE, dest, rel))
@@ -56,23 +62,61 @@ NODES = {
     "takeover_node": "lerobot_ros.nodes.takeover_node:main",
 }
 
+# base: every node, the contracts, rosbag2 recording / reading, the launch runner; no torch, no LeRobot (the
+# extras in pyproject.toml add those). Here and not in pyproject.toml only for the interfaces' pin.
+BASE_REQUIRES = [
+    f"lerobot-ros-msgs=={package_version()}",
+    "numpy>=1.26",
+    "pyyaml>=6",
+    "rosbags>=0.11,<0.12",
+    "mcap>=1.2",
+    "opencv-python-headless>=4.9",
+    "pyserial>=3.5",
+    "ros-rclpy",
+    "ros-rmw-fastrtps-cpp",
+    "ros-std-msgs",
+    "ros-sensor-msgs",
+    "ros-geometry-msgs",
+    "ros-trajectory-msgs",
+    "ros-std-srvs",
+    "ros-diagnostic-msgs",
+    "ros-visualization-msgs",
+    "ros-nav-msgs",
+    "ros-builtin-interfaces",
+    "ros-rosgraph-msgs",
+]
+
+
+def lib_wrappers() -> list[tuple[str, list[str]]]:
+    """lib/lerobot_ros/<executable> for a wheel (colcon writes the scripts there itself, see setup.cfg)."""
+    if "bdist_wheel" not in sys.argv:
+        return []
+    folder = os.path.join("build", "lib_wrappers")
+    os.makedirs(os.path.join(HERE, folder), exist_ok=True)
+    files = []
+    for name in NODES:
+        path = os.path.join(HERE, folder, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(f'#!/bin/sh\nexec "$(dirname -- "$0")/../../bin/{name}" "$@"\n')
+        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        files.append(os.path.join(folder, name))
+    return [(os.path.join("lib", PACKAGE), files)]
+
+
 setup(
-    name=PACKAGE,
+    name="lerobot-ros",
     version=package_version(),
     packages=find_packages(exclude=["test", "tests"]),
-    python_requires=">=3.10",
     data_files=[
         ("share/ament_index/resource_index/packages", ["resource/" + PACKAGE]),
         ("share/" + PACKAGE, ["package.xml"]),
         *tree("launch", "launch"),
         *tree("config", "config"),
+        *lib_wrappers(),
     ],
-    install_requires=["setuptools", "numpy", "pyyaml"],
-    zip_safe=True,
-    maintainer="lerobot_ros maintainers",
-    maintainer_email="maintainers@lerobot-ros.dev",
-    description="LeRobot on ROS 2: nodes, rosbag2 <-> LeRobotDataset, simulators and launch files.",
-    license="Apache-2.0",
+    install_requires=BASE_REQUIRES,
+    python_requires=">=3.12,<3.13",  # the ROS 2 wheels on PyPI are cp312
+    zip_safe=False,
     entry_points={
         "console_scripts": [f"{name} = {target}" for name, target in NODES.items()]
         + ["lerobot-ros = lerobot_ros.cli.main:main"],

@@ -4,7 +4,7 @@
 import re
 import subprocess
 import sys
-from importlib.metadata import version
+from importlib.metadata import requires, version
 from pathlib import Path
 
 import lerobot_ros
@@ -23,6 +23,8 @@ def test_every_place_that_states_the_version_agrees():
     assert re.fullmatch(r"\d+\.\d+\.\d+", source), source
     assert _xml_version(REPO / "msgs" / "lerobot_ros_msgs" / "package.xml") == source
     assert version("lerobot_ros") == source
+    assert version("lerobot_ros_msgs") == source  # the interfaces' wheel, built by their own backend
+    assert f"lerobot-ros-msgs=={source}" in (requires("lerobot_ros") or [])
     assert lerobot_ros.__version__ == source
     exe = Path(sys.executable).with_name("lerobot-ros")
     shown = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60)

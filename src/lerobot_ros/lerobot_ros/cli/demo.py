@@ -181,9 +181,13 @@ def run(args: argparse.Namespace) -> int:
 
         sys.stdout.write(so101_urdf())
         return 0
-    from lerobot_ros.demo.pipeline import run_demo, summary_dict
+    from lerobot_ros.conventions.extras import require
+    from lerobot_ros.demo.config import ENV_MODULES
 
     cfg = from_args(DemoConfig, args)
+    require(ENV_MODULES[cfg.env], "demo")
+    from lerobot_ros.demo.pipeline import run_demo, summary_dict
+
     res = run_demo(cfg, printer=lambda s: print(s, flush=True))
     print_summary(summary_dict(cfg, res), cfg.out)
     return 1 if res.failed else 0

@@ -45,8 +45,8 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 #: the exit status of every verb, and what it means (the documentation prints this table)
 EXIT_CODES = {
     EXIT_OK: "done",
-    EXIT_FAILURE: "an expected failure (a bad path, file, topic, policy or a run that did not succeed); one line "
-    "on stderr says what is wrong and what to do",
+    EXIT_FAILURE: "an expected failure (a bad path, file, topic, policy, a missing extra or a run that did not "
+    "succeed); one line on stderr says what is wrong and what to do",
     EXIT_USAGE: "usage: an unknown verb or flag, or a flag value the command refuses",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C); what was finished before is kept",
 }
@@ -68,17 +68,19 @@ class _Parser(argparse.ArgumentParser):
         super().error(f"{message}{'; ' + hint if hint else ''}")
 
 
-def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
-    """All verbs; with `selected`, only that verb's module is imported (the others may pull in torch)."""
+def build_parser(selected: str | None = None, *, every_verb: bool = True) -> argparse.ArgumentParser:
+    """All verbs with their options; with `selected`, only that verb's module is imported (the others may pull in
+    torch or need an extra that is not installed); `every_verb=False` with no `selected` imports none (the
+    top-level `--help`)."""
     parser = _Parser(prog="lerobot-ros", description="LeRobot on ROS 2.")
     parser.verb = selected
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
     for verb, (module_name, help_text) in VERBS.items():
-        if selected is not None and verb != selected:
+        if verb != selected and (selected is not None or not every_verb):
             sub.add_parser(verb, help=help_text)
             continue
-        module = importlib.import_module(module_name)
+        module = _import_verb(verb, module_name)
         p = sub.add_parser(
             verb,
             help=help_text,
@@ -88,6 +90,18 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
         module.add_arguments(p)
         p.set_defaults(_module=module)
     return parser
+
+
+def _import_verb(verb: str, module_name: str):
+    from lerobot_ros.conventions.extras import MissingExtraError, missing_extra_message
+
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        message = missing_extra_message(exc, verb)
+        if message is None:
+            raise
+        raise MissingExtraError(message) from exc
 
 
 def _version() -> str:
@@ -102,7 +116,13 @@ def _version() -> str:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     verb = next((a for a in argv if not a.startswith("-")), None)
-    parser = build_parser(verb if verb in VERBS else None)
+    from lerobot_ros.conventions.extras import MissingExtraError
+
+    try:
+        parser = build_parser(verb if verb in VERBS else None, every_verb=False)
+    except MissingExtraError as exc:
+        print(f"lerobot-ros {verb}: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
     _Parser.argv = list(argv)
     try:
         args = parser.parse_args(argv)
@@ -128,6 +148,14 @@ def run_verb(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     except EXPECTED_FAILURES as exc:  # a user's file, folder or setting, not a bug: one line, no traceback
         print(f"lerobot-ros {args.verb}: {describe_failure(exc)}", file=sys.stderr)
+        return EXIT_FAILURE
+    except ModuleNotFoundError as exc:  # a lazily imported package of an extra that is not installed
+        from lerobot_ros.conventions.extras import missing_extra_message
+
+        message = missing_extra_message(exc, args.verb)
+        if message is None:
+            raise
+        print(f"lerobot-ros {args.verb}: {message}", file=sys.stderr)
         return EXIT_FAILURE
 
 

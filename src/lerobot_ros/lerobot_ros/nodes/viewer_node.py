@@ -25,7 +25,12 @@ Parameters
 
 from __future__ import annotations
 
-import rerun as rr
+from lerobot_ros.conventions.extras import exit_for_missing_extra
+
+try:
+    import rerun as rr
+except ModuleNotFoundError as exc:  # the viewer extra is not installed: one line, exit 1 (no traceback)
+    exit_for_missing_extra(exc, "viewer_node")
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.node import Node
 from rclpy.serialization import deserialize_message

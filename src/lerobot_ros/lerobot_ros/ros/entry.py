@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 
@@ -11,6 +12,7 @@ from rclpy.node import Node
 from rclpy.task import Future
 
 from lerobot_ros.conventions.errors import UserError
+from lerobot_ros.conventions.extras import missing_extra_message
 
 
 class NodeStartupError(UserError, RuntimeError):
@@ -46,6 +48,12 @@ def run_node(factory: Callable[..., Node], args=None, multi_threaded: bool = Fal
         pass
     except NodeStartupError as exc:
         print(f"[{getattr(factory, '__name__', 'node')}] error: {exc}", file=sys.stderr)
+        code = 1
+    except ModuleNotFoundError as exc:  # a package of an extra that is not installed (policy_node without LeRobot)
+        message = missing_extra_message(exc, os.path.basename(sys.argv[0]) if sys.argv else None)
+        if message is None:
+            raise
+        print(f"[{getattr(factory, '__name__', 'node')}] error: {message}", file=sys.stderr)
         code = 1
     except Exception:
         if rclpy.ok():

