@@ -7,9 +7,9 @@ the built wheel gives a venv the same shape as the ROS wheels do:
   into the venv's prefix, where the ROS wheels' `.pth` puts `$prefix/lib` on the loader path.
 
 The ROS wheels' CMake exports name the include folders of the machine they were built on
-(`/opt/python/cp312-cp312/...`) on their `<pkg>__rosidl_generator_py` imported targets. Instead of editing
-those files, a project-include file (`CMAKE_PROJECT_INCLUDE`) defers a call to the end of the configure step
-that points those targets at this interpreter's Python and NumPy headers.
+(`/opt/python/cp312-cp312/...`) on their `<pkg>__rosidl_generator_py` imported targets; the package's own
+`cmake/pip_ros_wheels.cmake` (included by CMakeLists.txt, so colcon builds get it too) points them at this
+interpreter's headers at the end of the configure step, without editing those packages' files.
 
 The wheel's platform tag is the lowest manylinux tag the built libraries allow (their highest GLIBC symbol
 version, never below 2_28), read from the symbol versions the libraries name.
@@ -39,32 +39,6 @@ MANYLINUX_FLOOR = (2, 28)  # the ROS wheels' tag; a wheel never claims an older 
 #: the newest libstdc++ symbol versions manylinux_2_28 (GCC 8) provides; a library needing more is tagged with
 #: this machine's glibc instead (it then installs here, not on older systems)
 MANYLINUX_2_28_CXX = {"GLIBCXX": (3, 4, 25), "CXXABI": (1, 3, 11)}
-
-OVERRIDE_CMAKE = """\
-# Written by build_backend/ament_cmake_wheel.py: the ROS wheels' <pkg>__rosidl_generator_py targets name the
-# build machine's Python / NumPy include folders; at the end of the configure step, point them at ours.
-function(_lerobot_ros_wheel_fix_py_includes)
-  get_directory_property(_targets IMPORTED_TARGETS)
-  foreach(_t IN LISTS _targets)
-    if(_t MATCHES "__rosidl_generator_py$")
-      get_target_property(_inc ${_t} INTERFACE_INCLUDE_DIRECTORIES)
-      if(_inc AND NOT _inc MATCHES "-NOTFOUND$")
-        set(_fixed "")
-        foreach(_dir IN LISTS _inc)
-          if(NOT EXISTS "${_dir}" AND _dir MATCHES "/include/python3")
-            set(_dir "@PY_INC@")
-          elseif(NOT EXISTS "${_dir}" AND _dir MATCHES "numpy/_core/include$")
-            set(_dir "@NP_INC@")
-          endif()
-          list(APPEND _fixed "${_dir}")
-        endforeach()
-        set_target_properties(${_t} PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${_fixed}")
-      endif()
-    endif()
-  endforeach()
-endfunction()
-cmake_language(DEFER CALL _lerobot_ros_wheel_fix_py_includes)
-"""
 
 
 # --------------------------------------------------------------------------------------------- metadata
@@ -163,13 +137,7 @@ def _cmake_install(build: Path, stage: Path) -> None:
     cmake = shutil.which("cmake", path=str(bindir)) or shutil.which("cmake")
     if cmake is None:
         raise RuntimeError("cmake not found: install it into the build environment (pip install cmake)")
-    import numpy  # a build requirement; its headers go into the generated Python typesupport
-
-    override = build / "fix_rosidl_generator_py_includes.cmake"
     build.mkdir(parents=True)
-    override.write_text(
-        OVERRIDE_CMAKE.replace("@PY_INC@", sysconfig.get_paths()["include"]).replace("@NP_INC@", numpy.get_include())
-    )
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(bindir), env.get("PATH", "")])
     env["AMENT_PREFIX_PATH"] = os.pathsep.join(p for p in [str(prefix), env.get("AMENT_PREFIX_PATH", "")] if p)
@@ -186,7 +154,6 @@ def _cmake_install(build: Path, stage: Path) -> None:
         f"-DCMAKE_PREFIX_PATH={prefix}",
         f"-DCMAKE_INSTALL_PREFIX={stage}",
         f"-DPython3_EXECUTABLE={sys.executable}",
-        f"-DCMAKE_PROJECT_INCLUDE={override}",
         "-DBUILD_TESTING=OFF",
         "-DCMAKE_BUILD_TYPE=Release",
     ]
