@@ -13,7 +13,7 @@
 #      run as root, printed otherwise);
 #   2. a Python 3.12 virtual environment in .venv (VENV=... to change) with the pinned requirements
 #      (requirements/lock.txt) installed by uv;
-#   3. the lerobot_ros package itself (editable, so the checkout is what runs);
+#   3. the lerobot_ros package itself and its LeRobot plugins (editable, so the checkout is what runs);
 #   4. the lerobot_ros_msgs interface package, built by its own PEP 517 backend (rosidl + CMake) as a wheel.
 set -euo pipefail
 
@@ -43,7 +43,7 @@ die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
 fingerprint() {
   # Everything that, when changed, requires a new install or a rebuild of the interfaces.
   (cd "$ROOT" && cat requirements/lock.txt scripts/setup.sh src/lerobot_ros/setup.py src/lerobot_ros/setup.cfg \
-     src/lerobot_ros/pyproject.toml src/lerobot_ros/package.xml \
+     src/lerobot_ros/pyproject.toml src/lerobot_ros/package.xml plugins/*/pyproject.toml \
      && find msgs -type f ! -path '*/__pycache__/*' | sort | xargs cat && find launch config -type f | sort) \
     | sha256sum | cut -d' ' -f1
 }
@@ -162,6 +162,10 @@ fi
 # 3. lerobot_ros itself
 log "installing lerobot_ros (editable)"
 "$UV" pip install -q -p "$VENV/bin/python" --no-deps -e "$ROOT/src/lerobot_ros"
+# the LeRobot plugins (plugins/*: distributions LeRobot's CLIs discover by name), editable too
+for plugin in "$ROOT"/plugins/lerobot_*/; do
+  "$UV" pip install -q -p "$VENV/bin/python" --no-deps -e "$plugin"
+done
 # An editable install skips data_files: lay out the ament index, share/ and lib/ entries that a colcon
 # install would have, pointing at the checkout, so `find-pkg-share lerobot_ros` and
 # lib/lerobot_ros/<executable> resolve the same way as on a robot. share/ holds real folders with one

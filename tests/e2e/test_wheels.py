@@ -41,7 +41,12 @@ def base(wheels, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def sim(wheels, tmp_path_factory):
-    return FreshVenv.create(tmp_path_factory.mktemp("venvs") / "sim", wheels["lerobot_ros"].parent, "lerobot-ros[sim]")
+    return FreshVenv.create(
+        tmp_path_factory.mktemp("venvs") / "sim",
+        wheels["lerobot_ros"].parent,
+        "lerobot-ros[sim]",
+        "lerobot_robot_ros_contract",
+    )
 
 
 def test_each_wheel_carries_its_data_files_and_executables(wheels):
@@ -140,3 +145,18 @@ def test_sim_install_runs_the_demo(sim, outside):
     assert summary["dataset_episodes"] == 3
     assert summary["eval_info"], summary
     assert (out / "dataset" / "meta" / "info.json").is_file()
+
+
+def test_lerobot_finds_the_robot_plugin_installed_from_its_wheel(sim, outside):
+    found = sim.run(
+        [
+            "python",
+            "-c",
+            "from lerobot.utils.import_utils import register_third_party_plugins; register_third_party_plugins(); "
+            "from lerobot.robots.config import RobotConfig; print(sorted(RobotConfig.get_known_choices()))",
+        ],
+        outside,
+        timeout=180,
+    )
+    assert found.returncode == 0, found.stderr
+    assert "'ros_contract'" in found.stdout

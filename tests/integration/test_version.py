@@ -41,3 +41,16 @@ def test_no_second_literal_version_in_the_python_sources():
         if literal.search(p.read_text(encoding="utf-8", errors="replace"))
     ]
     assert offenders == [], f"a second copy of the version: {offenders}"
+
+
+def test_the_plugins_carry_the_version_and_pin_lerobot_ros_to_it():
+    import tomllib
+
+    source = _xml_version(REPO / "src" / "lerobot_ros" / "package.xml")
+    plugins = sorted((REPO / "plugins").glob("lerobot_*/pyproject.toml"))
+    assert plugins, "no plugin distributions under plugins/"
+    for path in plugins:
+        project = tomllib.loads(path.read_text())["project"]
+        assert project["version"] == source, path
+        assert f"lerobot-ros=={source}" in project["dependencies"], path
+        assert project["name"] == path.parent.name and project["name"].startswith("lerobot_"), path

@@ -31,13 +31,14 @@ class Recorder:
     def __init__(self):
         self.frames, self.rejections, self.now = [], [], 0
 
-    def bridge(self, mode: str) -> SimBridge:
+    def bridge(self, mode: str, episode_limit: str = "enforced") -> SimBridge:
         return SimBridge(
             RecordingTwin(),
             mode,
             publish=self.frames.append,
             rejected=self.rejections.append,
             clock_ns=lambda: self.now,
+            episode_limit=episode_limit,
         )
 
 
@@ -113,6 +114,26 @@ def test_lockstep_trajectory_stops_at_the_end_of_the_episode(rec):
     text, expected = describe_rejection(rec.rejections[0], bridge.runner)
     assert expected and "episode_done=1" in text and "call reset_episode" in text
     bridge.close()
+
+
+def test_a_marked_episode_limit_keeps_stepping_and_obeying_like_a_real_arm(rec):
+    bridge = rec.bridge("realtime", episode_limit="marked")
+    bridge.sim.max_episode_steps = 2
+    bridge.reset(0)
+    for _ in range(4):
+        bridge.tick()
+    bridge.command(np.full(6, 0.1))  # past the limit: still obeyed, not rejected
+    bridge.tick()
+    assert [f.episode.step for f in rec.frames] == [1, 2, 3, 4, 5]
+    assert [f.episode.done for f in rec.frames] == [False, True, True, True, True]  # marked at the limit
+    assert rec.rejections == [] and float(bridge.sim.stepped[-1][0]) == pytest.approx(0.1)
+    bridge.close()
+
+
+def test_a_marked_episode_limit_is_refused_for_a_simulator_that_cannot_step_past_it(rec, monkeypatch):
+    monkeypatch.setattr(RecordingTwin, "steps_past_limit", False)
+    with pytest.raises(ValueError, match="episode_limit:=marked needs a simulator that can step past"):
+        rec.bridge("realtime", episode_limit="marked")
 
 
 def test_realtime_schedules_commands_for_ticks_and_holds(rec, realtime):

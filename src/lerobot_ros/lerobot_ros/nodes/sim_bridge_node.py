@@ -70,7 +70,13 @@ class SimBridgeNode(Node):
             )
         except (SimStartupError, ValueError) as exc:
             raise NodeStartupError(str(exc)) from None
-        self.bridge = SimBridge(sim, p.mode, publish=self.publish_frame, rejected=self._rejected)
+        try:
+            self.bridge = SimBridge(
+                sim, p.mode, publish=self.publish_frame, rejected=self._rejected, episode_limit=p.episode_limit
+            )
+        except ValueError as exc:
+            sim.close()
+            raise NodeStartupError(str(exc)) from None
 
         self.joint_pub = self.create_publisher(JointState, "joint_states", OBS_QOS)
         self.env_state_pub = self.create_publisher(Float64MultiArray, "environment_state", OBS_QOS)

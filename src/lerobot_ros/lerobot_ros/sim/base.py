@@ -108,6 +108,9 @@ class SimEnv(ABC):
     state_names: tuple[str, ...] = ()
     #: names of the action components (joint names for `joint_trajectory`, order for `commands`)
     action_names: tuple[str, ...] = ()
+    #: may step on past `max_episode_steps` (the limit is the runner's, not the simulator's): needed for
+    #: episode_limit:=marked; Meta-World refuses steps past its path length, so it is False there
+    steps_past_limit: bool = False
     #: names of the env_state components (empty when the env has none)
     env_state_names: tuple[str, ...] = ()
     #: steps after which an episode is truncated

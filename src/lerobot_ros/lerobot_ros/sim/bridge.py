@@ -79,12 +79,18 @@ class SimBridge:
         publish: Callable[[Frame], None],
         rejected: Callable[[ActionRejected], None],
         clock_ns: Callable[[], int] = time.monotonic_ns,
+        episode_limit: str = "enforced",
     ):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        if episode_limit == "marked" and not sim.steps_past_limit:
+            raise ValueError(
+                f"episode_limit:=marked needs a simulator that can step past its episode limit (the SO-101 twin); "
+                f"{sim.kind} cannot"
+            )
         self.sim, self.mode = sim, mode
         self.publish, self.rejected, self.clock_ns = publish, rejected, clock_ns
-        self.runner = SimRunner(sim)
+        self.runner = SimRunner(sim, marked=episode_limit == "marked")
         self.schedule = ActionSchedule(self.runner.period_ns)
         self.closed = False
         self.last_reset_s = 0.0
@@ -150,10 +156,11 @@ class SimBridge:
         """Realtime mode's step: the newest due action, else the held one, else the idle action.
 
         Returns the runner's slow warning (once, when the real-time factor falls behind), else None.
-        Does nothing before the first episode, after the episode is done and once closed.
+        Does nothing before the first episode, after the episode is done (unless episodes are marked) and once
+        closed.
         """
         ep = self.runner.episode
-        if self.closed or ep.episode_index < 0 or ep.done:
+        if self.closed or ep.episode_index < 0 or (ep.done and not self.runner.marked):
             return None
         action = self.schedule.take(self.clock_ns())
         if action is None:  # no action yet this episode

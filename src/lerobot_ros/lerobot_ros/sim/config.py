@@ -46,6 +46,13 @@ class BridgeConfig:
     episode_length: int = param(
         0, "episode length limit; 0 = the env's own", unit="steps", min=0, name="env.episode_length"
     )
+    episode_limit: str = param(
+        "enforced",
+        "enforced: at its length limit an episode ends and commands are refused until reset_episode; marked: the "
+        "bridge keeps stepping and obeying like a real arm, episode_status only marks the limit (for LeRobot's "
+        "CLIs, which run their own episodes; SO-101 twin)",
+        choices=("enforced", "marked"),
+    )
     reset_on_start: bool = param(True, "start episode 0 as soon as the bridge is up")
     seed: int = param(0, "seed of the first episode when reset_on_start; < 0 = unseeded")
     publish_clock: bool = param(True, "publish /clock with simulated time (for use_sim_time nodes)")

@@ -84,6 +84,7 @@ def joint_mid_range(model) -> np.ndarray:
 
 class SO101Twin(SimEnv):
     kind = "so101"
+    steps_past_limit = True  # plain MuJoCo: the episode limit is the runner's, so it may be only marked
     state_names = JOINT_NAMES
     action_names = JOINT_NAMES
 

@@ -52,8 +52,10 @@ class Frame:
 class SimRunner:
     """Owns one env: resets, validated steps, episode state and sim time."""
 
-    def __init__(self, env: SimEnv, start_time_ns: int = 0):
+    def __init__(self, env: SimEnv, start_time_ns: int = 0, marked: bool = False):
         self.env = env
+        #: episodes marked, not enforced: past its limit an episode is `done` but steps go on (like a real arm)
+        self.marked = marked
         self.validator = ActionValidator(env.action_names)
         self.period_ns = int(round(NS_PER_S / env.fps))
         self.sim_time_ns = int(start_time_ns)
@@ -86,7 +88,7 @@ class SimRunner:
         """ActionRejected (counted) when no episode is running or it is done; counts nothing otherwise."""
         if self.episode.episode_index < 0:
             raise self.validator.reject("no_episode", "no episode running: call the reset_episode service first")
-        if self.episode.done:
+        if self.episode.done and not self.marked:
             raise self.validator.reject(
                 "episode_done", f"episode {self.episode.episode_index} is done: call reset_episode to start another"
             )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import configparser
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,6 +23,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[4]
 PACKAGE = "lerobot_ros"
 MSGS = REPO / "msgs" / "lerobot_ros_msgs"
+#: the LeRobot plugin distributions (their names are what LeRobot's discovery matches)
+PLUGINS = sorted(p for p in (REPO / "plugins").glob("lerobot_*") if (p / "pyproject.toml").is_file())
 #: environment variables of this session that must not reach a fresh venv's processes: they would point it at
 #: the checkout's venv (or, `_ROS_WHEELS_BOOTSTRAP_COMPLETE`, skip the ROS wheels' loader-path set-up)
 LEAKY_ENV = (
@@ -55,13 +58,15 @@ def build_wheels(out: Path, uv: str | None = None) -> dict[str, Path]:
     subprocess.run(
         [uv, "build", "-q", "--wheel", "--no-build-isolation", *py, "--out-dir", str(out), str(MSGS)], check=True
     )
+    for plugin in PLUGINS:
+        subprocess.run([uv, "build", "-q", "--wheel", *py, "--out-dir", str(out), str(plugin)], check=True)
     return wheel_files(out)
 
 
 def wheel_files(folder: Path) -> dict[str, Path]:
-    """{"lerobot_ros": wheel, "lerobot_ros_msgs": wheel} in `folder` (the newest of each)."""
+    """{"lerobot_ros": wheel, "lerobot_ros_msgs": wheel, <plugin>: wheel ...} in `folder` (the newest of each)."""
     found: dict[str, Path] = {}
-    for dist in ("lerobot_ros", "lerobot_ros_msgs"):
+    for dist in ("lerobot_ros", "lerobot_ros_msgs", *(p.name for p in PLUGINS)):
         wheels = sorted(folder.glob(f"{dist}-*.whl"), key=lambda p: p.stat().st_mtime)
         if not wheels:
             raise FileNotFoundError(f"no {dist} wheel in {folder}: run `make dist`")
@@ -103,6 +108,9 @@ def expected_files(dist: str) -> dict[str, bool]:
         for lib in ("generator_c", "generator_py", "typesupport_c", "typesupport_fastrtps_c", "typesupport_cpp"):
             files[f"lib/liblerobot_ros_msgs__rosidl_{lib}.so"] = False
         return files
+    plugin = next((p for p in PLUGINS if p.name == dist), None)
+    if plugin is not None:
+        return {f"@root/{dist}/__init__.py": False}
     raise ValueError(f"unknown distribution {dist!r}")
 
 
@@ -132,6 +140,12 @@ def check_contents(wheel: Path) -> list[str]:
                 problems.append(f"{wheel.name}: missing {arcname}")
             elif executable and not (info.external_attr >> 16) & 0o111:
                 problems.append(f"{wheel.name}: {arcname} is not executable")
+        if any(p.name == dist for p in PLUGINS):
+            meta = next((n for n in infos if n.endswith(".dist-info/METADATA")), None)
+            found = re.search(r"^Name: (.+)$", whl.read(meta).decode(), re.M) if meta else None
+            if found is None or found.group(1).strip() != dist:
+                # LeRobot imports the metadata Name as a module: `lerobot-robot-x` would never be found
+                problems.append(f"{wheel.name}: metadata Name must be {dist!r} (underscores) for LeRobot to find it")
         if dist == "lerobot_ros":
             entry_points = next((n for n in infos if n.endswith(".dist-info/entry_points.txt")), None)
             if entry_points is None:
@@ -170,7 +184,7 @@ class FreshVenv:
     install_s: float = 0.0
 
     @classmethod
-    def create(cls, path: Path, wheels: Path, requirement: str, uv: str | None = None) -> FreshVenv:
+    def create(cls, path: Path, wheels: Path, *requirements: str, uv: str | None = None) -> FreshVenv:
         uv = uv or find_uv()
         shutil.rmtree(path, ignore_errors=True)
         base_python = getattr(sys, "_base_executable", sys.executable)
@@ -189,7 +203,7 @@ class FreshVenv:
                 str(wheels),
                 "-c",
                 str(REPO / "requirements" / "lock.txt"),
-                requirement,
+                *requirements,
             ],
             check=True,
             env=env,
