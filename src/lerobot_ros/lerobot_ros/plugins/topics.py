@@ -20,7 +20,7 @@ from lerobot_ros.contract import Contract, message_class
 from lerobot_ros.contract.model import Feature
 from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.ros.qos import qos_by_name
-from lerobot_ros.ros.runtime import RosRuntime
+from lerobot_ros.ros.runtime import RosRuntime, wait_until
 
 
 class TopicError(UserError, ConnectionError):
@@ -105,18 +105,17 @@ class ContractTopics:
         return problems
 
     def _wait_for_graph(self, node, timeout_s: float) -> None:
-        deadline = time.monotonic() + timeout_s
-        while True:
+        try:
+            wait_until(lambda: not self._problems(node), timeout_s, interval=0.05, what="the contract's topics")
+        except TimeoutError:
             problems = self._problems(node)
-            if not problems:
+            if not problems:  # everything came up just at the deadline
                 return
-            if time.monotonic() > deadline:
-                source = self.contract.source or self.contract.robot_type
-                raise TopicError(
-                    f"contract {source}: {'; '.join(problems)} (after {timeout_s:g} s); start the robot's "
-                    f"nodes (or its sim bridge) first, or check the contract's topics"
-                )
-            time.sleep(0.05)
+            source = self.contract.source or self.contract.robot_type
+            raise TopicError(
+                f"contract {source}: {'; '.join(problems)} (after {timeout_s:g} s); start the robot's "
+                f"nodes (or its sim bridge) first, or check the contract's topics"
+            ) from None
 
     def newest(self, name: str, max_age_s: float) -> tuple[object, float]:
         """(newest message of observation feature `name`, its age in s); TopicError when it is older than
