@@ -317,7 +317,10 @@ def test_ctrl_c_leaves_a_dataset_that_loads(tmp_path, ros_env):
 
     The third bag is a FIFO: the converter blocks on it, and our write end opening (possible only once the
     converter opened it for reading, i.e. after the first two bags were saved) tells us so. Held open
-    and never written, it keeps the converter reading when the signal lands: no race with a fast machine."""
+    and never written, it keeps the converter reading when the signal lands: no race with a fast machine.
+    Closed right after the signal, it lets the read return: a signal that Python took just before the
+    converter entered that read (its handler only sets a flag) is then acted on at the next bytecode instead
+    of waiting behind a read that no real bag would block for ever."""
     bags = tmp_path / "bags"
     for i in range(2):
         write_so101_bag(bags / f"b{i}", 2.0, task=f"task {i}")
@@ -360,6 +363,8 @@ def test_ctrl_c_leaves_a_dataset_that_loads(tmp_path, ros_env):
                 assert exc.errno == errno.ENXIO, exc
                 time.sleep(0.05)
         proc.send_signal(signal.SIGINT)
+        os.close(write_end)
+        write_end = None
         proc.wait(timeout=240)
     finally:
         if proc.poll() is None:

@@ -143,6 +143,9 @@ def test_web_viewer_draws_a_replayed_bag(tmp_path, ros_env):
 
 
 def test_web_viewer_draws_the_running_so101_twin(ros_env):
+    """Lockstep: the twin steps once per expert action, so joint states and commands cover the same stretch of
+    sim time. In realtime mode the twin steps from its start while the expert is still importing (seconds on a
+    loaded machine), and a 10 s episode could end with commands on only a third of the plot's window."""
     web, grpc = free_port(), free_port()
     sim = start(
         [
@@ -153,6 +156,7 @@ def test_web_viewer_draws_the_running_so101_twin(ros_env):
             "sim_so101",
             "rviz:=false",
             "expert:=true",
+            "mode:=lockstep",
             "env.observation_width:=320",
             "env.observation_height:=240",
         ],

@@ -139,6 +139,17 @@ def test_output_reaches_the_callback_in_order_before_the_exit_is_reported():
     assert lines[:300] == [f"line {i}" for i in range(300)] and sorted(lines[300:]) == ["last", "to stderr"]
 
 
+def test_the_started_callback_comes_before_the_childs_first_line():
+    """A launch prints "<label> started (pid N)" from this callback: a child that prints at once must not beat it."""
+    for _ in range(10):
+        events = []
+        process = ChildProcess(["sh", "-c", "echo up"], on_line=lambda line: events.append(("line", line)))
+        process.start(on_started=lambda pid: events.append(("started", pid)))
+        assert process.wait(30) == 0
+        process.finish()
+        assert events == [("started", process.pid), ("line", "up")]
+
+
 def test_log_file_gets_both_streams_and_its_folder_is_made(tmp_path):
     log = tmp_path / "logs" / "deep" / "child.log"
     assert ChildProcess(["sh", "-c", "echo out; echo err >&2"], log=log).run(30) == 0

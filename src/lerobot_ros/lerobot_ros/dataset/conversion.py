@@ -206,24 +206,27 @@ def _run_jobs(jobs, workers: int, show_progress: bool, say):
         shared = create_dataset(
             Path(jobs[0].part_root), jobs[0].part_repo_id, load_contract(jobs[0].contract), jobs[0].vcodec
         )
-        for position, job in enumerate(jobs):
-            items = pool.items(position - 1) if pool is not None and position > 0 else read_bag(job)
-            try:
-                entry = next(items)
-                if entry.status is BagStatus.OK:
-                    entry = write_frames(job, entry, items, shared, None, tick)
-                    if pool is not None:
-                        pool.drain(items)
-            except KeyboardInterrupt:
-                interrupted = True
-                break
-            finally:
-                items.close()
-            entries[job.index] = entry
-            bar.update(1)
-            if entry.status is BagStatus.STOPPED:
-                interrupted = True
-                break
+        job = None
+        try:
+            for position, job in enumerate(jobs):
+                items = pool.items(position - 1) if pool is not None and position > 0 else read_bag(job)
+                try:
+                    entry = entries[job.index] = next(items)
+                    if entry.status is BagStatus.OK:
+                        write_frames(job, entry, items, shared, None, tick)  # marks `entry`'s written episodes
+                        if pool is not None:
+                            pool.drain(items)
+                finally:
+                    items.close()
+                bar.update(1)
+                if entry.status is BagStatus.STOPPED:
+                    interrupted = True
+                    break
+        except KeyboardInterrupt:  # wherever it lands, between bags too: the episodes saved so far stay
+            interrupted = True
+            cut = entries.get(job.index) if job is not None else None
+            if cut is not None and cut.status is BagStatus.OK and not all(e.written or e.skipped for e in cut.episodes):
+                cut.status, cut.error = BagStatus.STOPPED, "interrupted; episodes not yet saved were discarded"
     finally:
         if pool is not None:
             pool.close()

@@ -62,13 +62,12 @@ class Runner:
             sigkill_timeout=spec.sigkill_timeout,
         )
         try:
-            process.start()
+            process.start(on_started=lambda pid: self.say("launch", f"{spec.label} started (pid {pid})"))
         except OSError as exc:
             self.say("launch", f"error: cannot start {spec.label} ({spec.source}): {exc.strerror}: {spec.cmd[0]}")
             self.failed.append(spec.label)
             return False
         child.process, child.respawn_at = process, None
-        self.say("launch", f"{spec.label} started (pid {process.pid})")
         return True
 
     def _on_signal(self, signum, _frame) -> None:

@@ -67,7 +67,9 @@ class ChildProcess:
         self._finished = False
 
     # -- start and state ----------------------------------------------------------------------------
-    def start(self) -> ChildProcess:
+    def start(self, on_started: Callable[[int], None] | None = None) -> ChildProcess:
+        """Start the child. `on_started(pid)` runs before any of its output is passed on, so a "started"
+        line always comes before the child's own first line."""
         if self.proc is not None:
             raise RuntimeError(f"{self.label} was started already")
         out = None
@@ -90,6 +92,8 @@ class ChildProcess:
             if self._log is not None:
                 self._log.close()
             raise
+        if on_started is not None:
+            on_started(self.proc.pid)
         if self.on_line is not None:
             self._reader = threading.Thread(target=self._pump, name=f"{self.label}-output", daemon=True)
             self._reader.start()
