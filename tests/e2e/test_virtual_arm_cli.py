@@ -57,3 +57,20 @@ def test_virtual_arm_rejects_unknown_arm(capsys):
 
     assert main(["virtual-arm", "ur5"]) == 2  # a usage error: main returns argparse's status, not SystemExit
     assert "invalid choice: 'ur5'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("pose", "complaint"),
+    [
+        ("0.1,0.2", "--leader_pose has 2 value(s); give one per joint (shoulder_pan, shoulder_lift"),
+        ("0,0,0,0,0,x", "--leader_pose '0,0,0,0,0,x': give 6 numbers separated by commas"),
+        ("0,0,0,0,0,2.5", "--leader_pose: gripper 2.5 rad is outside its range -1.151..1.151 rad"),
+    ],
+)
+def test_a_bad_leader_pose_is_refused_in_one_line(tmp_path, capsys, pose, complaint):
+    from lerobot_ros.cli.main import main
+
+    assert main(["virtual-arm", "so101", "--role", "leader", "--output_dir", str(tmp_path), "--leader_pose", pose]) == 1
+    err = capsys.readouterr().err.strip()
+    assert complaint in err and "\n" not in err, err
+    assert not (tmp_path / "so101_leader").exists()  # nothing left serving

@@ -17,7 +17,7 @@ import zipfile
 import pytest
 
 from lerobot_ros.cli.main import VERBS
-from lerobot_ros.testing.wheels import FreshVenv, build_wheels, check_contents
+from lerobot_ros.testing.wheels import DISCOVERY_SNIPPET, PLUGIN_TYPES, PLUGINS, FreshVenv, build_wheels, check_contents
 
 pytestmark = pytest.mark.slow
 
@@ -45,7 +45,7 @@ def sim(wheels, tmp_path_factory):
         tmp_path_factory.mktemp("venvs") / "sim",
         wheels["lerobot_ros"].parent,
         "lerobot-ros[sim]",
-        "lerobot_robot_ros_contract",
+        *(p.name for p in PLUGINS),
     )
 
 
@@ -147,16 +147,9 @@ def test_sim_install_runs_the_demo(sim, outside):
     assert (out / "dataset" / "meta" / "info.json").is_file()
 
 
-def test_lerobot_finds_the_robot_plugin_installed_from_its_wheel(sim, outside):
-    found = sim.run(
-        [
-            "python",
-            "-c",
-            "from lerobot.utils.import_utils import register_third_party_plugins; register_third_party_plugins(); "
-            "from lerobot.robots.config import RobotConfig; print(sorted(RobotConfig.get_known_choices()))",
-        ],
-        outside,
-        timeout=180,
-    )
+def test_lerobot_finds_the_plugins_installed_from_their_wheels(sim, outside):
+    found = sim.run(["python", "-c", DISCOVERY_SNIPPET], outside, timeout=180)
     assert found.returncode == 0, found.stderr
-    assert "'ros_contract'" in found.stdout
+    known = json.loads(found.stdout.strip().splitlines()[-1])
+    for kind, name in PLUGIN_TYPES.items():
+        assert name in known[kind], (kind, known)

@@ -34,6 +34,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--duration_s", type=float, default=0.0, help="stop after this many seconds (default: run until Ctrl-C)"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON line with ports and calibration files")
+    parser.add_argument(
+        "--leader_pose",
+        default="",
+        help="hold the leader at these joint angles, comma separated in joint order, radians from the middle of "
+        "each joint's range (as an operator's hand would; default: every joint mid-range)",
+    )
+
+
+def leader_pose(text: str, arm) -> dict[str, float]:
+    """--leader_pose as {joint: radians}, checked against the arm's joints and calibrated ranges."""
+    from lerobot_ros.hardware.virtual.arms import MOTOR_NAMES
+
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise UserError(f"--leader_pose {text!r}: give {len(MOTOR_NAMES)} numbers separated by commas") from None
+    if len(values) != len(MOTOR_NAMES):
+        raise UserError(
+            f"--leader_pose has {len(values)} value(s); give one per joint ({', '.join(MOTOR_NAMES)}), in radians"
+        )
+    for name, value in zip(MOTOR_NAMES, values, strict=True):
+        low, high = arm.limits_rad(name)
+        if not low <= value <= high:
+            raise UserError(f"--leader_pose: {name} {value:g} rad is outside its range {low:.3f}..{high:.3f} rad")
+    return dict(zip(MOTOR_NAMES, values, strict=True))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -50,6 +75,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         for role in roles:
             arm = VirtualArm(args.arm, role, port=folder / f"{args.arm}_{role}")
+            if role == "leader" and args.leader_pose:
+                arm.move_by_hand(leader_pose(args.leader_pose, arm))
             cal = arm.write_calibration(folder / "calibration" / f"virtual_{role}.json")
             arm.start()
             arms.append(arm)

@@ -27,6 +27,18 @@ MSGS = REPO / "msgs" / "lerobot_ros_msgs"
 PLUGINS = sorted(p for p in (REPO / "plugins").glob("lerobot_*") if (p / "pyproject.toml").is_file())
 #: environment variables of this session that must not reach a fresh venv's processes: they would point it at
 #: the checkout's venv (or, `_ROS_WHEELS_BOOTSTRAP_COMPLETE`, skip the ROS wheels' loader-path set-up)
+#: run with `python -c`: LeRobot's own plugin scan, then the types each registry knows, as JSON
+DISCOVERY_SNIPPET = (
+    "import json; from lerobot.utils.import_utils import register_third_party_plugins; "
+    "register_third_party_plugins(); "
+    "from lerobot.robots.config import RobotConfig; from lerobot.teleoperators.config import TeleoperatorConfig; "
+    "from lerobot.cameras.configs import CameraConfig; "
+    "print(json.dumps({k: sorted(c.get_known_choices()) for k, c in "
+    "(('robot', RobotConfig), ('teleop', TeleoperatorConfig), ('camera', CameraConfig))}))"
+)
+#: what the plugin distributions register (`--robot.type`, `--teleop.type`, camera `type`)
+PLUGIN_TYPES = {"robot": "ros_contract", "teleop": "ros_contract", "camera": "ros_image"}
+
 LEAKY_ENV = (
     "PYTHONPATH",
     "VIRTUAL_ENV",

@@ -1,0 +1,448 @@
+"""LeRobot's own CLIs drive ROS 2 robots through the plugins: `lerobot-record`, `lerobot-teleoperate` and
+`lerobot-replay` with the `ros_contract` robot and teleoperator and the `ros_image` camera.
+
+Real parts only: the SO-101 twin (sim_bridge_node, realtime, `episode_limit:=marked`, two cameras) on DDS; an
+emulated SO-101 leader on a pseudo-terminal read by LeRobot's own `so101_leader` teleoperator; a second
+emulated leader + follower pair, the leader read by the project's `teleop_node` (so it is a leader on ROS
+topics) and the follower driven by LeRobot's own `so101_follower`; the CLIs as processes. The plugins are
+found by LeRobot's discovery (the installed `lerobot_*` distributions), not imported by the CLIs' tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from lerobot_ros.ros.runtime import wait_until
+
+pytestmark = pytest.mark.slow
+
+BIN = Path(sys.executable).parent
+FPS = 30
+EPISODE_S = 2
+LEADER_POSE = (0.3, -0.4, 0.5, -0.2, 0.6, 0.4)  # radians: the ROS leader stands away from zero, so values are its
+
+
+def _contract(path: Path, **topic_renames: str) -> Path:
+    """so101_sim at 96x128 with a second (wrist) camera; `topic_renames` swaps topics to make bad contracts."""
+    from lerobot_ros.contract import load_contract
+
+    data = load_contract("so101_sim").raw
+    data = json.loads(json.dumps(data))
+    front = data["features"]["observation.images.front"]
+    front["shape"], front["transforms"] = [96, 128, 3], [{"resize": [96, 128]}]
+    wrist = dict(front, topic="/sim/wrist/image_raw")
+    data["features"]["observation.images.wrist"] = wrist
+    for feature in data["features"].values():
+        feature["topic"] = topic_renames.get(feature["topic"], feature["topic"])
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def _start(args: list[str], log: Path, env: dict) -> subprocess.Popen:
+    return subprocess.Popen(
+        args, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env, start_new_session=True, text=True
+    )
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def rig(tmp_path_factory):
+    """The twin and a virtual leader, running for the whole module."""
+    tmp = tmp_path_factory.mktemp("plugin")
+    env = dict(os.environ, MUJOCO_GL=os.environ.get("MUJOCO_GL", "egl"), HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
+    env["HF_LEROBOT_HOME"] = str(tmp / "hf")  # LeRobot's Robot makes a calibration folder there
+    twin = _start(
+        [
+            str(BIN / "sim_bridge_node"),
+            "--ros-args",
+            "-r",
+            "__ns:=/sim",
+            "-p",
+            "env.type:=so101",
+            "-p",
+            "mode:=realtime",
+            "-p",
+            "cameras:=[front,wrist]",
+            "-p",
+            "env.observation_width:=128",
+            "-p",
+            "env.observation_height:=96",
+            "-p",
+            "antialias:=false",
+            "-p",
+            "episode_limit:=marked",
+            "-p",
+            "env.episode_length:=20",  # far shorter than the recording: the twin must go on past it
+        ],
+        tmp / "twin.log",
+        env,
+    )
+    leader = _start(
+        [str(BIN / "lerobot-ros"), "virtual-arm", "so101", "--role", "leader", "--output_dir", str(tmp / "virt")],
+        tmp / "leader.log",
+        env,
+    )
+    pair = _start(
+        [
+            str(BIN / "lerobot-ros"),
+            "virtual-arm",
+            "so101",
+            "--role",
+            "both",
+            "--output_dir",
+            str(tmp / "pair"),
+            "--leader_pose",
+            ",".join(map(str, LEADER_POSE)),
+        ],
+        tmp / "pair.log",
+        env,
+    )
+    ros_leader = None
+    try:
+        wait_until(lambda: (tmp / "pair" / "so101_leader").exists(), 60, what="the virtual pair's ports")
+        ros_leader = _start(  # a leader on ROS topics: /leader/joint_states (its own commands go nowhere here)
+            [
+                str(BIN / "teleop_node"),
+                "--ros-args",
+                "-r",
+                "__ns:=/leader",
+                "-p",
+                f"teleop.port:={tmp / 'pair' / 'so101_leader'}",
+                "-p",
+                "teleop.id:=virtual_leader",
+                "-p",
+                f"teleop.calibration_dir:={tmp / 'pair' / 'calibration'}",
+                "-p",
+                "commands_topic:=/nobody/commands",
+            ],
+            tmp / "ros_leader.log",
+            env,
+        )
+        wait_until(lambda: "ready in" in (tmp / "twin.log").read_text(), 180, what="the twin's first episode")
+        wait_until(lambda: (tmp / "virt" / "so101_leader").exists(), 60, what="the virtual leader's port")
+        yield {"tmp": tmp, "env": env, "contract": _contract(tmp / "twin.yaml"), "twin": twin}
+    finally:
+        for proc in (ros_leader, pair, leader, twin):
+            if proc is not None:
+                _stop(proc)
+
+
+def _record(rig, root: Path, contract: Path, episodes: int = 2, timeout: float = 300) -> subprocess.CompletedProcess:
+    tmp = rig["tmp"]
+    return subprocess.run(
+        [
+            str(BIN / "lerobot-record"),
+            "--robot.type=ros_contract",
+            f"--robot.contract={contract}",
+            "--robot.id=twin",
+            "--robot.connect_timeout_s=5",
+            "--teleop.type=so101_leader",
+            f"--teleop.port={tmp / 'virt' / 'so101_leader'}",
+            "--teleop.id=virtual_leader",
+            f"--teleop.calibration_dir={tmp / 'virt' / 'calibration'}",
+            "--dataset.repo_id=local/twin",
+            f"--dataset.root={root}",
+            "--dataset.single_task=pick the cube",
+            f"--dataset.num_episodes={episodes}",
+            f"--dataset.episode_time_s={EPISODE_S}",
+            "--dataset.reset_time_s=1",
+            f"--dataset.fps={FPS}",
+            "--dataset.push_to_hub=false",
+            "--play_sounds=false",
+            "--display_data=false",
+        ],
+        env=rig["env"],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def test_lerobot_discovers_the_robot_teleoperator_and_camera_plugins():
+    from lerobot_ros.testing.wheels import DISCOVERY_SNIPPET, PLUGIN_TYPES
+
+    done = subprocess.run([sys.executable, "-c", DISCOVERY_SNIPPET], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    known = json.loads(done.stdout.strip().splitlines()[-1])
+    for kind, name in PLUGIN_TYPES.items():
+        assert name in known[kind], (kind, known)
+
+
+@pytest.fixture(scope="module")
+def recorded(rig):
+    """Two episodes `lerobot-record` wrote through the robot plugin (the replay test replays one)."""
+    root = rig["tmp"] / "dataset"
+    done = _record(rig, root, rig["contract"])
+    assert done.returncode == 0, done.stderr[-4000:]
+    return root
+
+
+def test_lerobot_record_writes_two_episodes_with_two_cameras(recorded):
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    ds = LeRobotDataset("local/twin", root=recorded)
+    assert ds.meta.total_episodes == 2
+    assert ds.meta.robot_type == "so101_follower"  # the contract's, as lerobot-ros convert writes it
+    lengths = [int(ds.meta.episodes[i]["length"]) for i in range(2)]
+    # lerobot-record's loop held 30 fps against the twin's topics (a frame short at most per episode)
+    assert all(FPS * EPISODE_S - 1 <= n <= FPS * EPISODE_S for n in lengths), lengths
+    joints = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
+    names = [f"{j}.pos" for j in joints]
+    assert ds.meta.features["observation.state"]["names"] == names
+    assert ds.meta.features["action"]["names"] == names
+    for cam in ("front", "wrist"):
+        assert tuple(ds.meta.features[f"observation.images.{cam}"]["shape"]) == (96, 128, 3)
+    frame = ds[len(ds) - 1]
+    state = frame["observation.state"].numpy()
+    assert np.all(np.isfinite(state))
+    # units as the contract maps them: the gripper in 0..100 of its range, the arm joints in degrees
+    assert 0.0 <= state[5] <= 100.0 and np.all(np.abs(state[:5]) < 180.0), state
+    assert frame["observation.images.front"].shape == (3, 96, 128)
+    # the twin went on past its 20-step episode limit (marked, not enforced): the last frames still move in time
+    stamps = [float(ds[i]["timestamp"]) for i in range(len(ds) - 5, len(ds))]
+    assert stamps == sorted(stamps) and stamps[-1] > 1.5
+
+
+def test_a_topic_without_publisher_fails_in_one_line_and_leaves_no_dataset(rig):
+    root = rig["tmp"] / "no_dataset"
+    bad = _contract(rig["tmp"] / "bad.yaml", **{"/sim/wrist/image_raw": "/sim/nobody/image_raw"})
+    started = time.monotonic()
+    done = _record(rig, root, bad, episodes=1, timeout=180)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert "/sim/nobody/image_raw has no publisher" in last, last
+    assert "/sim/front" not in last  # only the topic that is wrong is named
+    assert not root.exists(), "lerobot-record left a dataset folder behind"
+    assert time.monotonic() - started < 120
+
+
+def test_a_stale_topic_is_refused_by_name_with_its_age(rig):
+    """In-process, beside this test session's own rclpy use: with the twin paused (SIGSTOP), get_observation()
+    raises naming a stale topic and its age, and works again once the twin goes on; the `ros_image` camera on
+    the same twin refuses its stale frame the way LeRobot's cameras do (a TimeoutError)."""
+    from lerobot_ros.plugins.camera import RosImageCamera, RosImageCameraConfig
+    from lerobot_ros.plugins.robot import RosContractRobot, RosContractRobotConfig
+    from lerobot_ros.plugins.topics import TopicError
+
+    os.environ["HF_LEROBOT_HOME"] = rig["env"]["HF_LEROBOT_HOME"]
+    robot = RosContractRobot(
+        RosContractRobotConfig(contract=str(rig["contract"]), id="probe", max_age_s=0.5, connect_timeout_s=20)
+    )
+    camera = RosImageCamera(RosImageCameraConfig(topic="/sim/wrist/image_raw", connect_timeout_s=20))
+    try:
+        camera.connect()
+        assert (camera.height, camera.width) == (96, 128)  # taken from the first frame: none were configured
+        first = camera.async_read(timeout_ms=5000)
+        assert first.shape == (96, 128, 3) and camera.read().shape == (96, 128, 3)
+        seen = camera._cache.count("frame")
+        camera.async_read(timeout_ms=5000)
+        assert camera._cache.count("frame") > seen  # async_read waited for a frame after the one it gave
+        robot.connect()
+        obs = robot.get_observation()
+        assert set(obs) == {*robot.observation_features}
+        assert obs["front"].shape == (96, 128, 3) and obs["front"].dtype == np.uint8
+        sent = robot.send_action({k: np.float64(v) for k, v in obs.items() if k.endswith(".pos")})
+        assert list(sent) == list(robot.action_features)
+        with pytest.raises(ValueError, match="non-finite values for gripper.pos; nothing was sent"):
+            robot.send_action({**sent, "gripper.pos": float("nan")})
+        with pytest.raises(ValueError, match="action lacks gripper.pos"):
+            robot.send_action({k: v for k, v in sent.items() if k != "gripper.pos"})
+        twin = rig["twin"]
+        os.killpg(twin.pid, signal.SIGSTOP)
+        try:
+            errors: list[str] = []
+
+            def refused() -> bool:
+                try:
+                    robot.get_observation()
+                except TopicError as exc:
+                    errors.append(str(exc))
+                    return True
+                return False
+
+            wait_until(refused, 10, what="get_observation to refuse the paused twin's topics")
+            with pytest.raises(TimeoutError, match=r"^/sim/wrist/image_raw is stale: its newest message is"):
+                camera.read_latest(max_age_ms=400)
+            with pytest.raises(TimeoutError, match=r"^/sim/wrist/image_raw: no new message within 0.2 s"):
+                camera.async_read(timeout_ms=200)
+        finally:
+            os.killpg(twin.pid, signal.SIGCONT)
+        stale = re.fullmatch(
+            r"/sim/(joint_states|front/image_raw|wrist/image_raw) is stale: its newest message is (\d+\.\d\d) s old "
+            r"\(limit 0\.5 s\); is its publisher still running\?",
+            errors[0],
+        )
+        assert stale and float(stale.group(2)) >= 0.5, errors[0]
+        wait_until(lambda: not refused(), 30, what="observations again once the twin goes on")
+        assert camera.read_latest(max_age_ms=500).shape == (96, 128, 3)
+    finally:
+        robot.disconnect()
+        camera.disconnect()
+    assert not robot.is_connected and not camera.is_connected
+
+
+def test_a_topic_of_another_type_is_named_with_both_types(rig):
+    from lerobot_ros.plugins.robot import RosContractRobot, RosContractRobotConfig
+    from lerobot_ros.plugins.topics import TopicError
+
+    os.environ["HF_LEROBOT_HOME"] = rig["env"]["HF_LEROBOT_HOME"]
+    wrong = _contract(rig["tmp"] / "wrong.yaml", **{"/sim/wrist/image_raw": "/sim/task"})
+    with pytest.raises(TopicError) as caught:
+        RosContractRobot(RosContractRobotConfig(contract=str(wrong), id="wrong", connect_timeout_s=3))
+    assert "/sim/task is std_msgs/msg/String, the contract reads sensor_msgs/msg/Image" in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+JOINTS = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
+
+
+@pytest.fixture
+def probe(rig):
+    """A private rclpy context in this process, collecting the twin's commands and the ROS leader's states."""
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from lerobot_ros.ros.qos import RECORDING_QOS, SENSOR_QOS
+    from lerobot_ros.ros.runtime import MessageCollector, RosRuntime
+
+    with RosRuntime() as ros:
+        node = ros.create_node("plugin_probe")
+        yield {
+            "commands": MessageCollector(node, Float64MultiArray, "/sim/commands", RECORDING_QOS),
+            "leader": MessageCollector(node, JointState, "/leader/joint_states", SENSOR_QOS),  # as teleop_node offers
+        }
+
+
+def _run(rig, args: list[str], timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run(args, env=rig["env"], capture_output=True, text=True, timeout=timeout)
+
+
+def test_lerobot_teleoperate_drives_the_twin_from_a_leader_on_ros(rig, probe):
+    """teleop_node's leader (a ROS topic) -> `--teleop.type=ros_contract` -> `--robot.type=ros_contract` -> the
+    twin's commands: every command is the leader's pose (radians -> the contract's degrees -> radians)."""
+    probe["leader"].wait_for(1, timeout=60)
+    done = _run(
+        rig,
+        [
+            str(BIN / "lerobot-teleoperate"),
+            "--robot.type=ros_contract",
+            f"--robot.contract={rig['contract']}",
+            "--robot.id=twin",
+            "--teleop.type=ros_contract",
+            f"--teleop.contract={rig['contract']}",
+            "--teleop.topic=/leader/joint_states",
+            "--teleop.id=ros_leader",
+            f"--fps={FPS}",
+            "--teleop_time_s=3",
+            "--display_data=false",
+        ],
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    commands = [np.asarray(m.data) for m in probe["commands"].messages]
+    assert len(commands) >= FPS, f"{len(commands)} commands in 3 s of teleoperation"
+    leader = np.asarray(probe["leader"].messages[-1].position)
+    names = list(probe["leader"].messages[-1].name)
+    pose = leader[[names.index(j) for j in JOINTS]]
+    assert np.allclose(pose, LEADER_POSE, atol=0.01)  # the emulated leader's pose, read by teleop_node
+    for command in commands:
+        assert command.shape == (6,) and np.allclose(command, pose, atol=1e-5), (command, pose)
+
+
+def test_lerobot_record_with_lerobots_own_follower_a_ros_camera_and_a_leader_on_ros(rig, probe):
+    """LeRobot's `so101_follower` (emulated servos) with its camera from the twin's image topic
+    (`type: ros_image`) and its action from the leader on ROS (`--teleop.type=ros_contract`)."""
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    probe["leader"].wait_for(1, timeout=60)
+    tmp, root = rig["tmp"], rig["tmp"] / "follower_dataset"
+    camera = "{front: {type: ros_image, topic: /sim/front/image_raw, width: 64, height: 48, fps: 30}}"
+    done = _run(
+        rig,
+        [
+            str(BIN / "lerobot-record"),
+            "--robot.type=so101_follower",
+            f"--robot.port={tmp / 'pair' / 'so101_follower'}",
+            "--robot.id=virtual_follower",
+            f"--robot.calibration_dir={tmp / 'pair' / 'calibration'}",
+            f"--robot.cameras={camera}",
+            "--teleop.type=ros_contract",
+            "--teleop.contract=so101",
+            "--teleop.topic=/leader/joint_states",
+            "--teleop.id=ros_leader",
+            "--dataset.repo_id=local/follower",
+            f"--dataset.root={root}",
+            "--dataset.single_task=hold still",
+            "--dataset.num_episodes=1",
+            f"--dataset.episode_time_s={EPISODE_S}",
+            "--dataset.reset_time_s=0",
+            f"--dataset.fps={FPS}",
+            "--dataset.push_to_hub=false",
+            "--play_sounds=false",
+            "--display_data=false",
+        ],
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    ds = LeRobotDataset("local/follower", root=root)
+    assert ds.meta.robot_type == "so_follower" and ds.meta.total_episodes == 1  # LeRobot 0.6.1's own name
+    assert FPS * EPISODE_S - 1 <= len(ds) <= FPS * EPISODE_S
+    assert ds.meta.features["action"]["names"] == [f"{j}.pos" for j in JOINTS]
+    assert tuple(ds.meta.features["observation.images.front"]["shape"]) == (48, 64, 3)
+    frame = ds[len(ds) // 2]
+    image = frame["observation.images.front"]
+    assert image.shape == (3, 48, 64) and float(image.std()) > 0.02  # the twin's scene, resized: not a blank
+    # the action is the ROS leader's pose in so101's units: degrees, gripper 0..100 of its range
+    msg = probe["leader"].messages[-1]
+    pose = np.asarray(msg.position)[[list(msg.name).index(j) for j in JOINTS]]
+    expected = np.r_[np.degrees(pose[:5]), (pose[5] / 0.9599310885968813 + 1.0) * 50.0]
+    assert np.allclose(frame["action"].numpy(), expected, atol=1e-3), (frame["action"], expected)
+
+
+def test_lerobot_replay_sends_the_recorded_actions_to_the_twin(rig, recorded, probe):
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    ds = LeRobotDataset("local/twin", root=recorded)
+    first = int(ds.meta.episodes[1]["dataset_from_index"])
+    length = int(ds.meta.episodes[1]["length"])
+    actions = np.stack([ds[first + i]["action"].numpy() for i in range(length)])
+    done = _run(
+        rig,
+        [
+            str(BIN / "lerobot-replay"),
+            "--robot.type=ros_contract",
+            f"--robot.contract={rig['contract']}",
+            "--robot.id=twin",
+            "--dataset.repo_id=local/twin",
+            f"--dataset.root={recorded}",
+            "--dataset.episode=1",
+            "--play_sounds=false",
+        ],
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    probe["commands"].wait_quiet(1.0, timeout=30)
+    sent = np.stack([np.asarray(m.data) for m in probe["commands"].messages])
+    # connect() waits for the twin's subscription, not this probe's: the first few may go out before the
+    # probe is matched (volatile), never later ones, and never others
+    assert length - 10 <= len(sent) <= length, (len(sent), length)
+    radians = np.c_[np.radians(actions[:, :5]), (actions[:, 5] / 50.0 - 1.0) * 0.9599310885968813]
+    assert np.allclose(sent, radians[length - len(sent) :], atol=1e-5)
