@@ -1,38 +1,69 @@
-"""sensor_msgs/Image <-> numpy arrays (HxWxC or HxW), honouring `step` row padding and endianness."""
+"""sensor_msgs/Image <-> numpy arrays (HxWxC or HxW), honouring `step` row padding and endianness.
+
+Every encoding of ROS's `sensor_msgs/image_encodings.hpp` except the planar NV formats: named colour and mono
+ones (8 and 16 bit), Bayer mosaics (8 and 16 bit), packed YUV 4:2:2 (`yuv422` = UYVY, `yuv422_yuy2` = YUYV)
+and the generic `<depth>C<n>` ones (`8U` `8S` `16U` `16S` `32S` `32F` `64F`, 1-4 channels). `image_to_numpy`
+reads any of them as they are (what cv_bridge's passthrough gives); `image_to_rgb` turns a picture into the
+LeRobot camera layout with cv_bridge's conversion rules, through OpenCV (no per-pixel Python).
+"""
 
 from __future__ import annotations
 
 import array
+import re
 import sys
 
+import cv2
 import numpy as np
 from sensor_msgs.msg import Image
 
 from lerobot_ros.codecs.errors import CodecError
 from lerobot_ros.codecs.time import ns_to_time
 
-# encoding -> (numpy dtype, channels)
+_U8, _U16 = np.dtype(np.uint8), np.dtype(np.uint16)
+_BAYER = ("rggb", "bggr", "gbrg", "grbg")
+
+# named encoding -> (numpy dtype, channels); the generic <depth>C<n> ones are parsed by `_layout`
 IMAGE_ENCODINGS: dict[str, tuple[np.dtype, int]] = {
-    "rgb8": (np.dtype(np.uint8), 3),
-    "bgr8": (np.dtype(np.uint8), 3),
-    "rgba8": (np.dtype(np.uint8), 4),
-    "bgra8": (np.dtype(np.uint8), 4),
-    "mono8": (np.dtype(np.uint8), 1),
-    "8UC1": (np.dtype(np.uint8), 1),
-    "8UC3": (np.dtype(np.uint8), 3),
-    "mono16": (np.dtype(np.uint16), 1),
-    "16UC1": (np.dtype(np.uint16), 1),
-    "32FC1": (np.dtype(np.float32), 1),
+    **{f"{name}8": (_U8, n) for name, n in (("rgb", 3), ("bgr", 3), ("rgba", 4), ("bgra", 4), ("mono", 1))},
+    **{f"{name}16": (_U16, n) for name, n in (("rgb", 3), ("bgr", 3), ("rgba", 4), ("bgra", 4), ("mono", 1))},
+    **{f"bayer_{p}8": (_U8, 1) for p in _BAYER},
+    **{f"bayer_{p}16": (_U16, 1) for p in _BAYER},
+    "yuv422": (_U8, 2),  # UYVY: U0 Y0 V0 Y1, two bytes per pixel
+    "yuv422_yuy2": (_U8, 2),  # YUYV: Y0 U0 Y1 V0
 }
+_GENERIC = re.compile(r"(8U|8S|16U|16S|32S|32F|64F)C([1-4])")
+_GENERIC_DTYPES = {
+    "8U": np.uint8,
+    "8S": np.int8,
+    "16U": np.uint16,
+    "16S": np.int16,
+    "32S": np.int32,
+    "32F": np.float32,
+    "64F": np.float64,
+}
+
+# ROS names a Bayer mosaic by its first row, OpenCV by the second row's first two pixels (as cv_bridge maps them)
+_BAYER_TO_RGB = {
+    "rggb": cv2.COLOR_BayerBG2RGB,
+    "bggr": cv2.COLOR_BayerRG2RGB,
+    "gbrg": cv2.COLOR_BayerGR2RGB,
+    "grbg": cv2.COLOR_BayerGB2RGB,
+}
+_YUV_TO_RGB = {"yuv422": cv2.COLOR_YUV2RGB_UYVY, "yuv422_yuy2": cv2.COLOR_YUV2RGB_YUY2}
 
 
 def _layout(encoding: str) -> tuple[np.dtype, int]:
-    try:
-        return IMAGE_ENCODINGS[encoding]
-    except KeyError:
-        raise CodecError(
-            f"unsupported image encoding {encoding!r}; supported: {', '.join(sorted(IMAGE_ENCODINGS))}"
-        ) from None
+    named = IMAGE_ENCODINGS.get(encoding)
+    if named is not None:
+        return named
+    generic = _GENERIC.fullmatch(encoding)
+    if generic is not None:
+        return np.dtype(_GENERIC_DTYPES[generic.group(1)]), int(generic.group(2))
+    raise CodecError(
+        f"unsupported image encoding {encoding!r}; supported: {', '.join(sorted(IMAGE_ENCODINGS))} and "
+        "<8U|8S|16U|16S|32S|32F|64F>C<1-4>"
+    )
 
 
 def image_to_numpy(msg, copy: bool = False) -> np.ndarray:
@@ -60,21 +91,39 @@ def image_to_numpy(msg, copy: bool = False) -> np.ndarray:
     return pixels.copy() if copy else pixels
 
 
-def image_to_rgb(msg) -> np.ndarray:
-    """An (H, W, 3) uint8 RGB array from any 8-bit colour or mono Image (the LeRobot camera layout)."""
-    pixels = image_to_numpy(msg)
-    enc = msg.encoding
-    if enc in ("rgb8", "8UC3"):
+def _to_8bit(pixels: np.ndarray) -> np.ndarray:
+    """16-bit -> 8-bit as cv_bridge scales it (x 255/65535, rounded)."""
+    if pixels.dtype == _U8:
         return pixels
-    if enc == "bgr8":
-        return pixels[..., ::-1]
-    if enc == "rgba8":
-        return pixels[..., :3]
-    if enc == "bgra8":
-        return pixels[..., 2::-1]
-    if enc in ("mono8", "8UC1"):
-        return np.repeat(pixels[..., None], 3, axis=2)
-    raise CodecError(f"cannot turn a {enc!r} image into RGB; use an 8-bit colour or mono8 image")
+    return np.rint(pixels.astype(np.float32) * np.float32(255.0 / 65535.0)).astype(np.uint8)
+
+
+def image_to_rgb(msg) -> np.ndarray:
+    """An (H, W, 3) uint8 RGB array (the LeRobot camera layout) from a colour, mono, Bayer or YUV 4:2:2 Image,
+    converted as cv_bridge's `toCvCopy(msg, "rgb8")` does: Bayer mosaics demosaiced, YUV converted, 16-bit
+    values scaled by 255/65535. The generic `8UC1` / `8UC3` are read as mono8 / rgb8 (cv_bridge refuses them,
+    but drivers that use them mean that); other generic encodings (depth, signed, float) are not pictures."""
+    enc = msg.encoding
+    pixels = image_to_numpy(msg)
+    base = enc[:-2] if enc.endswith("16") else enc[:-1] if enc.endswith("8") else enc
+    if enc in ("rgb8", "rgb16", "8UC3"):
+        return _to_8bit(pixels)
+    if enc in ("bgr8", "bgr16"):
+        return _to_8bit(pixels[..., ::-1])
+    if enc in ("rgba8", "rgba16"):
+        return _to_8bit(pixels[..., :3])
+    if enc in ("bgra8", "bgra16"):
+        return _to_8bit(pixels[..., 2::-1])
+    if enc in ("mono8", "mono16", "8UC1"):
+        return np.repeat(_to_8bit(pixels)[..., None], 3, axis=2)
+    if base.startswith("bayer_"):
+        return _to_8bit(cv2.cvtColor(pixels, _BAYER_TO_RGB[base.removeprefix("bayer_")]))
+    if enc in _YUV_TO_RGB:
+        return cv2.cvtColor(np.ascontiguousarray(pixels), _YUV_TO_RGB[enc])
+    raise CodecError(
+        f"cannot turn a {enc!r} image into RGB (cv_bridge refuses it too): it is not a colour, mono, Bayer or YUV "
+        "picture (a depth or data image); read it with image_to_numpy"
+    )
 
 
 def numpy_to_image(
