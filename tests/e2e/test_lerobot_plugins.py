@@ -21,32 +21,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
 
 from lerobot_ros.ros.runtime import wait_until
+from lerobot_ros.testing.twin import BIN, twin_command, twin_contract
 
 pytestmark = pytest.mark.slow
 
-BIN = Path(sys.executable).parent
 FPS = 30
 EPISODE_S = 2
 LEADER_POSE = (0.3, -0.4, 0.5, -0.2, 0.6, 0.4)  # radians: the ROS leader stands away from zero, so values are its
-
-
-def _contract(path: Path, **topic_renames: str) -> Path:
-    """so101_sim at 96x128 with a second (wrist) camera; `topic_renames` swaps topics to make bad contracts."""
-    from lerobot_ros.contract import load_contract
-
-    data = load_contract("so101_sim").raw
-    data = json.loads(json.dumps(data))
-    front = data["features"]["observation.images.front"]
-    front["shape"], front["transforms"] = [96, 128, 3], [{"resize": [96, 128]}]
-    wrist = dict(front, topic="/sim/wrist/image_raw")
-    data["features"]["observation.images.wrist"] = wrist
-    for feature in data["features"].values():
-        feature["topic"] = topic_renames.get(feature["topic"], feature["topic"])
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
 
 
 def _start(args: list[str], log: Path, env: dict) -> subprocess.Popen:
@@ -72,28 +55,7 @@ def rig(tmp_path_factory):
     env = dict(os.environ, MUJOCO_GL=os.environ.get("MUJOCO_GL", "egl"), HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")
     env["HF_LEROBOT_HOME"] = str(tmp / "hf")  # LeRobot's Robot makes a calibration folder there
     twin = _start(
-        [
-            str(BIN / "sim_bridge_node"),
-            "--ros-args",
-            "-r",
-            "__ns:=/sim",
-            "-p",
-            "env.type:=so101",
-            "-p",
-            "mode:=realtime",
-            "-p",
-            "cameras:=[front,wrist]",
-            "-p",
-            "env.observation_width:=128",
-            "-p",
-            "env.observation_height:=96",
-            "-p",
-            "antialias:=false",
-            "-p",
-            "episode_limit:=marked",
-            "-p",
-            "env.episode_length:=20",  # far shorter than the recording: the twin must go on past it
-        ],
+        twin_command(),
         tmp / "twin.log",
         env,
     )
@@ -140,7 +102,7 @@ def rig(tmp_path_factory):
         )
         wait_until(lambda: "ready in" in (tmp / "twin.log").read_text(), 180, what="the twin's first episode")
         wait_until(lambda: (tmp / "virt" / "so101_leader").exists(), 60, what="the virtual leader's port")
-        yield {"tmp": tmp, "env": env, "contract": _contract(tmp / "twin.yaml"), "twin": twin}
+        yield {"tmp": tmp, "env": env, "contract": twin_contract(tmp / "twin.yaml"), "twin": twin}
     finally:
         for proc in (ros_leader, pair, leader, twin):
             if proc is not None:
@@ -225,7 +187,7 @@ def test_lerobot_record_writes_two_episodes_with_two_cameras(recorded):
 
 def test_a_topic_without_publisher_fails_in_one_line_and_leaves_no_dataset(rig):
     root = rig["tmp"] / "no_dataset"
-    bad = _contract(rig["tmp"] / "bad.yaml", **{"/sim/wrist/image_raw": "/sim/nobody/image_raw"})
+    bad = twin_contract(rig["tmp"] / "bad.yaml", **{"/sim/wrist/image_raw": "/sim/nobody/image_raw"})
     started = time.monotonic()
     done = _record(rig, root, bad, episodes=1, timeout=180)
     assert done.returncode != 0
@@ -306,7 +268,7 @@ def test_a_topic_of_another_type_is_named_with_both_types(rig):
     from lerobot_ros.plugins.topics import TopicError
 
     os.environ["HF_LEROBOT_HOME"] = rig["env"]["HF_LEROBOT_HOME"]
-    wrong = _contract(rig["tmp"] / "wrong.yaml", **{"/sim/wrist/image_raw": "/sim/task"})
+    wrong = twin_contract(rig["tmp"] / "wrong.yaml", **{"/sim/wrist/image_raw": "/sim/task"})
     with pytest.raises(TopicError) as caught:
         RosContractRobot(RosContractRobotConfig(contract=str(wrong), id="wrong", connect_timeout_s=3))
     assert "/sim/task is std_msgs/msg/String, the contract reads sensor_msgs/msg/Image" in str(caught.value)
