@@ -210,3 +210,24 @@ def test_a_command_that_cannot_start_raises_oserror_and_cannot_be_started_twice(
     with pytest.raises(RuntimeError, match="started already"):
         started.start()
     assert started.run(30) == 0
+
+
+def test_a_child_marked_die_with_parent_goes_when_its_parent_is_killed(tmp_path):
+    """A lerobot-eval worker killed outright must not leave its bridge behind (SIGKILL runs no clean-up)."""
+    script = textwrap.dedent(
+        """
+        import sys, time
+        from lerobot_ros.processes.supervisor import ChildProcess
+        child = ChildProcess(["sleep", "60"], log=sys.argv[1], die_with_parent=True).start()
+        print(child.pid, flush=True)
+        time.sleep(60)
+        """
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script, str(tmp_path / "child.log")], stdout=subprocess.PIPE, text=True
+    )
+    child_pid = int(parent.stdout.readline())
+    assert pid_alive(child_pid)
+    parent.kill()
+    parent.wait(timeout=10)
+    wait_until(lambda: not pid_alive(child_pid), 10, what="the orphaned child to get its SIGTERM")

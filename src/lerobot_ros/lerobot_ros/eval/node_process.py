@@ -69,7 +69,14 @@ class NodeProcess(ChildProcess):
     """A started node with its log file (a `ChildProcess`: its own process group, SIGINT, then SIGTERM
     after `timeout` and SIGKILL 3 s later)."""
 
-    def __init__(self, spec: NodeSpec, log_path: Path, env: dict | None = None, timeout: float = 10.0):
+    def __init__(
+        self,
+        spec: NodeSpec,
+        log_path: Path,
+        env: dict | None = None,
+        timeout: float = 10.0,
+        die_with_parent: bool = False,
+    ):
         self.spec = spec
         super().__init__(
             spec.argv(),
@@ -79,6 +86,7 @@ class NodeProcess(ChildProcess):
             stdin=None,
             sigterm_timeout=timeout,
             sigkill_timeout=3.0,
+            die_with_parent=die_with_parent,
         )
         self.start()
 

@@ -14,6 +14,7 @@ so nothing outlives the supervisor.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -35,6 +36,10 @@ class ChildProcess:
     `log`: file for stdout and stderr together (parents created, truncated); `on_line(text)`: called from a
     reader thread for each output line instead (decoded, line end stripped); neither: the parent's streams.
     `kill_wait`: how long to wait after SIGKILL before giving up on a process the kernel will not reap.
+    `die_with_parent`: the child gets SIGTERM when the thread that started it dies, even by SIGKILL (Linux
+    `PR_SET_PDEATHSIG`, set by util-linux's `setpriv` in front of the command rather than a `preexec_fn`, which
+    is unsafe in a process with threads; without `setpriv` nothing is set); for children of a process someone
+    else may kill, like a lerobot-eval worker's bridge.
     """
 
     def __init__(
@@ -50,6 +55,7 @@ class ChildProcess:
         sigterm_timeout: float = 10.0,
         sigkill_timeout: float = 3.0,
         kill_wait: float = 5.0,
+        die_with_parent: bool = False,
     ):
         if log is not None and on_line is not None:
             raise ValueError("give a log file or an on_line callback, not both")
@@ -58,6 +64,7 @@ class ChildProcess:
         self.log_path = Path(log) if log is not None else None
         self.on_line = on_line
         self.sigterm_timeout, self.sigkill_timeout, self.kill_wait = sigterm_timeout, sigkill_timeout, kill_wait
+        self.die_with_parent = die_with_parent
         self.proc: subprocess.Popen | None = None
         self.stop_step = RUNNING
         self.step_deadline = 0.0
@@ -80,7 +87,7 @@ class ChildProcess:
             out = subprocess.PIPE
         try:
             self.proc = subprocess.Popen(
-                self.cmd,
+                _with_parent_death_signal(self.cmd) if self.die_with_parent else self.cmd,
                 env=self.env,
                 cwd=self.cwd,
                 stdin=self.stdin,
@@ -230,3 +237,9 @@ class ChildProcess:
 
 
 __all__ = ["CLEAN_STOP_CODES", "INTERRUPTED", "KILLED", "RUNNING", "TERMINATED", "ChildProcess"]
+
+
+def _with_parent_death_signal(cmd: list[str]) -> list[str]:
+    """`cmd` run through `setpriv --pdeathsig TERM` where util-linux's setpriv exists (it execs `cmd` in place)."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "TERM", "--", *cmd] if setpriv else cmd

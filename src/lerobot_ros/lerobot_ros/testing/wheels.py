@@ -32,12 +32,12 @@ DISCOVERY_SNIPPET = (
     "import json; from lerobot.utils.import_utils import register_third_party_plugins; "
     "register_third_party_plugins(); "
     "from lerobot.robots.config import RobotConfig; from lerobot.teleoperators.config import TeleoperatorConfig; "
-    "from lerobot.cameras.configs import CameraConfig; "
+    "from lerobot.cameras.configs import CameraConfig; from lerobot.envs.configs import EnvConfig; "
     "print(json.dumps({k: sorted(c.get_known_choices()) for k, c in "
-    "(('robot', RobotConfig), ('teleop', TeleoperatorConfig), ('camera', CameraConfig))}))"
+    "(('robot', RobotConfig), ('teleop', TeleoperatorConfig), ('camera', CameraConfig), ('env', EnvConfig))}))"
 )
-#: what the plugin distributions register (`--robot.type`, `--teleop.type`, camera `type`)
-PLUGIN_TYPES = {"robot": "ros_contract", "teleop": "ros_contract", "camera": "ros_image"}
+#: what the plugin distributions register (`--robot.type`, `--teleop.type`, camera `type`, `--env.type`)
+PLUGIN_TYPES = {"robot": "ros_contract", "teleop": "ros_contract", "camera": "ros_image", "env": "ros_bridge"}
 
 LEAKY_ENV = (
     "PYTHONPATH",
