@@ -159,7 +159,7 @@ def recorded(rig):
     return root
 
 
-def test_lerobot_record_writes_two_episodes_with_two_cameras(recorded):
+def test_lerobot_record_writes_two_episodes_with_two_cameras(rig, recorded):
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     ds = LeRobotDataset("local/twin", root=recorded)
@@ -174,6 +174,18 @@ def test_lerobot_record_writes_two_episodes_with_two_cameras(recorded):
     assert ds.meta.features["action"]["names"] == names
     for cam in ("front", "wrist"):
         assert tuple(ds.meta.features[f"observation.images.{cam}"]["shape"]) == (96, 128, 3)
+    # the features lerobot-ros convert writes from the same contract: the same keys, dtypes, shapes and names
+    from lerobot_ros.contract import load_contract
+
+    ours = load_contract(str(rig["contract"])).lerobot_features()
+    for key, feature in ours.items():
+        theirs = ds.meta.features[key]
+        assert (theirs["dtype"], tuple(theirs["shape"]), theirs["names"]) == (
+            feature["dtype"],
+            tuple(feature["shape"]),
+            feature["names"],
+        ), key
+    assert set(ds.meta.features) - set(ours) == {"timestamp", "frame_index", "episode_index", "index", "task_index"}
     frame = ds[len(ds) - 1]
     state = frame["observation.state"].numpy()
     assert np.all(np.isfinite(state))
@@ -196,6 +208,15 @@ def test_a_topic_without_publisher_fails_in_one_line_and_leaves_no_dataset(rig):
     assert "/sim/front" not in last  # only the topic that is wrong is named
     assert not root.exists(), "lerobot-record left a dataset folder behind"
     assert time.monotonic() - started < 120
+
+
+def test_an_unknown_contract_is_refused_while_the_flags_are_parsed(rig):
+    root = rig["tmp"] / "never"
+    done = _record(rig, root, Path("no_such_contract"), episodes=1, timeout=180)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]  # LeRobot's CLIs print the exception; ours is its one line
+    assert "no contract named 'no_such_contract'; shipped contracts: " in last, done.stderr[-2000:]
+    assert not root.exists()
 
 
 def test_a_stale_topic_is_refused_by_name_with_its_age(rig):
@@ -408,3 +429,106 @@ def test_lerobot_replay_sends_the_recorded_actions_to_the_twin(rig, recorded, pr
     assert length - 10 <= len(sent) <= length, (len(sent), length)
     radians = np.c_[np.radians(actions[:, :5]), (actions[:, 5] / 50.0 - 1.0) * 0.9599310885968813]
     assert np.allclose(sent, radians[length - len(sent) :], atol=1e-5)
+
+
+SMALL_ACT = [
+    "--policy.dim_model=32",
+    "--policy.n_heads=2",
+    "--policy.dim_feedforward=64",
+    "--policy.n_encoder_layers=1",
+    "--policy.n_decoder_layers=1",
+    "--policy.chunk_size=10",
+    "--policy.n_action_steps=10",
+    "--policy.use_vae=false",
+]
+
+
+@pytest.fixture(scope="module")
+def trained(rig, recorded):
+    """`lerobot-train` for 2 steps on the dataset lerobot-record wrote through the plugin: a checkpoint."""
+    from lerobot_ros.demo.train import lerobot_train_command
+
+    out = rig["tmp"] / "train"
+    argv = lerobot_train_command(recorded, "local/twin", out, steps=2, batch_size=2)
+    argv += ["--save_freq=2", "--num_workers=0", "--log_freq=1", *SMALL_ACT]
+    done = _run(rig, [str(BIN / argv[0]), *argv[1:]], timeout=900)
+    assert done.returncode == 0, done.stderr[-4000:]
+    checkpoint = out / "checkpoints" / "last" / "pretrained_model"
+    assert (checkpoint / "config.json").is_file()
+    return checkpoint
+
+
+def _finite_commands(probe) -> np.ndarray:
+    sent = np.stack([np.asarray(m.data) for m in probe["commands"].messages])
+    assert sent.shape[1] == 6 and np.all(np.isfinite(sent))
+    return sent
+
+
+def test_lerobot_rollout_runs_the_trained_policy_on_the_twin(rig, trained, probe):
+    """lerobot-rollout keeps the robot's `.pos` floats (the plugin names joints so) and drives the twin at its fps."""
+    done = _run(
+        rig,
+        [
+            str(BIN / "lerobot-rollout"),
+            "--robot.type=ros_contract",
+            f"--robot.contract={rig['contract']}",
+            "--robot.id=twin",
+            f"--policy.path={trained}",
+            "--strategy.type=base",
+            "--duration=3",
+            f"--fps={FPS}",
+            "--task=pick the cube",
+            "--play_sounds=false",
+            "--display_data=false",
+        ],
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    probe["commands"].wait_quiet(1.0, timeout=30)
+    sent = _finite_commands(probe)
+    assert len(sent) >= FPS, f"{len(sent)} commands in a 3 s rollout at {FPS} fps"
+    assert len({tuple(np.round(c, 6)) for c in sent}) > 1  # a policy acting, not one pose repeated
+
+
+def test_async_inference_robot_client_with_lerobots_policy_server(rig, trained, probe):
+    """LeRobot's robot_client (the plugin as its robot) against LeRobot's policy_server, for a few seconds."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    tmp, env = rig["tmp"], rig["env"]
+    server = _start(
+        [sys.executable, "-m", "lerobot.async_inference.policy_server", "--host=127.0.0.1", f"--port={port}"],
+        tmp / "policy_server.log",
+        env,
+    )
+    client = None
+    try:
+        client = _start(
+            [
+                sys.executable,
+                "-m",
+                "lerobot.async_inference.robot_client",
+                "--robot.type=ros_contract",
+                f"--robot.contract={rig['contract']}",
+                "--robot.id=twin",
+                f"--server_address=127.0.0.1:{port}",
+                "--policy_type=act",
+                f"--pretrained_name_or_path={trained}",
+                "--policy_device=cpu",
+                "--actions_per_chunk=10",
+                "--chunk_size_threshold=0.5",
+                f"--fps={FPS}",
+                "--task=pick the cube",
+            ],
+            tmp / "robot_client.log",
+            env,
+        )
+        probe["commands"].wait_for(FPS, timeout=240)  # a second's worth of actions from the server's chunks
+        assert client.poll() is None, (tmp / "robot_client.log").read_text()[-3000:]
+    finally:
+        for proc in (client, server):
+            if proc is not None:
+                _stop(proc)
+    _finite_commands(probe)
