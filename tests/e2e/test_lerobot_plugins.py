@@ -532,3 +532,74 @@ def test_async_inference_robot_client_with_lerobots_policy_server(rig, trained, 
             if proc is not None:
                 _stop(proc)
     _finite_commands(probe)
+
+
+def _without_cameras(name: str, path: Path) -> Path:
+    """A shipped hardware contract with its camera features dropped (no camera node in this test)."""
+    import yaml
+
+    from lerobot_ros.contract import load_contract
+
+    data = json.loads(json.dumps(load_contract(name).raw))
+    data["features"] = {k: v for k, v in data["features"].items() if not k.startswith("observation.images.")}
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+@pytest.mark.parametrize(("arm", "step"), [("so101", 10.0), ("koch", 8.0)])
+def test_the_robot_plugin_drives_robot_node_on_emulated_servos(rig, arm, step):
+    """`robot_node` on an emulated Feetech (SO-101) or Dynamixel (Koch) follower over a pty, driven through the
+    plugin: an action in the contract's units (SO-101 degrees, Koch -100..100) reaches the servos and comes
+    back as the observation."""
+    from lerobot_ros.plugins.robot import RosContractRobot, RosContractRobotConfig
+
+    tmp, env = rig["tmp"], rig["env"]
+    folder = tmp / f"{arm}_follower"
+    servos = _start(
+        [str(BIN / "lerobot-ros"), "virtual-arm", arm, "--role", "follower", "--output_dir", str(folder)],
+        tmp / f"{arm}_servos.log",
+        env,
+    )
+    node = None
+    robot = None
+    try:
+        wait_until(lambda: (folder / f"{arm}_follower").exists(), 60, what="the emulated follower's port")
+        node = _start(
+            [
+                str(BIN / "robot_node"),
+                "--ros-args",
+                "-r",
+                "__ns:=/follower",
+                "-p",
+                f"robot.type:={arm}_follower",
+                "-p",
+                f"robot.port:={folder / f'{arm}_follower'}",
+                "-p",
+                f"robot.calibration_file:={folder / 'calibration' / 'virtual_follower.json'}",
+            ],
+            tmp / f"{arm}_robot_node.log",
+            env,
+        )
+        os.environ["HF_LEROBOT_HOME"] = env["HF_LEROBOT_HOME"]
+        contract = _without_cameras(arm, tmp / f"{arm}.yaml")
+        robot = RosContractRobot(RosContractRobotConfig(contract=str(contract), id=arm, connect_timeout_s=60))
+        robot.connect()
+        start = robot.get_observation()
+        assert list(start) == [f"{j}.pos" for j in JOINTS] and robot.cameras == {}
+        target = dict(start, **{"shoulder_pan.pos": start["shoulder_pan.pos"] + step})
+        sent = robot.send_action(target)
+        assert sent["shoulder_pan.pos"] == pytest.approx(target["shoulder_pan.pos"], abs=1e-4)
+
+        def arrived() -> bool:
+            robot.send_action(target)  # as a control loop would, every period
+            return abs(robot.get_observation()["shoulder_pan.pos"] - target["shoulder_pan.pos"]) < 0.5
+
+        wait_until(arrived, 30, interval=1 / 30, what=f"the emulated {arm} shoulder_pan at its target")
+        now = robot.get_observation()
+        assert abs(now["elbow_flex.pos"] - start["elbow_flex.pos"]) < 0.5  # the other joints held
+    finally:
+        if robot is not None:
+            robot.disconnect()
+        for proc in (node, servos):
+            if proc is not None:
+                _stop(proc)
