@@ -8,7 +8,7 @@ export PYTHONUNBUFFERED := 1
 # `make test TEST_EXTRAS=` skips them (their tests then skip, as with `make test-fast`).
 TEST_EXTRAS ?= libero,docs
 
-.PHONY: setup demo test test-fast lint bench docs dist clean
+.PHONY: setup demo test test-fast flake-hunt lint bench docs dist clean
 
 setup:
 	@VENV=$(VENV) bash scripts/setup.sh
@@ -24,6 +24,10 @@ test:
 test-fast: setup
 	$(PY) -m pytest tests/unit
 
+# the integration tier 5 times with a busy loop per core beside it; lists every test that failed even once
+flake-hunt: setup
+	$(PY) -m lerobot_ros.testing.flake_hunt $(FLAKE_ARGS)
+
 # ruff (lint + format check) over the whole tree and mypy over the library (mypy.ini); installs the lint extra
 lint:
 	@VENV=$(VENV) LEROBOT_ROS_EXTRAS=lint bash scripts/setup.sh
@@ -31,8 +35,9 @@ lint:
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy
 
+# every bench/*.py on its defaults, then one table of figures against goals (fails when one misses or crashes)
 bench: setup
-	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+	$(PY) -m lerobot_ros.testing.benches $(BENCH_ARGS)
 
 # the documentation site, strictly (a broken link or anchor fails), into build/site; installs the docs extra
 docs:

@@ -38,7 +38,7 @@ import numpy as np  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
 from lerobot_ros.codecs import numpy_to_float64_multi_array  # noqa: E402
-from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS  # noqa: E402
+from lerobot_ros.ros.qos import EPISODE_STATUS_QOS, RELIABLE_QOS, SENSOR_QOS  # noqa: E402
 from lerobot_ros.ros.runtime import RosRuntime, wait_until  # noqa: E402
 from lerobot_ros.sim import RenderSettings  # noqa: E402
 from lerobot_ros_msgs.msg import EpisodeStatus  # noqa: E402
@@ -106,7 +106,8 @@ class BridgeDriver:
         self.step = -1
         self.remaining = 0
         self.done = threading.Event()
-        self.node.create_subscription(EpisodeStatus, f"{ns}/episode_status", self.on_status, 10)
+        # latched, as the bridge publishes it: the first status may go out before this subscription matched
+        self.node.create_subscription(EpisodeStatus, f"{ns}/episode_status", self.on_status, EPISODE_STATUS_QOS)
         if images:
             # as a policy node subscribes camera streams: sensor-data QoS (best effort, keep last 5)
             self.node.create_subscription(Image, f"{ns}/{camera}/image_raw", self.on_image, SENSOR_QOS)
@@ -295,7 +296,7 @@ class BridgeSteps:
         self.node = runtime.create_node("bench_watch")
         self.step = -1
         self.rates = SimRateListener(self.node)
-        self.node.create_subscription(EpisodeStatus, f"{ns}/episode_status", self._on_status, 10)
+        self.node.create_subscription(EpisodeStatus, f"{ns}/episode_status", self._on_status, EPISODE_STATUS_QOS)
 
     def _on_status(self, msg: EpisodeStatus) -> None:
         self.step = max(self.step, int(msg.step))
