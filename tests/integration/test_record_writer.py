@@ -469,6 +469,20 @@ def test_live_qa_flags_slow_stalled_and_silent_streams():
     assert any("/silent: 91 frame(s) had no value at all" in w for w in report["warnings"])
 
 
+def test_live_qa_shows_the_share_of_frames_holding_an_old_sample():
+    """A command stream at 4 Hz in a 30 fps recording: the live QA says what share of frames hold a command older
+    than its tolerance (a /diagnostics value), and the episode's report warns about it."""
+    qa = StreamQA(stall_timeout_s=5.0, window_s=2.0)
+    qa.add_stream("/commands", 30.0, "hold", 100 * MS)
+    for k in range(9):
+        qa.observe("/commands", k * 250 * MS)
+    snap = qa.snapshot(now_ns=2000 * MS, started_ns=0)
+    share = snap["/commands"].held_old_share
+    assert 0.45 < share < 0.6 and snap["/commands"].values()["held_old_share"] == share
+    report = qa.report(0, 2000 * MS)
+    assert any(w.startswith("/commands: ") and "repeat a sample older than 100 ms" in w for w in report["warnings"])
+
+
 # ---- copy-saving MCAP storage ----------------------------------------------------------------------------
 @pytest.mark.parametrize("compression", [False, True])
 def test_fast_mcap_storage_writes_the_same_bytes_as_rosbags(tmp_path, compression):

@@ -195,10 +195,42 @@ def test_live_report_counts_match_batch():
         live.frame_at(int(t))
         batch.add_frames(plan_stream(T[:pushed], np.array([t]), "asof", 150 * MS))
     got = live.reports["s"]
-    for key in ("frames", "exact_frames", "held_frames", "stale_frames", "missing_frames"):
+    for key in ("frames", "exact_frames", "held_frames", "stale_frames", "missing_frames", "held_old_frames"):
         assert getattr(got, key) == getattr(batch, key), key
     assert got.max_staleness_ms == pytest.approx(batch.max_staleness_ms)
     # the mean accumulates over calls in both forms, and equals one batch call over the whole grid
     whole = StreamReport("s", "asof", 150.0)
     whole.add_frames(plan_stream(T, GRID, "asof", 150 * MS))
     assert got.mean_staleness_ms == pytest.approx(batch.mean_staleness_ms) == pytest.approx(whole.mean_staleness_ms)
+
+
+def test_a_hold_stream_slower_than_the_frames_is_reported_as_held_old_data():
+    """Commands at 4 Hz recorded into 30 fps frames: most frames repeat a command older than the 100 ms tolerance.
+    Before, `hold` streams were left out of the warnings, and such a dataset converted without a word."""
+    from lerobot_ros.resample import StreamReport
+
+    grid = grid_between(0, 10_000 * MS, 30)  # 301 frames over 10 s
+    slow = np.arange(0, 10_001, 250) * MS  # 4 Hz
+    report = StreamReport("action", "hold", 100.0)
+    report.add_sample_stats(slow)
+    report.add_frames(plan_stream(slow, grid, "hold", 100 * MS))
+    # frames 100..250 ms after each command (k/30 s past it, k = 4..7) hold an old one: 4 of every 7.5
+    expected = sum(1 for t in grid if (t % (250 * MS)) > 100 * MS)
+    assert report.held_old_frames == expected and report.held_old_share == pytest.approx(expected / 301)
+    (warning,) = [w for w in report.warnings() if "repeat a sample" in w]
+    assert warning == (
+        f"action: {expected} of 301 frames ({round(100 * expected / 301)} %) repeat a sample older than 100 ms "
+        "(it ran at 4.0 Hz); those frames hold stale values (limit 20 %)"
+    )
+    fast = np.arange(0, 10_001, 33) * MS  # ~30 Hz: never older than 100 ms
+    ok = StreamReport("action", "hold", 100.0)
+    ok.add_frames(plan_stream(fast, grid, "hold", 100 * MS))
+    assert ok.held_old_frames == 0 and ok.warnings() == []
+    # interpolated frames are not held data, whatever the sample rate
+    smooth = StreamReport("state", "interpolate", 300.0)
+    smooth.add_frames(plan_stream(slow, grid, "interpolate", 300 * MS))
+    assert smooth.held_old_frames == 0
+    # without a tolerance, "old" means older than 100 ms
+    untimed = StreamReport("action", "hold", None)
+    untimed.add_frames(plan_stream(slow, grid, "hold"))
+    assert untimed.held_old_frames == expected

@@ -44,6 +44,7 @@ class TopicQA:
     held_frames: int
     stale_frames: int
     missing_frames: int
+    held_old_share: float  # frames filled by a sample older than the tolerance (or 100 ms), of all frames
     max_staleness_ms: float
     stalls: int
     last_age_s: float
@@ -144,6 +145,7 @@ class StreamQA:
                 held_frames=rep.held_frames,
                 stale_frames=rep.stale_frames,
                 missing_frames=rep.missing_frames,
+                held_old_share=round(rep.held_old_share, 3),
                 max_staleness_ms=round(rep.max_staleness_ms, 1),
                 stalls=s.stalls,
                 last_age_s=round(age_ns / 1e9, 3),

@@ -9,6 +9,12 @@ import numpy as np
 
 from lerobot_ros.resample.core import EXACT, HELD, INTERP, MISSING, STALE, Plan
 
+#: a frame "holds an old sample" when its value came from a sample older than the stream's tolerance (or this,
+#: for a stream without one); past HELD_OLD_LIMIT of an episode's frames that is worth a warning, whatever the
+#: stream's policy: a dataset whose actions mostly repeat a command from 200 ms ago teaches the wrong thing
+DEFAULT_HELD_AGE_MS = 100.0
+HELD_OLD_LIMIT = 0.2
+
 _COUNTERS = {
     EXACT: "exact_frames",
     HELD: "held_frames",
@@ -40,6 +46,16 @@ class StreamReport:
     missing_frames: int = 0
     max_staleness_ms: float = 0.0
     mean_staleness_ms: float = 0.0
+    held_old_frames: int = 0  # frames whose value is a sample older than `held_age_ms` (held, not interpolated)
+
+    @property
+    def held_age_ms(self) -> float:
+        return self.tolerance_ms if self.tolerance_ms else DEFAULT_HELD_AGE_MS
+
+    @property
+    def held_old_share(self) -> float:
+        """The share of frames filled by holding a sample older than `held_age_ms` (0 without frames)."""
+        return self.held_old_frames / self.frames if self.frames else 0.0
 
     def add_frames(self, plan: Plan) -> None:
         """Count a plan's frames by status and fold their staleness into the max and mean (batch path)."""
@@ -50,6 +66,8 @@ class StreamReport:
         used = plan.staleness_ns[s != MISSING]
         if used.size:
             self._add_staleness(int(used.size), float(used.sum()) / 1e6, float(used.max()) / 1e6)
+        held = (s == HELD) | (s == STALE)
+        self.held_old_frames += int((held & (plan.staleness_ns > self.held_age_ms * 1e6)).sum())
 
     def add_frame(self, status: int, staleness_ns: int) -> None:
         """`add_frames` for one frame (the live path)."""
@@ -59,6 +77,8 @@ class StreamReport:
         if status != MISSING:
             ms = staleness_ns / 1e6
             self._add_staleness(1, ms, ms)
+            if status in (HELD, STALE) and ms > self.held_age_ms:
+                self.held_old_frames += 1
 
     def _add_staleness(self, count: int, total_ms: float, max_ms: float) -> None:
         """Running max and mean over every non-missing frame so far (frame counters already include these)."""
@@ -91,6 +111,13 @@ class StreamReport:
             )
         if self.missing_frames:
             out.append(f"{self.name}: {self.missing_frames} frame(s) had no value at all")
+        if self.held_old_share > HELD_OLD_LIMIT:
+            rate = f" (it ran at {self.rate_hz:.1f} Hz)" if self.rate_hz else ""
+            out.append(
+                f"{self.name}: {self.held_old_frames} of {self.frames} frames ({100 * self.held_old_share:.0f} %) "
+                f"repeat a sample older than {self.held_age_ms:g} ms{rate}; those frames hold stale values "
+                f"(limit {100 * HELD_OLD_LIMIT:.0f} %)"
+            )
         return out
 
 

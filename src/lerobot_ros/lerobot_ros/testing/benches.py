@@ -40,8 +40,8 @@ def run_one(path: Path, timeout_s: float) -> dict:
     try:
         done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=timeout_s, cwd=REPO)
         output, code = done.stdout + done.stderr, done.returncode
-    except subprocess.TimeoutExpired as exc:
-        output, code = f"{exc.stdout or ''}{exc.stderr or ''}\ntimed out after {timeout_s:.0f} s", None
+    except subprocess.TimeoutExpired:
+        output, code = f"timed out after {timeout_s:.0f} s", None
     result = last_json(output) if code == 0 else None
     row = {"bench": path.stem, "seconds": round(time.monotonic() - t0, 1), "exit": code}
     if result is None:
