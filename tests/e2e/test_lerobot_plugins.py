@@ -16,6 +16,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -109,35 +110,64 @@ def rig(tmp_path_factory):
                 _stop(proc)
 
 
-def _record(rig, root: Path, contract: Path, episodes: int = 2, timeout: float = 300) -> subprocess.CompletedProcess:
+def _record_args(rig, root: Path, contract: Path, episodes: int = 2) -> list[str]:
     tmp = rig["tmp"]
+    return [
+        str(BIN / "lerobot-record"),
+        "--robot.type=ros_contract",
+        f"--robot.contract={contract}",
+        "--robot.id=twin",
+        "--robot.connect_timeout_s=5",
+        "--teleop.type=so101_leader",
+        f"--teleop.port={tmp / 'virt' / 'so101_leader'}",
+        "--teleop.id=virtual_leader",
+        f"--teleop.calibration_dir={tmp / 'virt' / 'calibration'}",
+        "--dataset.repo_id=local/twin",
+        f"--dataset.root={root}",
+        "--dataset.single_task=pick the cube",
+        f"--dataset.num_episodes={episodes}",
+        f"--dataset.episode_time_s={EPISODE_S}",
+        "--dataset.reset_time_s=1",
+        f"--dataset.fps={FPS}",
+        "--dataset.push_to_hub=false",
+        "--play_sounds=false",
+        "--display_data=false",
+    ]
+
+
+def _record(rig, root: Path, contract: Path, episodes: int = 2, timeout: float = 300) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [
-            str(BIN / "lerobot-record"),
-            "--robot.type=ros_contract",
-            f"--robot.contract={contract}",
-            "--robot.id=twin",
-            "--robot.connect_timeout_s=5",
-            "--teleop.type=so101_leader",
-            f"--teleop.port={tmp / 'virt' / 'so101_leader'}",
-            "--teleop.id=virtual_leader",
-            f"--teleop.calibration_dir={tmp / 'virt' / 'calibration'}",
-            "--dataset.repo_id=local/twin",
-            f"--dataset.root={root}",
-            "--dataset.single_task=pick the cube",
-            f"--dataset.num_episodes={episodes}",
-            f"--dataset.episode_time_s={EPISODE_S}",
-            "--dataset.reset_time_s=1",
-            f"--dataset.fps={FPS}",
-            "--dataset.push_to_hub=false",
-            "--play_sounds=false",
-            "--display_data=false",
-        ],
-        env=rig["env"],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
+        _record_args(rig, root, contract, episodes), env=rig["env"], capture_output=True, text=True, timeout=timeout
     )
+
+
+def test_lerobot_record_and_lerobot_ros_record_of_the_same_run_agree(rig, recorded):
+    """The same twin, the same contract, recorded at the same time by lerobot-record through the plugin and by
+    lerobot-ros record + its conversion: the same features, about the same frame count per episode, and the same
+    values in the same units (the twin holds the virtual leader's pose, so the episodes are alike whatever their
+    start times)."""
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    theirs = LeRobotDataset("local/twin", root=recorded)
+    ours = LeRobotDataset(f"local/{(rig['tmp'] / 'ros_dataset').name}", root=rig["tmp"] / "ros_dataset")
+    assert ours.meta.total_episodes == theirs.meta.total_episodes == 2
+    keys = [k for k in theirs.meta.features if k.startswith(("observation.", "action"))]
+    for key in keys:
+        a, b = theirs.meta.features[key], ours.meta.features[key]
+        assert (a["dtype"], tuple(a["shape"]), a["names"]) == (b["dtype"], tuple(b["shape"]), b["names"]), key
+    for e in range(2):
+        n_theirs, n_ours = int(theirs.meta.episodes[e]["length"]), int(ours.meta.episodes[e]["length"])
+        assert abs(n_theirs - n_ours) <= 2, (e, n_theirs, n_ours)
+
+    def column(ds, key):
+        return np.stack([ds[i][key].numpy() for i in range(len(ds) // 2, len(ds))])
+
+    for key, tolerance in (("observation.state", 0.5), ("action", 0.01)):  # degrees / 0..100 of the gripper
+        mine, other = np.median(column(ours, key), axis=0), np.median(column(theirs, key), axis=0)
+        assert np.allclose(mine, other, atol=tolerance), (key, mine, other)
+    image_theirs = theirs[len(theirs) - 1]["observation.images.front"].numpy()
+    image_ours = ours[len(ours) - 1]["observation.images.front"].numpy()
+    assert image_theirs.shape == image_ours.shape and float(np.abs(image_theirs - image_ours).mean()) < 0.05
 
 
 def test_lerobot_discovers_the_robot_teleoperator_and_camera_plugins():
@@ -152,10 +182,36 @@ def test_lerobot_discovers_the_robot_teleoperator_and_camera_plugins():
 
 @pytest.fixture(scope="module")
 def recorded(rig):
-    """Two episodes `lerobot-record` wrote through the robot plugin (the replay test replays one)."""
-    root = rig["tmp"] / "dataset"
-    done = _record(rig, root, rig["contract"])
-    assert done.returncode == 0, done.stderr[-4000:]
+    """Two episodes `lerobot-record` wrote through the robot plugin (the replay test replays one), and, in the
+    same run, `lerobot-ros record` of the same contract converting its bags into a dataset of its own."""
+    tmp = rig["tmp"]
+    root = tmp / "dataset"
+    ours = _start(
+        [
+            str(BIN / "lerobot-ros"),
+            "record",
+            "--contract",
+            str(rig["contract"]),
+            "--output_dir",
+            str(tmp / "ros_bags"),
+            "--dataset.episode_time_s",
+            str(EPISODE_S),
+            "--dataset.reset_time_s",
+            "1",
+            "--dataset.num_episodes",
+            "2",
+            "--dataset.root",
+            str(tmp / "ros_dataset"),
+        ],
+        tmp / "ros_record.log",
+        rig["env"],
+    )
+    try:
+        done = _record(rig, root, rig["contract"])
+        assert done.returncode == 0, done.stderr[-4000:]
+        assert ours.wait(timeout=300) == 0, (tmp / "ros_record.log").read_text()[-3000:]
+    finally:
+        _stop(ours)
     return root
 
 
@@ -217,6 +273,54 @@ def test_an_unknown_contract_is_refused_while_the_flags_are_parsed(rig):
     last = done.stderr.strip().splitlines()[-1]  # LeRobot's CLIs print the exception; ours is its one line
     assert "no contract named 'no_such_contract'; shipped contracts: " in last, done.stderr[-2000:]
     assert not root.exists()
+
+
+def test_a_topic_of_another_type_fails_lerobot_record_in_one_line(rig):
+    root = rig["tmp"] / "wrong_type"
+    wrong = twin_contract(rig["tmp"] / "wrong_type.yaml", **{"/sim/wrist/image_raw": "/sim/task"})
+    done = _record(rig, root, wrong, episodes=1, timeout=180)
+    assert done.returncode != 0
+    last = done.stderr.strip().splitlines()[-1]
+    assert "/sim/task is std_msgs/msg/String, the contract reads sensor_msgs/msg/Image" in last, last
+    assert not root.exists()
+
+
+def test_a_camera_that_stops_mid_recording_ends_lerobot_record_keeping_the_finished_episode(rig):
+    """The twin paused (SIGSTOP) during the second episode: lerobot-record stops with one line naming the stale
+    topic and its age; the first episode, saved before, stays a dataset that loads; nothing is published while
+    the twin is paused (the arm holds its last command), and the twin goes on once resumed."""
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    root = rig["tmp"] / "stale_dataset"
+    lines: list[str] = []
+    proc = subprocess.Popen(
+        _record_args(rig, root, rig["contract"], episodes=2),
+        env=rig["env"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
+    twin = rig["twin"]
+    paused = False
+    try:
+        wait_until(lambda: any("Recording episode 1" in ln for ln in lines), 240, what="lerobot-record's 2nd episode")
+        os.killpg(twin.pid, signal.SIGSTOP)
+        paused = True
+        proc.wait(timeout=120)
+    finally:
+        if paused:
+            os.killpg(twin.pid, signal.SIGCONT)
+        if proc.poll() is None:
+            _stop(proc)
+    reader.join(timeout=10)
+    assert proc.returncode != 0
+    last = "".join(lines).strip().splitlines()[-1]
+    assert re.search(r"/sim/(joint_states|front/image_raw|wrist/image_raw) is stale: its newest message is", last), last
+    ds = LeRobotDataset("local/twin", root=root)
+    assert ds.meta.total_episodes == 1 and FPS * EPISODE_S - 1 <= len(ds) <= FPS * EPISODE_S
 
 
 def test_a_stale_topic_is_refused_by_name_with_its_age(rig):

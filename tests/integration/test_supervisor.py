@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -228,6 +229,8 @@ def test_a_child_marked_die_with_parent_goes_when_its_parent_is_killed(tmp_path)
     )
     child_pid = int(parent.stdout.readline())
     assert pid_alive(child_pid)
+    # setpriv sets the death signal, then execs the command: once the child is `sleep`, it is set
+    wait_until(lambda: Path(f"/proc/{child_pid}/comm").read_text().strip() == "sleep", 10, what="setpriv's exec")
     parent.kill()
     parent.wait(timeout=10)
     wait_until(lambda: not pid_alive(child_pid), 10, what="the orphaned child to get its SIGTERM")

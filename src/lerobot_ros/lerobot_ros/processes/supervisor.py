@@ -38,8 +38,9 @@ class ChildProcess:
     `kill_wait`: how long to wait after SIGKILL before giving up on a process the kernel will not reap.
     `die_with_parent`: the child gets SIGTERM when the thread that started it dies, even by SIGKILL (Linux
     `PR_SET_PDEATHSIG`, set by util-linux's `setpriv` in front of the command rather than a `preexec_fn`, which
-    is unsafe in a process with threads; without `setpriv` nothing is set); for children of a process someone
-    else may kill, like a lerobot-eval worker's bridge.
+    is unsafe in a process with threads; without `setpriv` nothing is set; a parent that dies in the moment
+    between the fork and setpriv's exec still leaves the child behind); for children of a process someone else
+    may kill, like a lerobot-eval worker's bridge.
     """
 
     def __init__(
