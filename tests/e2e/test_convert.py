@@ -116,6 +116,13 @@ def _bad_bags(tmp_path: Path) -> dict[str, Path]:
                 w.add_topic(topic, msgtype)
                 w.write(topic, t, msg)
     out["unknown_type"] = bags / "unknown_type"
+    with BagWriter(bags / "silent_topic") as w:  # the camera subscribed, but it published nothing
+        w.add_topic("/front/image_raw/compressed", "sensor_msgs/msg/CompressedImage")
+        for topic, msgtype, t, msg in so101_messages(1.0, task="t"):
+            if "front" not in topic:
+                w.add_topic(topic, msgtype)
+                w.write(topic, t, msg)
+    out["silent_topic"] = bags / "silent_topic"
     msgs = list(so101_messages(1.0, task="t"))
     swapped = []
     for topic, msgtype, t, msg in msgs:  # one joint state stamped 50 ms in the past
@@ -148,6 +155,7 @@ def test_bad_inputs_one_line_each_others_convert(tmp_path, capsys):
             "corrupt",
             "truncated",
             "missing_topic",
+            "silent_topic",
             "unknown_type",
             "non_monotonic",
             "zero_length",
@@ -160,6 +168,8 @@ def test_bad_inputs_one_line_each_others_convert(tmp_path, capsys):
         "empty": "the bag is empty",
         "corrupt": "damaged or truncated MCAP with no complete message chunk",
         "missing_topic": "contract topic /front/image_raw/compressed (observation.images.front) is not in the bag",
+        "silent_topic": "contract topic /front/image_raw/compressed (observation.images.front) has no messages in the "
+        "bag: it was subscribed, but its publisher sent nothing while the episode recorded",
         "unknown_type": "topic /follower/joint_states is foo_msgs/msg/Bar in the bag, the contract expects sensor_msgs/msg/JointState",
         "zero_length": "zero-length episode",
     }
@@ -174,7 +184,7 @@ def test_bad_inputs_one_line_each_others_convert(tmp_path, capsys):
     ds = load(out)
     assert ds.num_episodes == 3  # good, truncated (first half), non_monotonic (a warning only)
     report = json.loads((out / "meta" / "lerobot_ros_qa.json").read_text())
-    assert report["summary"]["bags_failed"] == 5
+    assert report["summary"]["bags_failed"] == 6
     nm = next(b for b in report["bags"] if b["bag"].endswith("non_monotonic"))
     assert nm["episodes"][0]["streams"]["observation.state"]["dropped_out_of_order"] == 1
 

@@ -157,7 +157,10 @@ def test_lerobot_record_and_lerobot_ros_record_of_the_same_run_agree(rig, record
         assert (a["dtype"], tuple(a["shape"]), a["names"]) == (b["dtype"], tuple(b["shape"]), b["names"]), key
     for e in range(2):
         n_theirs, n_ours = int(theirs.meta.episodes[e]["length"]), int(ours.meta.episodes[e]["length"])
-        assert abs(n_theirs - n_ours) <= 2, (e, n_theirs, n_ours)
+        # theirs: one frame per loop of lerobot-record's wall clock; ours: the twin's sim-time grid over an episode
+        # of the same wall length, trimmed to where every stream has data; a twin stepping a little slower than
+        # real time (a loaded machine) has fewer sim seconds in it
+        assert abs(n_theirs - n_ours) <= 0.1 * n_theirs, (e, n_theirs, n_ours)
 
     def column(ds, key):
         return np.stack([ds[i][key].numpy() for i in range(len(ds) // 2, len(ds))])
@@ -183,35 +186,51 @@ def test_lerobot_discovers_the_robot_teleoperator_and_camera_plugins():
 @pytest.fixture(scope="module")
 def recorded(rig):
     """Two episodes `lerobot-record` wrote through the robot plugin (the replay test replays one), and, in the
-    same run, `lerobot-ros record` of the same contract converting its bags into a dataset of its own."""
-    tmp = rig["tmp"]
+    same run, `lerobot-ros record` of the same contract converting its bags into a dataset of its own. Ours
+    starts once lerobot-record records (commands flow from then on: its teleop drives the twin through the
+    long reset between its episodes too, while ours records its two)."""
+    tmp, env = rig["tmp"], rig["env"]
     root = tmp / "dataset"
-    ours = _start(
-        [
-            str(BIN / "lerobot-ros"),
-            "record",
-            "--contract",
-            str(rig["contract"]),
-            "--output_dir",
-            str(tmp / "ros_bags"),
-            "--dataset.episode_time_s",
-            str(EPISODE_S),
-            "--dataset.reset_time_s",
-            "1",
-            "--dataset.num_episodes",
-            "2",
-            "--dataset.root",
-            str(tmp / "ros_dataset"),
-        ],
-        tmp / "ros_record.log",
-        rig["env"],
-    )
+    args = [
+        a if not a.startswith("--dataset.reset_time_s=") else "--dataset.reset_time_s=10"
+        for a in _record_args(rig, root, rig["contract"])
+    ]
+    lines: list[str] = []
+    theirs = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    reader = threading.Thread(target=lambda: lines.extend(theirs.stderr), daemon=True)
+    reader.start()
+    ours = None
     try:
-        done = _record(rig, root, rig["contract"])
-        assert done.returncode == 0, done.stderr[-4000:]
+        wait_until(lambda: any("Recording episode 0" in ln for ln in lines), 240, what="lerobot-record recording")
+        ours = _start(
+            [
+                str(BIN / "lerobot-ros"),
+                "record",
+                "--contract",
+                str(rig["contract"]),
+                "--output_dir",
+                str(tmp / "ros_bags"),
+                "--dataset.episode_time_s",
+                str(EPISODE_S),
+                "--dataset.reset_time_s",
+                "1",
+                "--dataset.num_episodes",
+                "2",
+                "--dataset.root",
+                str(tmp / "ros_dataset"),
+                "--ros-args",
+                "-p",
+                "use_sim_time:=true",  # the twin stamps its messages with its /clock
+            ],
+            tmp / "ros_record.log",
+            env,
+        )
+        assert theirs.wait(timeout=300) == 0, "".join(lines)[-4000:]
         assert ours.wait(timeout=300) == 0, (tmp / "ros_record.log").read_text()[-3000:]
     finally:
-        _stop(ours)
+        for proc in (theirs, ours):
+            if proc is not None:
+                _stop(proc)
     return root
 
 
@@ -608,7 +627,14 @@ def test_async_inference_robot_client_with_lerobots_policy_server(rig, trained, 
         env,
     )
     client = None
+
+    def listening() -> bool:
+        with socket.socket() as probe:
+            return probe.connect_ex(("127.0.0.1", port)) == 0
+
     try:
+        # the client gives up at once if the server is not up yet (LeRobot imports take seconds)
+        wait_until(listening, 240, interval=0.2, what="LeRobot's policy server listening")
         client = _start(
             [
                 sys.executable,

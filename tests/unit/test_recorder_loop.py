@@ -222,3 +222,32 @@ def test_status_and_description(tmp_path):
     everything, *_ = make(tmp_path / "all", topics=(), subscribed=(), all_topics=True)
     everything.offer(["/rosout", "/parameter_events", "/diagnostics", "/ns/episode_status", "/cam/image_raw"])
     assert list(everything.wanted) == ["/cam/image_raw"]
+
+
+def test_the_task_topic_names_the_next_episode_unless_a_task_was_given(tmp_path):
+    """A latched task published before an episode starts is not in that episode's bag: the recorder keeps the
+    newest one and writes it into the episode's metadata (where the converter looks next)."""
+    from lerobot_ros.bag.typestore import make_typestore
+
+    store = make_typestore(shared=True)
+    String = store.types["std_msgs/msg/String"]
+
+    def task(text: str) -> bytes:
+        return bytes(store.serialize_cdr(String(data=text), "std_msgs/msg/String"))
+
+    rec, _statuses, saved, _log = make(tmp_path / "a", task_topic=("/task", "std_msgs/msg/String"))
+    rec.session.add_topic(TopicSpec("/task", "std_msgs/msg/String", [SENSOR]))
+    rec.message("/task", 5, task("pick the cube"), 0.0)  # before the episode: not in its bag
+    rec.start(None, 0.0)
+    write(rec, 3)
+    rec.message("/task", 10**9 + 5, task("place it"), 0.5)  # during it: the next episode's
+    rec.stop("success", 1.0)
+    rec.start(None, 2.0)
+    rec.stop("success", 3.0)
+    assert [r.custom_data["task"] for r in saved] == ["pick the cube", "place it"]
+    given, _statuses, saved_given, _log = make(tmp_path / "b", task="wave", task_topic=("/task", "std_msgs/msg/String"))
+    given.session.add_topic(TopicSpec("/task", "std_msgs/msg/String", [SENSOR]))
+    given.message("/task", 5, task("pick the cube"), 0.0)
+    given.start(None, 0.0)
+    given.stop("success", 1.0)
+    assert saved_given[0].custom_data["task"] == "wave"  # an explicit task wins over the topic

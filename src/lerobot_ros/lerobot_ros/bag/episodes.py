@@ -67,7 +67,13 @@ def _check_topics(reader: BagReader, contract: Contract) -> None:
         raise BagError(reader.path, "the bag is empty (no messages)")
     for name, feature in contract.features.items():
         info = topics.get(feature.topic)
-        if info is None or info.count == 0:
+        if info is not None and info.count == 0:
+            raise BagError(
+                reader.path,
+                f"contract topic {feature.topic} ({name}) has no messages in the bag: it was subscribed, but its "
+                "publisher sent nothing while the episode recorded",
+            )
+        if info is None:
             have = ", ".join(sorted(topics)) or "none"
             raise BagError(
                 reader.path, f"contract topic {feature.topic} ({name}) is not in the bag; its topics: {have}"

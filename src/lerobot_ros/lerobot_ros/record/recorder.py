@@ -73,6 +73,7 @@ class Recorder:
         fps: float | None = None,
         task: str = "",
         default_task: str = "",
+        task_topic: tuple[str, str] | None = None,
         default_outcome: str = "success",
         exit_when_done: bool = True,
         wait_for_topics_s: float = 10.0,
@@ -91,6 +92,9 @@ class Recorder:
         self._last_done: tuple[int, bool] | None = None  # (index, success) of the episode that ended last
         self.default_task = default_task
         session.task = task or default_task
+        # (topic, type) whose newest message is the task of the next episode, unless `task` was given: a latched
+        # task published before an episode starts is not in that episode's bag, so it goes into its metadata
+        self.task_topic = None if task else task_topic
         self.default_outcome = default_outcome
         self.exit_when_done = exit_when_done
         self.wait_for_topics_s = wait_for_topics_s
@@ -121,6 +125,20 @@ class Recorder:
     def message(self, topic: str, stamp_ns: int, data: bytes, now: float) -> None:
         self._last_message = now
         self.session.write(topic, stamp_ns, data)
+        if self.task_topic is not None and topic == self.task_topic[0]:
+            self._take_task(data)
+
+    def _take_task(self, data: bytes) -> None:
+        from lerobot_ros.bag.typestore import cdr_deserialize, make_typestore
+
+        try:
+            msg, _used = cdr_deserialize(make_typestore(shared=True), data, self.task_topic[1])
+            text = str(msg.task if hasattr(msg, "task") else msg.data)
+        except Exception as exc:  # a malformed message: keep the task we have, say so once per message
+            self.log.warning(f"{self.task_topic[0]}: cannot read the task ({type(exc).__name__}: {exc})")
+            return
+        if text and text != self.session.task:
+            self.session.task = text
 
     # ---- requests -------------------------------------------------------------------------------
     def start(self, task: str | None, now: float) -> str:
@@ -380,6 +398,7 @@ def build_recorder(
         fps=plan.fps,
         task=p.task,
         default_task=plan.default_task,
+        task_topic=(plan.task_topic, plan.task_type) if plan.task_topic else None,
         default_outcome=p.default_outcome,
         exit_when_done=p.exit_when_done,
         wait_for_topics_s=p.wait_for_topics_s,

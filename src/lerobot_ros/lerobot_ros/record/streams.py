@@ -23,6 +23,8 @@ class RecordingPlan:
     fps: float | None = None
     default_task: str = ""
     task_key: str = "task"  #: custom_data key the converter reads the task from
+    task_topic: str | None = None  #: the contract's task topic: its newest message is the next episode's task
+    task_type: str = "std_msgs/msg/String"
 
 
 def plan_from_contract(path_or_name: str) -> RecordingPlan:
@@ -42,7 +44,9 @@ def plan_from_contract(path_or_name: str) -> RecordingPlan:
     text = Path(source).read_text() if Path(source).is_file() else ""
     default_task = getattr(contract.task, "default", "") or ""
     task_key = getattr(contract.task, "metadata_key", "task") or "task"
-    return RecordingPlan(wanted, text, source, float(contract.fps), default_task, task_key)
+    return RecordingPlan(
+        wanted, text, source, float(contract.fps), default_task, task_key, contract.task.topic, contract.task.msg_type
+    )
 
 
 def plan_from_topics(topics: list[str], fps: float | None = None) -> RecordingPlan:
