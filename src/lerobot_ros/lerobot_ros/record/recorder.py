@@ -126,16 +126,16 @@ class Recorder:
         self._last_message = now
         self.session.write(topic, stamp_ns, data)
         if self.task_topic is not None and topic == self.task_topic[0]:
-            self._take_task(data)
+            self._take_task(topic, self.task_topic[1], data)
 
-    def _take_task(self, data: bytes) -> None:
+    def _take_task(self, topic: str, msgtype: str, data: bytes) -> None:
         from lerobot_ros.bag.typestore import cdr_deserialize, make_typestore
 
         try:
-            msg, _used = cdr_deserialize(make_typestore(shared=True), data, self.task_topic[1])
+            msg, _used = cdr_deserialize(make_typestore(shared=True), data, msgtype)
             text = str(msg.task if hasattr(msg, "task") else msg.data)
         except Exception as exc:  # a malformed message: keep the task we have, say so once per message
-            self.log.warning(f"{self.task_topic[0]}: cannot read the task ({type(exc).__name__}: {exc})")
+            self.log.warning(f"{topic}: cannot read the task ({type(exc).__name__}: {exc})")
             return
         if text and text != self.session.task:
             self.session.task = text
