@@ -22,6 +22,14 @@ from lerobot_ros.plugins.topics import ContractTopics, TopicError
 
 STATE = "observation.state"
 IMAGE_PREFIX = "observation.images."
+SINGLE_IMAGE = "observation.image"  # LeRobot's sim envs' one camera (Meta-World): camera key "image"
+
+
+def camera_key(feature_name: str) -> str:
+    """The key of an image feature in the robot's observation (and in `robot.cameras`): `observation.images.front`
+    -> `front`, `observation.image` -> `image` (lerobot-record then writes it as `observation.images.image`)."""
+    return "image" if feature_name == SINGLE_IMAGE else feature_name.removeprefix(IMAGE_PREFIX)
+
 
 
 def plugin_contract(path_or_name: str) -> Contract:
@@ -30,14 +38,16 @@ def plugin_contract(path_or_name: str) -> Contract:
     contract = load_contract(path_or_name)
     for name, feature in contract.observation_features.items():
         if feature.is_image:
-            if not name.startswith(IMAGE_PREFIX):
-                raise ContractError(f"image feature {name!r} must be named {IMAGE_PREFIX}<camera> for LeRobot's CLIs")
+            if not name.startswith(IMAGE_PREFIX) and name != SINGLE_IMAGE:
+                raise ContractError(
+                    f"image feature {name!r} must be named {IMAGE_PREFIX}<camera> (or {SINGLE_IMAGE}) for LeRobot's CLIs"
+                )
         elif name != STATE:
             raise ContractError(
                 f"{name!r}: the {ROBOT_TYPE} robot maps {STATE} and {IMAGE_PREFIX}* (LeRobot folds every float "
                 "observation into observation.state); rename or drop it in the contract"
             )
-        if "/" in name.removeprefix(IMAGE_PREFIX):
+        if "/" in camera_key(name):
             raise ContractError(f"{name!r}: LeRobot feature keys may not contain '/'")
     return contract
 
@@ -81,7 +91,7 @@ class RosContractRobot(Robot):
         node_name = "lerobot_" + re.sub(r"[^A-Za-z0-9_]", "_", config.id or ROBOT_TYPE)
         self.topics = ContractTopics(self.contract, node_name=node_name, domain_id=config.domain_id)
         self.cameras = {
-            name.removeprefix(IMAGE_PREFIX): ContractCamera(self.topics, name, config.max_age_s)
+            camera_key(name): ContractCamera(self.topics, name, config.max_age_s)
             for name in self.contract.image_features
         }
         if config.check_on_create:
@@ -100,7 +110,7 @@ class RosContractRobot(Robot):
     def observation_features(self) -> dict:
         features: dict = dict.fromkeys(self._state_names, float)
         for name, feature in self.contract.image_features.items():
-            features[name.removeprefix(IMAGE_PREFIX)] = tuple(int(x) for x in feature.shape)
+            features[camera_key(name)] = tuple(int(x) for x in feature.shape)
         return features
 
     @property
@@ -132,7 +142,7 @@ class RosContractRobot(Robot):
             state = self.topics.decode(STATE, self.config.max_age_s)
             obs.update(zip(self._state_names, (float(v) for v in state), strict=True))
         for name in self.contract.image_features:
-            obs[name.removeprefix(IMAGE_PREFIX)] = self.topics.decode(name, self.config.max_age_s)
+            obs[camera_key(name)] = self.topics.decode(name, self.config.max_age_s)
         return obs
 
     def send_action(self, action: dict) -> dict:
