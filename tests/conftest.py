@@ -58,6 +58,17 @@ def ros_env() -> dict[str, str]:
     return env
 
 
+@pytest.fixture(scope="module")
+def own_ros_domain():
+    """A module that runs long-lived processes on well-known topics (/sim/...) gets a DDS domain of its own for
+    its duration: nothing another module left running can publish into it. Contexts made during the module
+    (this process's and its children's, which copy os.environ) join it."""
+    session = os.environ["ROS_DOMAIN_ID"]
+    os.environ["ROS_DOMAIN_ID"] = str((int(session) + 50) % 100 + 1)  # 1..100 like the session's, never equal
+    yield int(os.environ["ROS_DOMAIN_ID"])
+    os.environ["ROS_DOMAIN_ID"] = session
+
+
 @pytest.fixture
 def python() -> str:
     return sys.executable

@@ -50,7 +50,7 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 @pytest.fixture(scope="module")
-def rig(tmp_path_factory):
+def rig(tmp_path_factory, own_ros_domain):
     """The twin and a virtual leader, running for the whole module."""
     tmp = tmp_path_factory.mktemp("plugin")
     env = dict(os.environ, MUJOCO_GL=os.environ.get("MUJOCO_GL", "egl"), HF_HUB_OFFLINE="1", PYTHONUNBUFFERED="1")

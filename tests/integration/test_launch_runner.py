@@ -14,7 +14,7 @@ from sensor_msgs.msg import Image, JointState
 from lerobot_ros.ros.qos import SENSOR_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
 from lerobot_ros.testing.launching import Launch
-from lerobot_ros.testing.process_groups import groups_gone
+from lerobot_ros.testing.process_groups import groups_gone, pid_alive
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SMOKE = os.path.join(REPO, "launch", "smoke.launch.yaml")
@@ -177,3 +177,19 @@ def test_smoke_launch_listener_shutdown_ends_the_launch(ros_env):
     summary = [line for line in run.lines if line.startswith("[listener] {")]
     assert summary and '"joint_states": 5' in summary[0] and '"image_shape": [12, 16, 3]' in summary[0]
     assert "[launch] listener has on_exit: shutdown; stopping everything" in run.lines
+
+
+def test_a_runner_killed_outright_takes_its_processes_along(launch_file, ros_env):
+    """SIGKILL runs no clean-up in the runner; its children get SIGTERM from the kernel as it dies (ros2 launch
+    leaves them running, ros2/launch#666)."""
+    path = launch_file("""\
+        launch:
+        - executable: {cmd: "sh -c 'echo up; exec sleep 120'", name: sleeper}
+        """)
+    run = Launch([path], ros_env)
+    run.wait_line(r"^\[sleeper\] up$")
+    pid = run.pids()["sleeper"]
+    assert pid_alive(pid)
+    run.proc.kill()
+    run.finish()
+    assert groups_gone([pid]), "the runner's child outlived it"

@@ -3,8 +3,9 @@
 Each process is a `lerobot_ros.processes.ChildProcess` in its own session (process group), so a terminal's Ctrl-C
 reaches only the runner, which then stops every child the way launch does: SIGINT, then SIGTERM after
 `sigterm_timeout`, then SIGKILL after `sigkill_timeout` (a second Ctrl-C skips ahead a step). Signals go
-to the whole process group, so whatever a node started goes too. The exit status is 0 when every process
-ended cleanly (or was stopped by the runner), 1 when one failed or could not start.
+to the whole process group, so whatever a node started goes too. A runner killed outright (SIGKILL) takes its
+children along: each gets SIGTERM when the runner dies (`ChildProcess(die_with_parent=True)`). The exit status
+is 0 when every process ended cleanly (or was stopped by the runner), 1 when one failed or could not start.
 """
 
 from __future__ import annotations
@@ -60,6 +61,9 @@ class Runner:
             on_line=lambda line, label=spec.label: self.say(label, line),
             sigterm_timeout=spec.sigterm_timeout,
             sigkill_timeout=spec.sigkill_timeout,
+            # a runner killed outright (SIGKILL, OOM) must not leave its nodes running: each gets SIGTERM then
+            # (ros2 launch orphans them, ros2/launch#666)
+            die_with_parent=True,
         )
         try:
             process.start(on_started=lambda pid: self.say("launch", f"{spec.label} started (pid {pid})"))

@@ -241,6 +241,9 @@ __all__ = ["CLEAN_STOP_CODES", "INTERRUPTED", "KILLED", "RUNNING", "TERMINATED",
 
 
 def _with_parent_death_signal(cmd: list[str]) -> list[str]:
-    """`cmd` run through `setpriv --pdeathsig TERM` where util-linux's setpriv exists (it execs `cmd` in place)."""
+    """`cmd` run through `setpriv --pdeathsig TERM` where util-linux's setpriv exists (it execs `cmd` in place).
+    A command that cannot be found is left alone, so that starting it raises OSError here as without setpriv."""
     setpriv = shutil.which("setpriv")
-    return [setpriv, "--pdeathsig", "TERM", "--", *cmd] if setpriv else cmd
+    if not setpriv or not cmd or shutil.which(cmd[0]) is None:
+        return cmd
+    return [setpriv, "--pdeathsig", "TERM", "--", *cmd]

@@ -31,7 +31,6 @@ def camera_key(feature_name: str) -> str:
     return "image" if feature_name == SINGLE_IMAGE else feature_name.removeprefix(IMAGE_PREFIX)
 
 
-
 def plugin_contract(path_or_name: str) -> Contract:
     """The contract, checked for what the LeRobot interface can express: one `observation.state` vector plus
     images (LeRobot's CLIs fold every float observation into `observation.state`)."""
