@@ -183,3 +183,26 @@ def test_torque_goes_off_on_close_even_after_the_port_was_dropped(arm):
     arm.bus.faults.clear()
     driver.close()  # disconnected, next reconnect a minute away: close still switches torque off
     assert all(s.register("Torque_Enable") == 0 for s in arm.bus.servos.values())
+
+
+def test_a_reading_far_outside_the_calibrated_range_is_dropped_not_published(tmp_path):
+    """A leader reporting shoulder_pan 1500 ticks past the middle of a range of +-1000 (what a garbled reply that
+    passed its checksum looks like; seen as -39 rad on an emulated bus under load): the read counts as failed,
+    nothing is returned to publish, and the next plausible reading goes through."""
+    leader = VirtualArm("so101", "leader", port=tmp_path / "port")
+    cal = str(leader.write_calibration(tmp_path / "cal.json"))
+    with leader:
+        driver = ArmDriver(lambda: make_leader("so101_leader", leader.port, calibration_file=cal))
+        assert retried(driver.connect)
+        try:
+            assert retried(driver.read) is not None
+            pan = leader.servo("shoulder_pan")
+            mid = pan.present_position()
+            pan.move_by_hand(mid + 1500)
+            assert driver.read() is None
+            assert driver.health.last_error.startswith("ValueError: implausible reading: shoulder_pan at 2.3 rad")
+            pan.move_by_hand(mid + 300)
+            back = retried(driver.read)
+            assert back is not None and back[0] == pytest.approx(300 * 2 * math.pi / 4096, abs=0.01)
+        finally:
+            driver.close()

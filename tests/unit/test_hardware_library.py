@@ -53,6 +53,19 @@ def test_round_trip_and_clipping_to_the_calibrated_range():
         JointUnits([JointSpec("x", DEGREES, 5, 5, 4095)])
 
 
+def test_a_reading_far_outside_the_calibrated_range_is_implausible():
+    """A joint may sit a little past its calibrated range; a garbled reply (seen: -39 rad) is refused, by name."""
+    u = units()
+    half_a = 1000 * 2 * math.pi / 4095  # joint a: +-1.53 rad
+    assert u.implausible(np.array([half_a + 0.3, 0.0, 0.0])) is None  # a little past: fine
+    why = u.implausible(np.array([-39.33, 0.0, 0.0]))
+    assert why == (
+        "implausible reading: a at -39.3 rad, outside its calibrated range -1.53..1.53 rad (a garbled bus reply?); "
+        "the sample was dropped"
+    )
+    assert "g at nan rad" in u.implausible(np.array([0.0, 0.0, math.nan]))
+
+
 def test_command_buffer_watchdog_holds_after_silence():
     buf = CommandBuffer(2, watchdog_s=0.5)
     assert buf.state(0) == IDLE and buf.goal(0) is None

@@ -167,7 +167,10 @@ class ArmDriver:
         try:
             assert self.units is not None  # the device answered: connect() got through and set the units
             positions = self.units.to_radians(values, suffix=".pos")
-        except Exception as exc:  # noqa: BLE001 - a reply LeRobot accepted but our units cannot map
+            why = self.units.implausible(positions)
+            if why is not None:
+                raise ValueError(why)
+        except Exception as exc:  # noqa: BLE001 - a reply LeRobot accepted but our units cannot map or believe
             self._failed(exc, "read")
             return None
         self.last_positions = positions

@@ -91,6 +91,22 @@ class JointUnits:
         values = self.clip(radians) / self._scale + self._offset
         return dict(zip(self._keys_for(suffix), values.tolist()))
 
+    def implausible(self, radians: np.ndarray) -> str | None:
+        """Why a reading cannot be a real position (a joint far outside its calibrated range, NaN), else None.
+
+        A servo can sit a little past the range its calibration recorded, so the bound is the range widened by a
+        quarter of it (at least 0.35 rad); a garbled bus reply that still passed its checksum lands far outside
+        (seen on an emulated bus under load: -39 rad) and must not be published as a joint state or action."""
+        margin = np.maximum(0.35, 0.25 * self.upper)
+        bad = ~np.isfinite(radians) | (radians < self.lower - margin) | (radians > self.upper + margin)
+        if not bad.any():
+            return None
+        i = int(np.flatnonzero(bad)[0])
+        return (
+            f"implausible reading: {self.names[i]} at {radians[i]:.3g} rad, outside its calibrated range "
+            f"{self.lower[i]:.2f}..{self.upper[i]:.2f} rad (a garbled bus reply?); the sample was dropped"
+        )
+
     def clip(self, radians) -> np.ndarray:
         radians = np.asarray(radians, dtype=np.float64)
         if radians.shape != (len(self.specs),):
