@@ -398,27 +398,34 @@ def test_lockstep_metaworld_policy_ticks_once_per_step_and_timer_elsewhere():
     assert params(by_label(plan("so101_real", **{"policy.path": "/models/act"}), "policy"))["tick_on"] == "timer"
 
 
-@pytest.mark.parametrize("name", ["so101_real", "so101_virtual", "sim_so101", "policy"])
-def test_remote_true_gives_every_node_the_network_dds_settings(name):
-    """remote:=true peers:=HOST (launch/remote.launch.yaml): subnet discovery, the other host as a static peer
-    and the UDP-only profile for every node; without it the environment is left as it was."""
+@pytest.mark.parametrize(
+    "name", ["so101_real", "so101_virtual", "koch_real", "sim_so101", "sim_libero", "sim_metaworld", "policy"]
+)
+def test_every_robot_and_sim_launch_is_loopback_only_unless_remote(name):
+    """By default (launch/remote.launch.yaml) every node gets network mode loopback: the loopback-only profile,
+    LOCALHOST discovery and no static peer, whatever the shell had. remote:=true peers:=HOST opens it (mode lan):
+    subnet discovery, the other host as a static peer and the UDP-only profile for every node."""
     extra = {"policy.path": str(REPO)} if name == "policy" else {}
-    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-    env.pop("ROS_STATIC_PEERS", None)
-    p = evaluate_file(
-        str(LAUNCH / f"{name}.launch.yaml"), {"remote": "true", "peers": "10.0.0.2;robot.local", **extra}, environ=env
-    )
-    nodes = [proc for proc in p.processes if proc.label != "virtual_arm"]
+    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="SUBNET", ROS_STATIC_PEERS="10.9.9.9")
+    env.pop("FASTDDS_DEFAULT_PROFILES_FILE", None)
+    local = evaluate_file(str(LAUNCH / f"{name}.launch.yaml"), extra, environ=env)
+    nodes = [proc for proc in local.processes if proc.label != "virtual_arm"]
     assert nodes
     for proc in nodes:
+        assert proc.env["LEROBOT_ROS_NETWORK"] == "loopback", proc.label
+        assert proc.env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST" and "ROS_STATIC_PEERS" not in proc.env
+        profile = Path(proc.env["FASTDDS_DEFAULT_PROFILES_FILE"])
+        assert profile.name == "fastdds_loopback.xml" and profile.is_file()
+    remote = evaluate_file(
+        str(LAUNCH / f"{name}.launch.yaml"), {"remote": "true", "peers": "10.0.0.2;robot.local", **extra}, environ=env
+    )
+    for proc in [proc for proc in remote.processes if proc.label != "virtual_arm"]:
+        assert proc.env["LEROBOT_ROS_NETWORK"] == "lan", proc.label
         assert proc.env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "SUBNET", proc.label
         assert proc.env["ROS_STATIC_PEERS"] == "10.0.0.2;robot.local"
         profile = Path(proc.env["FASTDDS_DEFAULT_PROFILES_FILE"])
         assert profile.name == "fastdds_remote.xml" and profile.is_file()
-    local = evaluate_file(str(LAUNCH / f"{name}.launch.yaml"), extra, environ=env)
-    for proc in local.processes:
-        assert proc.env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST" and "ROS_STATIC_PEERS" not in proc.env
-        assert "fastdds_remote" not in proc.env.get("FASTDDS_DEFAULT_PROFILES_FILE", "")
+    env.pop("ROS_STATIC_PEERS")
     no_peers = evaluate_file(str(LAUNCH / f"{name}.launch.yaml"), {"remote": "true", **extra}, environ=env)
     assert all("ROS_STATIC_PEERS" not in proc.env for proc in no_peers.processes)  # multicast discovery only
 

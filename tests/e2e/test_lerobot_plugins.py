@@ -35,8 +35,15 @@ LEADER_POSE = (0.3, -0.4, 0.5, -0.2, 0.6, 0.4)  # radians: the ROS leader stands
 
 
 def _start(args: list[str], log: Path, env: dict) -> subprocess.Popen:
+    """Runs in the log's folder: LeRobot's async inference writes a `logs/` folder into its working directory."""
     return subprocess.Popen(
-        args, stdout=log.open("w"), stderr=subprocess.STDOUT, env=env, start_new_session=True, text=True
+        args,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        env=env,
+        cwd=log.parent,
+        start_new_session=True,
+        text=True,
     )
 
 
@@ -454,7 +461,7 @@ def probe(rig):
 
 
 def _run(rig, args: list[str], timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run(args, env=rig["env"], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(args, env=rig["env"], cwd=rig["tmp"], capture_output=True, text=True, timeout=timeout)
 
 
 def test_lerobot_teleoperate_drives_the_twin_from_a_leader_on_ros(rig, probe):

@@ -10,10 +10,12 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from lerobot_ros.codecs import ns_to_time
 from lerobot_ros.hardware.commands import TIMEOUT
 from lerobot_ros.hardware.health import Health
+from lerobot_ros.ros import network
 
 
 def health_status(name: str, hardware_id: str, health: Health, extra: dict | None = None) -> DiagnosticStatus:
-    """OK when connected without recent errors, WARN while errors repeat, ERROR when disconnected."""
+    """OK when connected without recent errors, WARN while errors repeat, ERROR when disconnected; with the
+    network mode in force (who else can command this hardware), when one was asked for."""
     status = DiagnosticStatus(name=name, hardware_id=hardware_id)
     if not health.connected:
         status.level, status.message = (
@@ -33,6 +35,7 @@ def health_status(name: str, hardware_id: str, health: Health, extra: dict | Non
         "reconnects": str(health.reconnects),
         "last_error": health.last_error,
         **health.values,
+        **(setting.diagnostic_values() if (setting := network.current()) else {}),
         **(extra or {}),
     }
     status.values = [KeyValue(key=k, value=str(v)) for k, v in values.items()]

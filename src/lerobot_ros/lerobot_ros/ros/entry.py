@@ -13,6 +13,7 @@ from rclpy.task import Future
 
 from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.conventions.extras import missing_extra_message
+from lerobot_ros.ros.network import NetworkSetupError, apply_network_mode
 
 
 class NodeStartupError(UserError, RuntimeError):
@@ -27,7 +28,17 @@ def run_node(factory: Callable[..., Node], args=None, multi_threaded: bool = Fal
 
     A node that ends by itself (the recorder after its last episode) has an `exit_future` (rclpy Future):
     its result is the exit status (sys.exit when non-zero), so no callback needs to raise SystemExit.
+    The network mode (lerobot_ros.ros.network) is checked and put in force first: a node that would be
+    open to the network against its launch file's wish does not start.
     """
+    label = getattr(factory, "__name__", "node")
+    try:
+        network = apply_network_mode()
+    except NetworkSetupError as exc:
+        print(f"[{label}] error: {exc}", file=sys.stderr)
+        sys.exit(1)
+    if network is not None:
+        print(f"[{label}] {'warning: ' if network.is_open else ''}{network.describe()}", file=sys.stderr, flush=True)
     rclpy.init(args=args)
     node = None
     code = 0
@@ -47,13 +58,13 @@ def run_node(factory: Callable[..., Node], args=None, multi_threaded: bool = Fal
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except NodeStartupError as exc:
-        print(f"[{getattr(factory, '__name__', 'node')}] error: {exc}", file=sys.stderr)
+        print(f"[{label}] error: {exc}", file=sys.stderr)
         code = 1
     except ModuleNotFoundError as exc:  # a package of an extra that is not installed (policy_node without LeRobot)
         message = missing_extra_message(exc, os.path.basename(sys.argv[0]) if sys.argv else None)
         if message is None:
             raise
-        print(f"[{getattr(factory, '__name__', 'node')}] error: {message}", file=sys.stderr)
+        print(f"[{label}] error: {message}", file=sys.stderr)
         code = 1
     except Exception:
         if rclpy.ok():

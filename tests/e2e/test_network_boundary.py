@@ -1,0 +1,142 @@
+"""Only this host moves the arm: the default robot launch is closed to the LAN (network mode loopback).
+
+Two network namespaces joined by a veth pair (lerobot_ros.testing.netns, root): the robot host runs
+`lerobot-ros launch so101_virtual teleop:=false` (emulated SO-101 servos, robot_node through LeRobot's Feetech
+bus) and a witness with the robot's own network settings; the other host is an intruder on the LAN, once with
+Fast DDS's defaults (multicast discovery) and once naming the robot as a static peer (what
+ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST does not stop). Each tries for a few seconds to publish commands,
+to switch the torque off through /follower/set_torque and to read joint states. With the default launch
+none of it gets through; with remote:=true (mode lan, the control) the same intruders do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from lerobot_ros.testing import netns
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(900),
+    pytest.mark.skipif(netns.unavailable_reason() is not None, reason=str(netns.unavailable_reason())),
+]
+
+ATTACK_S = 8.0
+START_TIMEOUT = 300.0  # LeRobot's imports in robot_node and the emulator on a loaded 2-core machine
+LOOPBACK_PROFILE = netns.REMOTE_PROFILE.with_name("fastdds_loopback.xml")
+NETWORK_ENV = (
+    "FASTDDS_DEFAULT_PROFILES_FILE",
+    "ROS_AUTOMATIC_DISCOVERY_RANGE",
+    "ROS_STATIC_PEERS",
+    "LEROBOT_ROS_NETWORK",
+)
+
+
+def _json_lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def _plain_env(**extra: str) -> dict[str, str]:
+    """This session's environment without any network setting: a ROS user's shell with Fast DDS defaults."""
+    env = {k: v for k, v in os.environ.items() if k not in NETWORK_ENV}
+    env.update(PYTHONUNBUFFERED="1", **extra)
+    return env
+
+
+def _logs(tmp: Path) -> str:
+    return "\n".join(
+        f"--- {p.name}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-15:])
+        for p in sorted(tmp.glob("*.log"))
+    )
+
+
+def _attack(robot, intruder_host, tmp: Path, remote: bool) -> tuple[dict, dict[str, dict]]:
+    """Start the robot launch and the witness, then both intruders at once; returns (witness, intruders)."""
+    lerobot_ros = str(Path(sys.executable).parent / "lerobot-ros")
+    args = ["so101_virtual", "teleop:=false", f"virtual_dir:={tmp / 'virtual'}"]
+    if remote:
+        args += ["remote:=true", f"peers:={intruder_host.address}"]
+    launch = robot.popen([lerobot_ros, "launch", *args], _plain_env(), log=tmp / "robot.log")
+    if remote:
+        witness_env = robot.ros_env([intruder_host.address], os.environ["ROS_DOMAIN_ID"], base=_plain_env())
+        witness_env["LEROBOT_ROS_NETWORK"] = "lan"
+    else:
+        witness_env = _plain_env(LEROBOT_ROS_NETWORK="loopback", FASTDDS_DEFAULT_PROFILES_FILE=str(LOOPBACK_PROFILE))
+    witness_out = tmp / "witness.jsonl"
+    witness = robot.popen(
+        [
+            sys.executable,
+            "-m",
+            "lerobot_ros.testing.intruder",
+            "witness",
+            "--seconds",
+            "600",
+            "--out",
+            str(witness_out),
+        ],
+        witness_env,
+        log=tmp / "witness.log",
+    )
+    deadline = time.monotonic() + START_TIMEOUT
+    while not _json_lines(witness_out):
+        if time.monotonic() > deadline or launch.poll() is not None or witness.poll() is not None:
+            pytest.fail(f"the robot launch never published joint states to its own host\n{_logs(tmp)}")
+        time.sleep(0.25)
+    intruders = {
+        "fast_dds_defaults": _plain_env(),
+        "static_peer": _plain_env(ROS_AUTOMATIC_DISCOVERY_RANGE="SUBNET", ROS_STATIC_PEERS=robot.address),
+    }
+    procs = {
+        name: intruder_host.popen(
+            [
+                sys.executable,
+                "-m",
+                "lerobot_ros.testing.intruder",
+                "intruder",
+                "--seconds",
+                str(ATTACK_S),
+                "--out",
+                str(tmp / f"{name}.jsonl"),
+            ],
+            env,
+            log=tmp / f"{name}.log",
+        )
+        for name, env in intruders.items()
+    }
+    for proc in procs.values():
+        proc.wait(120)
+    robot.stop(witness)
+    results = {name: _json_lines(tmp / f"{name}.jsonl") for name in intruders}
+    seen = [x for x in _json_lines(witness_out) if "ready" not in x]
+    assert seen and all(results.values()), _logs(tmp)
+    return seen[-1], {name: lines[-1] for name, lines in results.items()}
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["default_loopback", "remote_lan_control"])
+def test_an_intruder_on_the_lan_neither_commands_nor_reads_the_robot(tmp_path, remote):
+    with netns.two_hosts("10.79.0") as (robot, intruder_host, _link):
+        witness, intruders = _attack(robot, intruder_host, tmp_path, remote)
+    table = {"witness": witness, **intruders}
+    print(json.dumps({"remote": remote, **table}))  # the attacker table of docs/explanation/network-security.md
+    assert witness["joint_states"] > 0, table  # the robot's own host reads it
+    if not remote:
+        assert witness["marked_commands"] == 0, table
+        for name, got in intruders.items():
+            assert got["published"] > 0 and got["service_calls"] >= ATTACK_S - 1, (name, table)
+            assert (got["read"], got["service_replies"]) == (0, 0), (name, table)
+        robot_log = (tmp_path / "robot.log").read_text()
+        assert "network: loopback (only processes of this host reach this graph" in robot_log
+    else:  # the control: the same intruders get through an open graph, so the zeros above are not a blind test
+        assert witness["marked_commands"] > 0, table
+        for name, got in intruders.items():
+            assert got["read"] > 0 and got["service_replies"] > 0, (name, table)
+        assert (
+            "warning: network: lan (any host on this network can publish commands"
+            in (tmp_path / "robot.log").read_text()
+        )
