@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,6 +21,9 @@ from lerobot_ros.bag.reader import BagReader
 from lerobot_ros.contract import Contract, ContractError
 from lerobot_ros.contract import messages as M
 from lerobot_ros.resample import Resampled, ResampleReport, Stream, resample
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 IMAGE_DECODE_THREADS = 2
 LOOKAHEAD = 4  # frames whose images are queued for decoding before a frame is emitted
@@ -199,6 +203,7 @@ def _episode_spans(bounds: list[tuple[int, int]]) -> list[tuple[int | None, int 
     """[start, end) log-time spans where episode_index stays the same; one open span without a boundary topic."""
     if not bounds:
         return [(None, None)]
+    spans: list[tuple[int | None, int | None]]
     spans, current, start = [], None, None
     for t, index in bounds:
         if index != current:
@@ -272,7 +277,7 @@ def iter_frames(
     by_topic: dict[str, list] = {}
     for n in image_names:
         by_topic.setdefault(contract.features[n].topic, []).append(contract.features[n])
-    decoded: dict[str, dict[int, np.ndarray]] = {n: {} for n in image_names}
+    decoded: dict[str, dict[int, Future[np.ndarray]]] = {n: {} for n in image_names}
     raw_size: dict[str, tuple] = {}
     ordinal: dict[str, int] = {}
     pos = 0

@@ -121,7 +121,7 @@ def _from_metadata(path: Path, meta: Path) -> BagLayout:
     storage = info.get("storage_identifier") or ""
     if storage not in ("mcap", "sqlite3"):
         raise BagError(meta, f"storage plugin {storage!r} is not supported (mcap or sqlite3)")
-    mode = str(info.get("compression_mode") or "").lower()
+    mode: str | None = str(info.get("compression_mode") or "").lower()
     mode = None if mode in ("", "none") else mode
     if mode is not None and (info.get("compression_format") or "") != "zstd":
         raise BagError(meta, f"compression format {info.get('compression_format')!r} is not supported (zstd only)")

@@ -10,11 +10,15 @@ import struct
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mcap.records import Channel, Footer, Message, Schema
 from mcap.stream_reader import StreamReader
 
 from lerobot_ros.bag.errors import BagError
+
+if TYPE_CHECKING:
+    from rosbags.interfaces import Connection
 
 
 @dataclass
@@ -102,7 +106,7 @@ def recover_mcap(src, dst) -> RecoveryReport:
     store = make_typestore()
     schemas: dict[int, Schema] = {}
     channels: dict[int, Channel] = {}
-    conns: dict[int, object] = {}
+    conns: dict[int, Connection | None] = {}
     counts: dict[str, int] = {}
     skipped: dict[str, str] = {}
     total = StreamStats()

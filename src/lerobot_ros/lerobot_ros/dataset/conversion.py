@@ -20,9 +20,13 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.dataset.config import ConvertConfig
+
+if TYPE_CHECKING:
+    from lerobot_ros.contract import Contract
 
 QA_NAME = Path("meta") / "lerobot_ros_qa.json"
 CONTRACT_NAME = Path("meta") / "lerobot_ros_contract.yaml"
@@ -105,7 +109,7 @@ def check(cfg: ConvertConfig) -> None:
 class Prepared:
     """A conversion's inputs once checked: the loaded contract, the output folder, this shard's bags."""
 
-    contract: object  # contract.Contract
+    contract: Contract
     out: Path
     bags: list[Path]
     repo_id: str
@@ -251,6 +255,8 @@ def _finish(cfg, contract, out: Path, work: Path, repo_id: str, entries: list, i
     from lerobot_ros.dataset.lerobot_writer import merge_parts, verify_dataset
     from lerobot_ros.dataset.qa import build_report, write_report
 
+    parts: list[tuple[str, Path]]
+    expected: list[int]
     parts, expected = [], []
     for entry in entries:
         if entry.part:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -84,12 +84,13 @@ class Stopped(Exception):
 FRAME, END, FAILED = "frame", "end", "failed"
 
 
-def read_bag(job: BagJob, stop=None) -> Iterator:
+def read_bag(job: BagJob, stop=None) -> Generator:
     """The decoding half of a conversion (no LeRobot writer here, so worker processes stay light).
 
     Yields the bag's BagEntry first (episodes planned, none written; status failed ends it there), then
     (FRAME, episode position, frame) for the kept episodes in order, then (END,) or (FAILED, error line).
     """
+    entry: BagEntry | None  # None once yielded
     entry = BagEntry(job.bag)
     try:
         contract = load_contract(job.contract)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 
@@ -74,7 +75,7 @@ def export_dataset(dataset, contract: Contract, out: Path, episodes: list[int] |
         t = EXPORT_T0
         for n, ep in enumerate(episodes):
             if writer is None:
-                path = (staging / f"episode_{ep:06d}") if split else out
+                path = (cast(Path, staging) / f"episode_{ep:06d}") if split else out  # staging is set when split
                 writer = _open_writer(path, contract, dataset, ep)
                 written[str(out / path.name) if split else str(out)] = []
             frames = _write_episode(writer, dataset, contract, ep, n, t, boundary, progress)

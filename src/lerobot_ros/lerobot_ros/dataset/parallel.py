@@ -21,7 +21,7 @@ import multiprocessing as mp
 import os
 import queue as queue_mod
 import signal
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 
 from lerobot_ros.dataset.convert import END, FAILED, BagEntry, BagJob, BagStatus, read_bag
 
@@ -74,7 +74,7 @@ class DecodePool:
         for proc in self.procs:
             proc.start()
 
-    def items(self, position: int) -> Iterator:
+    def items(self, position: int) -> Generator:
         """read_bag's items for jobs[position]: its BagEntry, then frames up to END/FAILED."""
         w = position % self.n
         q, proc, job = self.queues[w], self.procs[w], self.jobs[position]

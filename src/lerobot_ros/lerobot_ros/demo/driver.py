@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.ros.qos import EPISODE_STATUS_QOS  # as the bridge publishes episode_status
 from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import ResetEpisode, StartEpisode, StopEpisode
+
+if TYPE_CHECKING:
+    from rclpy.task import Future
 
 
 class DemoError(UserError, RuntimeError):
@@ -71,7 +75,7 @@ class EpisodeDriver:
         """
         deadline = time.monotonic() + timeout
         missing: list[str] = []
-        warm = None if warm_up else True
+        warm: Future | Literal[True] | None = None if warm_up else True
         while time.monotonic() < deadline:
             alive()
             if warm is None and self.reset_client.service_is_ready():

@@ -22,6 +22,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 from lerobot_ros.demo.config import DEFAULT_SIZE, ENVS, DemoConfig
 from lerobot_ros.demo.demo_contract import write_demo_contract
@@ -82,6 +83,8 @@ class LaunchProcess(ChildProcess):
     """`lerobot-ros launch ...` in its own process group, output to a log file; stopped with SIGINT like
     Ctrl-C. The runner stops its nodes itself, escalating; it takes the SIGTERM that follows after `timeout`
     as a second Ctrl-C (skip ahead a step), and SIGKILL comes 15 s after that."""
+
+    log_path: Path  # always given (ChildProcess's is optional)
 
     def __init__(self, args: list[str], log: Path, env: dict, timeout: float = 40.0):
         super().__init__(
@@ -303,7 +306,7 @@ def train_and_evaluate(cfg: DemoConfig, res: DemoResult, printer=print) -> None:
     t0 = time.monotonic()
     try:
         res.train = train_act(
-            res.dataset_dir,
+            cast(Path, res.dataset_dir),  # set by convert(), which runs first
             "local/lerobot_ros_demo",
             cfg.out / "train",
             cfg.train_steps,

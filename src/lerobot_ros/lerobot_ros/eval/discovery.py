@@ -23,6 +23,7 @@ def free_namespaces(node, count: int, prefix: str = "/sim_", settle_s: float = 1
     evaluation never talks to someone else's bridge in the same ROS domain."""
     time.sleep(settle_s)
     taken = {n_.rstrip("/") for _, n_ in node.get_node_names_and_namespaces()}
+    out: list[str]
     out, i = [], 0
     while len(out) < count:
         ns = f"{prefix}{i}"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from lerobot_ros.eval.bringup import EvalProcesses, tick_stream
 from lerobot_ros.eval.discovery import Attacher, free_namespaces, make_worker, wait_started
@@ -24,6 +25,10 @@ from lerobot_ros.eval.episodes import EpisodeLoop
 from lerobot_ros.eval.plan import EvalConfig, EvalPlan, EvalSetupError, adopt, plan_eval, policy_image_shapes
 from lerobot_ros.eval.profile import Profile
 from lerobot_ros.eval.results import build_eval_info, write_json_atomic
+
+if TYPE_CHECKING:
+    from lerobot_ros.eval.rollouts import Rollouts
+    from lerobot_ros.ros.sim_rate import SimRateListener
 
 __all__ = [
     "EvalConfig",
@@ -45,7 +50,7 @@ class Evaluation:
         self.plan = plan_eval(cfg)
         self.out = Path(self.plan.output_dir)
         self.profile = Profile(enabled=cfg.profile)
-        self.rollouts = None  # --record_dir / --dataset.root (eval.rollouts.Rollouts)
+        self.rollouts: Rollouts | None = None  # --record_dir / --dataset.root
 
     def _adopt(self, bridges) -> EvalPlan:
         """The plan for these attached bridges (kept for callers of the former API)."""
@@ -53,7 +58,7 @@ class Evaluation:
         return self.plan
 
     def _tick_stream(self, contract_path: Path) -> str:
-        return tick_stream(contract_path, self.cfg.policy_path)
+        return tick_stream(contract_path, cast(str, self.cfg.policy_path))  # used with a policy_path only
 
     # -- the run -----------------------------------------------------------------------------------
     def run(self) -> dict:
@@ -73,8 +78,9 @@ class Evaluation:
         from lerobot_ros.ros.sim_rate import SimRateListener
 
         outcomes, setup_s, kicks, namespaces = [], 0.0, 0, []
-        self._rates = None
-        self._last_procs = None  # the last task's processes: stopped after eval_info.json is written
+        self._rates: SimRateListener | None = None
+        # the last task's processes: stopped after eval_info.json is written
+        self._last_procs: EvalProcesses | None = None
         self.rollouts = self._rollouts()
         try:
             with RosRuntime() as ros:
@@ -107,7 +113,7 @@ class Evaluation:
             self._keep_rollouts()
         return info
 
-    def _rollouts(self):
+    def _rollouts(self) -> Rollouts | None:
         """Where --record_dir / --dataset.root keep the episodes (None: neither asked for)."""
         plan = self.plan
         if plan.record_dir is None and plan.dataset_dir is None:
@@ -133,6 +139,7 @@ class Evaluation:
         from lerobot_ros.eval.rollouts import RolloutError
 
         r = self.rollouts
+        assert r is not None  # run() calls this only with rollouts
         try:
             out = r.write_dataset(self.out / "logs" / "convert.log", self.print)
         except (RolloutError, KeyboardInterrupt) as exc:
@@ -163,6 +170,7 @@ class Evaluation:
                 make_worker(node, plan, ns, worker_cls, procs.checker(ns), procs.source_inputs[ns]) for ns in namespaces
             ]
             for w in workers if self.rollouts is not None else ():
+                assert self.rollouts is not None  # the loop runs only with rollouts
                 w.tape = self.rollouts.tape(node, w.ns)  # subscribed before the bridges come up
             for w in workers:
                 w.step_profile = {} if plan.profile else None
@@ -284,6 +292,7 @@ class Evaluation:
         )
         rates = getattr(self, "_rates", None)
         for ns in namespaces if rates is not None else ():
+            assert rates is not None  # the loop runs only with rates
             if rates.summary(ns):
                 self.print(f"{ns}: {rates.summary(ns)}")
         if self.profile.enabled:

@@ -69,6 +69,8 @@ class NodeProcess(ChildProcess):
     """A started node with its log file (a `ChildProcess`: its own process group, SIGINT, then SIGTERM
     after `timeout` and SIGKILL 3 s later)."""
 
+    log_path: Path  # always given (ChildProcess's is optional)
+
     def __init__(
         self,
         spec: NodeSpec,

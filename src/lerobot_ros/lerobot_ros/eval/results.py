@@ -107,6 +107,8 @@ def build_eval_info(
     by_task = {
         key: sorted((e for e in episodes if (e.group, e.task_id) == key), key=lambda e: e.index) for key in order
     }
+    per_task: list[dict]
+    groups: dict[str, list[EpisodeResult]]
     per_task, groups = [], {}
     for (group, tid), eps in by_task.items():
         per_task.append(

@@ -12,6 +12,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 from sensor_msgs.msg import Image
@@ -280,6 +281,7 @@ class BridgeWorker:
         """Per step, as seen from here: status k -> the source's action k+1 ("source": transport out, policy,
         action publish) and that action -> status k+1 ("bridge": transport in, sim step, render, publish)."""
         p = self.step_profile
+        assert p is not None  # called only when step profiling is on
         acts = self._action_at[:n]
         for k, t_act in enumerate(acts):
             t_obs, t_next = self._status_at.get(k), self._status_at.get(k + 1)
@@ -366,7 +368,9 @@ class BridgeWorker:
                 self._cond.wait_for(lambda: self._actions >= n + 1, timeout=0.3)
             if self._frames is not None:
                 # frames arrive on their own (reliable) subscription, behind the status on a loaded machine
-                self._cond.wait_for(lambda: len(self._frames) >= n + 1, timeout=min(10.0, self.stall_timeout_s))
+                self._cond.wait_for(
+                    lambda: len(cast(list, self._frames)) >= n + 1, timeout=min(10.0, self.stall_timeout_s)
+                )
             statuses = dict(self._statuses.get(episode, {}))
             if self.step_profile is not None:
                 self._add_step_profile(n)

@@ -56,7 +56,8 @@ class MotorBusDevice:
 
             try:
                 with open(self.calibration_fpath) as f, draccus.config_type("json"):
-                    calibration = draccus.load(dict[str, MotorCalibration], f)
+                    # draccus decodes a dict of dataclasses as LeRobot does; its stub's TypeVar is bound to dataclasses
+                    calibration = draccus.load(dict[str, MotorCalibration], f)  # type: ignore[type-var]
             except Exception as exc:  # noqa: BLE001 - draccus and json raise their own types
                 raise unreadable_calibration(self.calibration_fpath, exc) from None
             missing = [n for n in names if n not in calibration]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from typing import Protocol, cast
 
 import numpy as np
 
@@ -18,6 +19,17 @@ from lerobot_ros.hardware.camera import CameraSourceError, open_camera_source
 from lerobot_ros.hardware.health import Backoff, Health
 
 _log = logging.getLogger(__name__)
+
+
+class CameraSource(Protocol):
+    """What the driver uses of an open source (hardware.camera's sources, or a test's fake)."""
+
+    width: int
+    height: int
+
+    def read(self) -> tuple[np.ndarray, int] | None: ...
+
+    def close(self) -> None: ...
 
 
 class CameraDriver:
@@ -33,7 +45,7 @@ class CameraDriver:
         clock: Callable[[], int] = time.time_ns,
         max_missed: int = 3,
         backoff: Backoff | None = None,
-        opener: Callable[..., object] = open_camera_source,
+        opener: Callable[..., CameraSource] = open_camera_source,
         log=None,
         warn_period_s: float = 1.0,
     ):
@@ -44,7 +56,7 @@ class CameraDriver:
         self.log = log or _log
         self.warn_period_s = warn_period_s
         self.health = Health()
-        self.source = None
+        self.source: CameraSource | None = None
         self._next_warning = 0.0
 
     @property
@@ -80,8 +92,9 @@ class CameraDriver:
                 self.health.error(exc)
                 self.backoff.failed()
                 return None
+        error: Exception | str
         try:
-            item = self.source.read()
+            item = cast(CameraSource, self.source).read()  # open, or connect() just opened it
         except Exception as exc:  # noqa: BLE001
             item, error = None, exc
         else:

@@ -15,6 +15,7 @@ import re
 import shlex
 import shutil
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from lerobot_ros.launch_runner import ament
 from lerobot_ros.launch_runner import entities as E
@@ -131,7 +132,7 @@ class Evaluator(ParamsMixin):
         except S.SubstitutionError as exc:
             raise LaunchError(f"{what}: {exc}", ent.file, ent.line, ent.tag) from None
 
-    def fail(self, message: str, ent: E.Entity, line: int | None = None):
+    def fail(self, message: str, ent: E.Entity, line: int | None = None) -> NoReturn:
         raise LaunchError(message, ent.file, line or ent.line, ent.tag)
 
     def condition_holds(self, ent: E.Entity) -> bool:
@@ -186,7 +187,7 @@ class Evaluator(ParamsMixin):
 
     def visit_pushnamespace(self, ent: E.PushNamespace) -> None:
         pushed = self.text(ent.namespace, ent, "namespace")
-        namespace = make_absolute(prefix_namespace(self.configs.get("ros_namespace"), pushed))
+        namespace = make_absolute(prefix_namespace(self.configs.get("ros_namespace"), pushed)) or "/"
         if not _NAMESPACE.match(namespace.rstrip("/") or "/"):
             self.fail(
                 f"invalid namespace '{namespace}' (tokens of letters, digits and '_', not starting with a digit)", ent

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import yaml
 
@@ -17,6 +18,13 @@ from lerobot_ros.launch_runner import substitutions as S
 
 class ParamsMixin:
     """Parameter handling of the Evaluator (uses its `text`, `fail`, `scope` and `plan`)."""
+
+    if TYPE_CHECKING:  # provided by the Evaluator
+        plan: Any  # evaluate.Plan (not imported: evaluate imports this module)
+
+        def text(self, parts, ent: E.Entity, what: str) -> str: ...
+        def fail(self, message: str, ent: E.Entity, line: int | None = None) -> NoReturn: ...
+        def scope(self, file): ...
 
     def param_arguments(self, ent: E.Node, key: str) -> list[str]:
         out: list[str] = []

@@ -10,6 +10,7 @@ is 0 when every process ended cleanly (or was stopped by the runner), 1 when one
 
 from __future__ import annotations
 
+import functools
 import signal
 import sys
 import threading
@@ -58,7 +59,7 @@ class Runner:
             label=spec.label,
             env=spec.env,
             cwd=spec.cwd,
-            on_line=lambda line, label=spec.label: self.say(label, line),
+            on_line=functools.partial(self._say_line, spec.label),
             sigterm_timeout=spec.sigterm_timeout,
             sigkill_timeout=spec.sigkill_timeout,
             # a runner killed outright (SIGKILL, OOM) must not leave its nodes running: each gets SIGTERM then
@@ -73,6 +74,9 @@ class Runner:
             return False
         child.process, child.respawn_at = process, None
         return True
+
+    def _say_line(self, label: str, line: str) -> None:
+        self.say(label, line)
 
     def _on_signal(self, signum, _frame) -> None:
         self.signals += 1
@@ -90,6 +94,7 @@ class Runner:
     def _reap(self, child: _Child, now: float) -> None:
         """Handle an exited child: log, respawn, or start a shutdown."""
         process, spec = child.process, child.spec
+        assert process is not None  # only an exited child is reaped
         # Whatever the node left in its process group goes with it; all of its output is printed first.
         code = process.finish()
         child.exit_codes.append(code)

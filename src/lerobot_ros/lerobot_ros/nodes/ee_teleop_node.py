@@ -89,7 +89,7 @@ class EeTeleop(Node):
             from lerobot_ros.sim.so101_twin import so101_assets_dir
 
             text = (so101_assets_dir() / "so101_new_calib.urdf").read_text()
-        bounds = {}
+        bounds: dict[str, list[float] | None] = {}
         for key in ("joint_lower", "joint_upper"):
             values = [float(v) for v in getattr(p, key)]
             if not values:

@@ -12,6 +12,7 @@ Parameters: `RepublishConfig` (hardware/config.py) (jpeg_quality and diagnostics
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.clock import Clock, ClockType
@@ -25,6 +26,9 @@ from lerobot_ros.ros.diagnostics import diagnostic_array, values_status
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import RELIABLE_QOS, qos_by_name
+
+if TYPE_CHECKING:
+    from rclpy.subscription import Subscription
 
 
 class ImageRepublishNode(Node):
@@ -42,7 +46,7 @@ class ImageRepublishNode(Node):
         self.out_topic = p.out_topic or f"{p.in_topic.rstrip('/')}/compressed"
         if self.out_topic == self.in_topic:
             raise NodeStartupError(f"out_topic and in_topic are both {self.in_topic!r}; give out_topic another name")
-        self.sub = None
+        self.sub: Subscription | None = None
         self.counts = {"received": 0, "published": 0, "rejected": 0}
         self.bytes_out = 0
         self.encode_s = 0.0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+from typing import Any, cast
 
 import lerobot_ros.nodes
 from lerobot_ros.configs import markdown_table
@@ -24,7 +25,7 @@ def node_params() -> dict[str, type]:
         module = importlib.import_module(f"lerobot_ros.nodes.{info.name}")
         for value in vars(module).values():
             if isinstance(value, type) and value.__module__ == module.__name__ and "params_class" in vars(value):
-                out[info.name] = value.params_class
+                out[info.name] = cast(Any, value).params_class  # a node class (checked just above)
                 break
     return out
 

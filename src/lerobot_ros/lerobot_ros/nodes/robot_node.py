@@ -17,8 +17,10 @@ over hardware.control (the watchdog hold); this module decodes messages and publ
 from __future__ import annotations
 
 import time
+from typing import Any, cast
 
 from diagnostic_msgs.msg import DiagnosticArray
+from rclpy.clock import ROSClock
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
@@ -45,7 +47,7 @@ from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 
 class RobotNode(Node):
     node_name = "robot_node"
-    params_class = RobotNodeConfig
+    params_class: type[Any] = RobotNodeConfig  # MotorBusNode reads a MotorBusConfig
 
     def __init__(self, **kwargs):
         super().__init__(kwargs.pop("node_name", self.node_name), **kwargs)
@@ -128,7 +130,7 @@ class RobotNode(Node):
     def _now(self) -> int:
         """ROS time in ns; the system clock read directly when no simulated time is active (the bus loop
         calls this every tick, and rclpy's Clock.now() costs several times more)."""
-        clock = self.get_clock()
+        clock = cast(ROSClock, self.get_clock())  # a node's clock is always a ROSClock
         return clock.now().nanoseconds if clock.ros_time_is_active else time.time_ns()
 
     # ----- commands -----------------------------------------------------------------------------------

@@ -14,6 +14,8 @@ only wires it to ROS.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy._rclpy_pybind11 import RCLError
 from rclpy.clock import Clock as RosClock
@@ -44,6 +46,9 @@ from lerobot_ros.sim.bridge import SimBridge, describe_rejection, open_sim, pars
 from lerobot_ros.sim.config import BridgeConfig
 from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import ResetEpisode
+
+if TYPE_CHECKING:
+    from rclpy.timer import Timer
 
 #: reliable keep-last publishers: a lockstep consumer gets every step, a slow best-effort one never stalls us
 OBS_QOS = RELIABLE_QOS
@@ -90,11 +95,11 @@ class SimBridgeNode(Node):
         # on the steady clock: a bridge whose sim time stands still still reports
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
         self.create_timer(1.0, self.on_diagnostics, clock=RosClock(clock_type=ClockType.STEADY_TIME))
-        self._startup_timer = None
+        self._startup_timer: Timer | None = None
         if p.reset_on_start:
             seed = p.seed
             self._startup_timer = self.create_timer(0.0, lambda: self._reset_on_start(seed))
-        self._tick_timer = None
+        self._tick_timer: Timer | None = None
         if self.bridge.mode == "realtime":
             self._tick_timer = self.create_timer(self.bridge.runner.period_ns / 1e9, self.on_tick)
         self.get_logger().info(self.bridge.describe(render))
@@ -124,6 +129,7 @@ class SimBridgeNode(Node):
 
     # -- episodes ----------------------------------------------------------------------------------
     def _reset_on_start(self, seed: int) -> None:
+        assert self._startup_timer is not None  # this is its callback
         self.destroy_timer(self._startup_timer)
         if not self.bridge.started:
             try:

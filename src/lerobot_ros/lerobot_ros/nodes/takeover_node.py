@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 from rclpy.node import Node
@@ -32,6 +33,9 @@ from lerobot_ros.ros.qos import LATCHED_QOS, RELIABLE_QOS
 from lerobot_ros.teleop.config import TakeoverConfig
 from lerobot_ros.teleop.takeover import Event, Phase, Takeover
 from lerobot_ros.teleop.terminal import TerminalKeys
+
+if TYPE_CHECKING:
+    from rclpy.client import Client
 
 KEY_EVENTS = {b"p": Event.PAUSE_RESUME, b"c": Event.CORRECTION}
 
@@ -57,7 +61,7 @@ class TakeoverNode(Node):
         self.create_subscription(String, "~/event", self._on_event_msg, RELIABLE_QOS)
         self.create_service(Trigger, "~/pause_resume", lambda req, res: self._serve(Event.PAUSE_RESUME, res))
         self.create_service(Trigger, "~/correction", lambda req, res: self._serve(Event.CORRECTION, res))
-        self._policy_clients = {}
+        self._policy_clients: dict[str, Client] = {}
         if self.policy_node:
             for verb in ("stop", "start", "reset"):
                 self._policy_clients[verb] = self.create_client(Trigger, f"{self.policy_node.rstrip('/')}/{verb}")

@@ -25,6 +25,8 @@ Parameters
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from lerobot_ros.conventions.extras import exit_for_missing_extra
 
 try:
@@ -46,6 +48,9 @@ from lerobot_ros.viewer import EpisodeInfo, LiveFeed, ViewerLayout, ViewerLog, l
 from lerobot_ros.viewer.config import ViewerConfig
 from lerobot_ros.viewer.layout import camera_label
 from lerobot_ros.viz import UrdfError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 STATS_PERIOD_S = 10.0
 
@@ -125,7 +130,7 @@ class ViewerNode(Node):
     def _now(self) -> int:
         return self.get_clock().now().nanoseconds
 
-    def _decode_image(self, feature: str, raw) -> object:
+    def _decode_image(self, feature: str, raw) -> np.ndarray:
         msg = deserialize_message(raw, self._image_classes[feature])
         return self.contract.features[feature].raw_image(msg)
 

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import IO
 
 #: exit statuses of a child that stopped because it was asked to (or ended normally)
 CLEAN_STOP_CODES = frozenset({0, -signal.SIGINT, -signal.SIGTERM, 128 + signal.SIGINT, 128 + signal.SIGTERM})
@@ -70,7 +71,7 @@ class ChildProcess:
         self.stop_step = RUNNING
         self.step_deadline = 0.0
         self.signals_sent: list[int] = []  # by the stop escalation, in order
-        self._log = None
+        self._log: IO[bytes] | None = None
         self._reader: threading.Thread | None = None
         self._finished = False
 
@@ -80,7 +81,7 @@ class ChildProcess:
         line always comes before the child's own first line."""
         if self.proc is not None:
             raise RuntimeError(f"{self.label} was started already")
-        out = None
+        out: int | IO[bytes] | None = None
         if self.log_path is not None:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             out = self._log = open(self.log_path, "wb")  # noqa: SIM115 - open for the child's lifetime
@@ -108,6 +109,8 @@ class ChildProcess:
         return self
 
     def _pump(self) -> None:
+        # started by `start` with on_line set, after Popen with stdout=PIPE
+        assert self.proc is not None and self.proc.stdout is not None and self.on_line is not None
         stream = self.proc.stdout
         for raw in iter(stream.readline, b""):
             self.on_line(raw.decode("utf-8", "replace").rstrip("\r\n"))
@@ -231,6 +234,7 @@ class ChildProcess:
                 raise
             raise
         if code is None:
+            assert timeout is not None  # a started child's wait(None) blocks until it exits
             self.kill()
             raise subprocess.TimeoutExpired(self.cmd, timeout)
         self.finish()

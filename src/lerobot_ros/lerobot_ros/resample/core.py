@@ -56,7 +56,7 @@ def plan_stream(times: np.ndarray, grid: np.ndarray, policy: str, tolerance_ns: 
     left = np.searchsorted(times, grid, side="right") - 1  # last sample at or before the frame
     a = left.copy()
     b = left.copy()
-    w = np.zeros(n, dtype=np.float64)
+    w: np.ndarray = np.zeros(n, dtype=np.float64)
     has_left = left >= 0
     left_t = np.where(has_left, times[np.clip(left, 0, None)] if times.size else 0, 0)
     staleness = np.where(has_left, grid - left_t, 0)

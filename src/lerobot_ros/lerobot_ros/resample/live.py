@@ -11,7 +11,7 @@ import threading
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -46,8 +46,8 @@ class StreamingResampler:
             if spec.policy == "interpolate" and not spec.numeric:
                 raise ValueError(f"{name}: only numeric streams can be interpolated")
         self.specs = dict(streams)
-        self._times = {n: deque(maxlen=buffer) for n in streams}
-        self._values = {n: deque(maxlen=buffer) for n in streams}
+        self._times: dict[str, deque[int]] = {n: deque(maxlen=buffer) for n in streams}
+        self._values: dict[str, deque[Any]] = {n: deque(maxlen=buffer) for n in streams}
         self._lock = threading.Lock()
         self.reports = {
             n: StreamReport(n, s.policy, None if s.tolerance_ns is None else s.tolerance_ns / 1e6)
@@ -89,6 +89,10 @@ class StreamingResampler:
 
     def frame_at(self, t_ns: int) -> Frame:
         """The frame at `t_ns` from the samples received so far."""
+        values: dict[str, Any]
+        status: dict[str, str]
+        staleness: dict[str, int]
+        reasons: list[str]
         values, status, staleness, reasons = {}, {}, {}, []
         with self._lock:
             for name, spec in self.specs.items():
@@ -109,7 +113,7 @@ class StreamingResampler:
                     values[name] = buf[a]
                 if code == STALE and spec.policy != "hold":
                     reasons.append(
-                        f"{name}: newest sample is {stale_ns / 1e6:.1f} ms old (tolerance {spec.tolerance_ns / 1e6:g} ms)"
+                        f"{name}: newest sample is {stale_ns / 1e6:.1f} ms old (tolerance {cast(int, spec.tolerance_ns) / 1e6:g} ms)"
                     )
         return Frame(int(t_ns), values, status, staleness, ready=not reasons, reasons=reasons)
 

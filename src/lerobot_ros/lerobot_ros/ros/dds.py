@@ -11,6 +11,7 @@ change (it maps our segment).
 from __future__ import annotations
 
 import os
+from collections.abc import MutableMapping
 from pathlib import Path
 
 PROFILE = """<?xml version="1.0" encoding="UTF-8" ?>
@@ -54,10 +55,11 @@ def large_data_profile_path() -> Path:
     return path
 
 
-def use_large_data_profile(env: dict | None = None) -> str | None:
+def use_large_data_profile(env: MutableMapping[str, str] | None = None) -> str | None:
     """Point FASTDDS_DEFAULT_PROFILES_FILE at the profile in `env` (default os.environ) unless it is
     already set or the RMW is not Fast DDS; returns the path set, or None. Call before rclpy.init."""
-    env = os.environ if env is None else env
+    if env is None:
+        env = os.environ
     if (
         env.get("FASTDDS_DEFAULT_PROFILES_FILE")
         or env.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp") != "rmw_fastrtps_cpp"

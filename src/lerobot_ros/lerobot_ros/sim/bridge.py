@@ -180,7 +180,8 @@ class SimBridge:
     def report(self) -> BridgeReport:
         rtf = self.runner.rtf
         rtf_values = rtf.values()
-        slow = self.mode == "realtime" and rtf.samples >= 30 and rtf.current < 0.95
+        # rtf.current is None with no gaps or a zero wall time over them: nothing measured is not slow
+        slow = self.mode == "realtime" and rtf.samples >= 30 and rtf.current is not None and rtf.current < 0.95
         values = {
             **rtf_values,
             "mode": self.mode,

@@ -104,6 +104,7 @@ class SO101PickExpert:
 
     def _jaw_direction(self) -> np.ndarray:
         """Horizontal world direction from the fixed to the moving pad at the reference pose."""
+        assert self._ref is not None  # act() sets it before any _target() that calls this
         self.grasp_point(self._ref)
         axis = self._data.site_xmat[self._site].reshape(3, 3) @ self._jaw_axis
         axis[2] = 0.0
@@ -161,6 +162,7 @@ class SO101PickExpert:
 
     def _target(self, cube: np.ndarray) -> np.ndarray:
         c = self._cube0
+        assert c is not None  # act() sets it before calling this
         if self.phase is Phase.HOVER:
             return np.array([cube[0], cube[1], c[2] + self.HOVER])
         if self._grasp_xy is None:  # entering DESCEND: fix where the jaws go down
@@ -182,7 +184,7 @@ class SO101PickExpert:
         moved = np.inf if self._last_grasp is None else np.linalg.norm(grasp - self._last_grasp)
         self._last_grasp = grasp
         target = self._target(cube)
-        reached = np.linalg.norm(target - grasp) < self.TOLERANCE
+        reached: bool | np.bool_ = np.linalg.norm(target - grasp) < self.TOLERANCE
         if self.phase is Phase.HOVER:  # go down only from a still arm above the cube
             reached = reached and moved < self.SETTLED
         if self.phase is Phase.CLOSE:

@@ -20,6 +20,7 @@ import xml.etree.ElementTree as ET
 from functools import partial
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -197,7 +198,7 @@ class LiberoSim(SimEnv):
     def __init__(self, suite: str = "libero_spatial", task_id: int = 0, render: RenderSettings | None = None):
         super().__init__(render or RenderSettings(256, 256, False))
         self.suite_name, self.task_id = suite, int(task_id)
-        self._env = None
+        self._env: Any = None  # LeRobot's LiberoEnv (untyped), built on the first reset
         self._task = ""
         self._suite = None
         self.preflight()

@@ -15,6 +15,7 @@ import json
 import threading
 import time
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 
@@ -44,7 +45,8 @@ def lerobot_metaworld_config() -> dict:
     spec = importlib.util.find_spec("lerobot")
     if spec is None or importlib.util.find_spec("metaworld") is None:
         raise ImportError("lerobot or metaworld is missing")
-    config = Path(next(iter(spec.submodule_search_locations))) / "envs" / "metaworld_config.json"
+    # lerobot is a package: its submodule_search_locations is a list, never None
+    config = Path(next(iter(cast("list[str]", spec.submodule_search_locations)))) / "envs" / "metaworld_config.json"
     return json.loads(config.read_text())
 
 
@@ -109,7 +111,7 @@ class MetaWorldSim(SimEnv):
         self.task_name = check_metaworld_task(task)
         self.camera_name = camera_name
         self.max_episode_steps = 500  # MT1 tasks' max_path_length, which LeRobot's rollout uses
-        self._env = None  # LeRobot's MetaworldEnv, built on the first reset
+        self._env: Any = None  # LeRobot's MetaworldEnv (untyped), built on the first reset
         self._last_raw: np.ndarray | None = None
 
     @property

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -71,6 +72,8 @@ class EndEffectorJog:
         self.max_joint_step, self.damping, self.iterations = float(max_joint_step), float(damping), int(iterations)
 
     def _limits(self, lower, upper) -> JogLimits:
+        lo: Any  # lists of floats, then arrays
+        hi: Any
         lo, hi = [], []
         for n in self.joint_names:
             j = self.model.joints[n]
@@ -96,7 +99,9 @@ class EndEffectorJog:
     def tip_position(self, q) -> np.ndarray:
         return self.tip_positions(q)[0]
 
-    def step(self, q: Sequence[float], delta_xyz: Sequence[float], gripper_delta: float = 0.0) -> np.ndarray:
+    def step(
+        self, q: Sequence[float] | np.ndarray, delta_xyz: Sequence[float] | np.ndarray, gripper_delta: float = 0.0
+    ) -> np.ndarray:
         """Joint targets that move the tip by `delta_xyz` (metres, root frame) from pose `q`; gripper by its delta."""
         q0 = self.limits.clip(np.asarray(q, dtype=np.float64))
         delta = np.asarray(delta_xyz, dtype=np.float64)

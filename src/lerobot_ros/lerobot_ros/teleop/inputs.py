@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -55,7 +56,10 @@ class JoyMapping:
 
         if self.deadman >= 0 and not pressed(self.deadman):
             return IDLE
-        v = tuple(self.speed * s * axis(i) for s, i in zip(self.sign, (self.axis_x, self.axis_y, self.axis_z)))
+        v = cast(
+            "tuple[float, float, float]",  # three signs, three axes
+            tuple(self.speed * s * axis(i) for s, i in zip(self.sign, (self.axis_x, self.axis_y, self.axis_z))),
+        )
         grip = self.gripper_speed * (float(pressed(self.button_open)) - float(pressed(self.button_close)))
         return TeleopCommand(v, grip)
 

@@ -18,7 +18,7 @@ class TerminalKeys:
     def __init__(self, fd: int | None = None, escape_timeout_s: float = 0.05):
         self.fd = sys.stdin.fileno() if fd is None else fd
         self.escape_timeout_s = escape_timeout_s
-        self._saved = None
+        self._saved: list | None = None
 
     def open(self) -> TerminalKeys:
         """cbreak mode when `fd` is a terminal (keys arrive at once, unechoed); restored by close()."""

@@ -29,6 +29,7 @@ def _counts_out(path: Path, counts: dict) -> None:
 
 def intruder(seconds: float, out: Path) -> dict:
     import rclpy
+    from rclpy.client import Client
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
@@ -47,8 +48,8 @@ def intruder(seconds: float, out: Path) -> dict:
     reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
     commands = node.create_publisher(Float64MultiArray, "/follower/commands", reliable)
     joint_command = node.create_publisher(JointState, "/follower/joint_command", reliable)
-    torque = node.create_client(SetBool, "/follower/set_torque")
-    pending = []
+    torque: Client = node.create_client(SetBool, "/follower/set_torque")
+    pending: list = []
     end = time.monotonic() + seconds
     next_call = time.monotonic()
     try:

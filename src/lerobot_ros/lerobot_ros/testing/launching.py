@@ -34,6 +34,7 @@ class Launch:
         self._reader.start()
 
     def _read(self) -> None:
+        assert self.proc.stdout is not None  # started with stdout=PIPE
         for line in self.proc.stdout:
             self.lines.append(line.rstrip("\n"))
 

@@ -136,7 +136,7 @@ def random_frames(n: int, state_dim: int = 6, cameras: dict[str, tuple[int, int]
     rng = np.random.default_rng(seed)
     frames = []
     for _ in range(n):
-        frame = {"observation.state": (rng.normal(size=state_dim) * 20).astype(np.float32)}
+        frame: dict[str, np.ndarray] = {"observation.state": (rng.normal(size=state_dim) * 20).astype(np.float32)}
         for cam, (h, w) in cameras.items():
             frame[image_key(cam)] = rng.integers(0, 256, (h, w, 3), dtype=np.uint8)
         frames.append(frame)

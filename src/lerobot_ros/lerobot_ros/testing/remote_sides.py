@@ -175,7 +175,7 @@ def policy(args) -> None:
             out.write(kind="frame", t=now, stream=name, age_ms=(now - _stamp_ns(msg)) / 1e6)
         original(name, msg)
 
-    node.on_observation = on_observation
+    node.on_observation = on_observation  # type: ignore[method-assign]  # a spy around the node's own handler
     controller = node.loop.controller
     step = controller.step
     last_ages: dict = {}
@@ -254,4 +254,4 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main())  # type: ignore[func-returns-value]  # main returns None: exit status 0

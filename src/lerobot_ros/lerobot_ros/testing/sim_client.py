@@ -42,6 +42,8 @@ class Client:
 
     def step(self, action) -> EpisodeStatus:
         last = self.last_status()
+        if last is None:
+            raise RuntimeError("step() before the bridge published any episode status: reset() first")
         want = (last.episode_index, last.step + 1)
         self.commands.publish(numpy_to_float64_multi_array(np.asarray(action, dtype=float)))
         return self.wait_status(lambda m: (m.episode_index, m.step) == want, what=f"step {want}")

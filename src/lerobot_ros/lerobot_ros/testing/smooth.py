@@ -152,6 +152,7 @@ def _cache_key(**kwargs) -> str:
     h = hashlib.sha256(Path(__file__).read_bytes())
     for path in ("vla.py", "policies.py"):
         h.update((Path(__file__).parent / path).read_bytes())
+    arguments: inspect.BoundArguments | dict  # bound, then the arguments that name the folder
     arguments = inspect.signature(train_smooth_smolvla).bind(None, **kwargs)
     arguments.apply_defaults()  # chunk=50 given or left out: one folder
     arguments = {k: v for k, v in arguments.arguments.items() if k not in ("out", "log")}

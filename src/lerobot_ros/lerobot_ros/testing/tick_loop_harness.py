@@ -18,7 +18,7 @@ def make_loop(setup, mode: str = "commands", **params):
     contract, loaded, folder = setup
     loaded.policy.reset()
     p = PolicyParams(policy_path=str(folder), policy_device="cpu", seed=0, **params)
-    warnings = []
+    warnings: list[str] = []
     loop = build_tick_loop(loaded, contract, p, mode, on_time_jump=warnings.append)
     return loop, p, warnings
 

@@ -79,7 +79,8 @@ def make_tiny_smolvlm(out: Path, vocab_size: int = 320) -> Path:
         video_processor=SmolVLMVideoProcessor(),
         image_seq_len=image_seq_len,
     )
-    config = SmolVLMConfig(
+    # transformers builds SmolVLMConfig's __init__ from its fields at run time (@strict); mypy sees PreTrainedConfig's
+    config = SmolVLMConfig(  # type: ignore[call-arg]
         vision_config=dict(
             hidden_size=32,
             intermediate_size=64,

@@ -113,17 +113,19 @@ class ViewerLayout:
                 start=rrb.TimeRangeBoundary.cursor_relative(seconds=-window_s),
                 end=rrb.TimeRangeBoundary.cursor_relative(),
             )
-        left = [rrb.Spatial2DView(origin=self.camera_path(c), name=camera_label(c)) for c in self.cameras]
+        left: list[rrb.View] = [
+            rrb.Spatial2DView(origin=self.camera_path(c), name=camera_label(c)) for c in self.cameras
+        ]
         left.append(rrb.TextDocumentView(origin=STATUS, name="episode"))
         plots = [rrb.TimeSeriesView(origin=p.path, name=p.label, time_ranges=ranges) for p in self.joint_plots]
-        right = []
+        right: list[rrb.View] = []
         if self.robot_3d:
             right.append(rrb.Spatial3DView(origin=ROBOT, name="predicted chunk"))
         right += [
             rrb.TimeSeriesView(origin=DIAGNOSTICS, name="diagnostics levels", time_ranges=ranges),
             rrb.TextLogView(origin=LOG, name="events"),
         ]
-        columns = [rrb.Vertical(*left, row_shares=[3.0] * len(self.cameras) + [2.0])]
+        columns: list[rrb.Container] = [rrb.Vertical(*left, row_shares=[3.0] * len(self.cameras) + [2.0])]
         if plots:
             columns.append(rrb.Grid(*plots, grid_columns=2 if len(plots) > 3 else 1, name="state vs action"))
         columns.append(rrb.Vertical(*right))

@@ -88,7 +88,10 @@ class LiveFeed:
         self.images = LatestSlots()
         self.gate = RateGate(max_image_hz)
         self.pose_gate = RateGate(pose_hz)
-        self._vectors = {"state": collections.deque(maxlen=100_000), "action": collections.deque(maxlen=100_000)}
+        self._vectors: dict[str, collections.deque[tuple[int, np.ndarray]]] = {
+            "state": collections.deque(maxlen=100_000),
+            "action": collections.deque(maxlen=100_000),
+        }
         self._events: collections.deque = collections.deque(maxlen=10_000)
         self._chunk = LatestSlots()
         self._ros_state: tuple[int, np.ndarray] | None = None

@@ -143,6 +143,7 @@ def screenshot(
         sigterm_timeout=10.0,
     ).start()
     try:
+        assert browser.proc is not None  # start() spawned it (or raised)
         port = _devtools_port(profile, browser.proc, 60.0)
         return asyncio.run(_capture(port, url, out, width, height, timeout_s, ready, interval_s))
     finally:

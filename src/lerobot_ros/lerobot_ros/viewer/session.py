@@ -10,15 +10,19 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lerobot_ros.viewer.config import ViewerConfig
 from lerobot_ros.viewer.replay import ReplayError, ReplayStats
+
+if TYPE_CHECKING:
+    from lerobot_ros.viewer.serve import Endpoint
 
 
 @dataclass
 class Replayed:
     stats: ReplayStats
-    endpoint: object  # viewer.serve.Endpoint
+    endpoint: Endpoint
     seconds: float
     # the rerun.RecordingStream: its gRPC server (what the web viewer reads) lives as long as it does, so the
     # caller holds it while the viewer is served

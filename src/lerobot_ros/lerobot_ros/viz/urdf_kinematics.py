@@ -12,6 +12,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 
@@ -168,8 +169,11 @@ def _parse_joint(el: ET.Element) -> Joint:
             raise UrdfError(f"joint {name!r}: <mimic> needs a joint attribute")
         multiplier = float(_floats(mimic_el.get("multiplier"), 1, (1,), f"joint {name!r} mimic multiplier")[0])
         offset = float(_floats(mimic_el.get("offset"), 1, (0,), f"joint {name!r} mimic offset")[0])
-        mimic = (mimic_el.get("joint"), multiplier, offset)
-    return Joint(name, kind, parent.get("link"), child.get("link"), origin, axis, lower, upper, mimic)
+        mimic = (cast(str, mimic_el.get("joint")), multiplier, offset)  # checked above
+    # both links checked above
+    return Joint(
+        name, kind, cast(str, parent.get("link")), cast(str, child.get("link")), origin, axis, lower, upper, mimic
+    )
 
 
 def parse_urdf(text: str) -> UrdfModel:
@@ -182,7 +186,8 @@ def parse_urdf(text: str) -> UrdfModel:
         raise UrdfError(f"the robot_description is not valid XML: {exc}") from None
     if root_el.tag != "robot":
         raise UrdfError(f"the robot_description's root element is <{root_el.tag}>, not <robot>")
-    links = [el.get("name") for el in root_el.findall("link")]  # direct children only: <transmission> has <joint>s too
+    # direct children only: <transmission> has <joint>s too; the names are checked just below
+    links = cast("list[str]", [el.get("name") for el in root_el.findall("link")])
     if not links or not all(links):
         raise UrdfError("the URDF has no links" if not links else "a <link> has no name")
     if len(set(links)) != len(links):
