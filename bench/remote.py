@@ -8,6 +8,10 @@ trained one; images resized to 96x128 by the contract) with async inference, pub
 `joint_command` actions. DDS runs over the link with the shipped profile (config/dds/fastdds_remote.xml),
 subnet discovery and the other host as static peer, as the README tells a user to set up two machines.
 Two runs: images as `image_raw/compressed` (JPEG), then as raw `image_raw` for comparison.
+`--secure` adds a third run with compressed images over the secure link instead (each host's DDS graph
+loopback-only, a secure_link_node on each side: TLS 1.3 with both hosts' certificates, docs:
+explanation/network-security); its figure is then the secure run's, and the added per-message latency is
+the frame age at the policy host (arrival - capture stamp) p50/p99 against the plain compressed run.
 
 Reported per run: per camera the frames delivered per second and the drops (30 x window - received), the
 observation age when an inference starts (p50/p99: the oldest stream of the frame it was given), the share
@@ -93,17 +97,23 @@ def run_once(
     domain: int,
     warmup_timeout: float,
     tolerance_ms: float,
+    certs_dir: Path | None = None,
 ) -> dict:
+    """One run; with `certs_dir`, over the secure link (loopback-only graphs) instead of DDS over the link."""
     from lerobot_ros.testing import netns
 
     contract = tmp / f"contract_{'jpeg' if compressed else 'raw'}.yaml"
     contract.write_text(contract_text(cameras, compressed, tolerance_ms))
-    robot_log, policy_log = tmp / f"robot_{compressed}.jsonl", tmp / f"policy_{compressed}.jsonl"
+    kind = ("secure_" if certs_dir is not None else "") + ("jpeg" if compressed else "raw")
+    robot_log, policy_log = tmp / f"robot_{kind}.jsonl", tmp / f"policy_{kind}.jsonl"  # one pair per run
     py, bindir = sys.executable, Path(sys.executable).parent
     sides = ["-m", "lerobot_ros.testing.remote_sides"]
     with netns.two_hosts() as (robot, policy, _link):
-        renv = robot.ros_env([policy.address], domain)
-        penv = policy.ros_env([robot.address], domain)
+        if certs_dir is None:
+            renv = robot.ros_env([policy.address], domain)
+            penv = policy.ros_env([robot.address], domain)
+        else:
+            renv = penv = loopback_env(domain)
         procs = [
             robot.popen(
                 [py, *sides, "robot", "--out", str(robot_log), "--joint-hz", str(JOINT_HZ)],
@@ -151,6 +161,26 @@ def run_once(
                 log=tmp / "policy_probe.log",
             )
         )
+        if certs_dir is not None:
+            for host, role, address in ((policy, "policy", "0.0.0.0"), (robot, "robot", policy.address)):
+                procs.append(
+                    host.popen(
+                        [
+                            str(bindir / "secure_link_node"),
+                            "--ros-args",
+                            "-p",
+                            f"role:={role}",
+                            "-p",
+                            f"contract:={contract}",
+                            "-p",
+                            f"address:={address}",
+                            "-p",
+                            f"certs_dir:={certs_dir / role}",
+                        ],
+                        renv,
+                        log=tmp / f"secure_link_{role}.log",
+                    )
+                )
         # warm-up: discovery over the link, first frames, the first chunk acted on
         wait_for(
             policy_log,
@@ -172,6 +202,44 @@ def run_once(
     return result
 
 
+def loopback_env(domain: int) -> dict[str, str]:
+    """Network mode loopback, as the launch files set it: the graph of each host stays on that host."""
+    from lerobot_ros.testing import netns
+
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("FASTDDS_DEFAULT_PROFILES_FILE", "ROS_STATIC_PEERS", "LEROBOT_ROS_DDS_PROFILE")
+    }
+    env.update(
+        ROS_DOMAIN_ID=str(domain),
+        ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+        LEROBOT_ROS_NETWORK="loopback",
+        FASTDDS_DEFAULT_PROFILES_FILE=str(netns.REMOTE_PROFILE.with_name("fastdds_loopback.xml")),
+        PYTHONUNBUFFERED="1",
+    )
+    return env
+
+
+def make_certs(folder: Path) -> Path:
+    """A CA with a robot and a policy certificate, each host's files in folder/<role> as an operator copies them."""
+    import shutil
+
+    from lerobot_ros.secure import certs
+    from lerobot_ros.secure.certs import HostFiles
+
+    ca = certs.init_ca(folder / "ca")
+    for role in ("robot", "policy"):
+        files = certs.issue(ca, role)
+        (folder / role / "hosts").mkdir(parents=True)
+        for src, dst in ((files.ca, "ca.pem"), (files.crl, "crl.pem"), (files.cert, f"hosts/{role}.pem")):
+            shutil.copy(src, folder / role / dst)
+        key = folder / role / "hosts" / f"{role}.key"
+        shutil.copy(HostFiles.in_folder(ca, role).key, key)
+        key.chmod(0o600)
+    return folder
+
+
 def udp_receive_errors(host) -> int:
     """Datagrams the kernel dropped on this host because a socket's receive buffer was full (RcvbufErrors):
     frames lost in the network stack, as opposed to frames the subscriber was too busy to take."""
@@ -190,6 +258,7 @@ def summarize(cameras, robot_lines, policy_lines, t0, t1, rx_bytes, load) -> dic
             "fps": len(got) / window,
             "drops": max(0, round(FPS * window - len(got))),
             "age_ms_p50": pct([x["age_ms"] for x in got], 50),
+            "age_ms_p99": pct([x["age_ms"] for x in got], 99),
         }
     ticks = [x for x in policy_lines if x["kind"] == "tick" and t0 <= x["t"] < t1]
     received = {x["stamp"]: x["t"] for x in robot_lines if x["kind"] == "joint_command"}
@@ -219,10 +288,10 @@ def summarize(cameras, robot_lines, policy_lines, t0, t1, rx_bytes, load) -> dic
 
 
 def print_table(results: dict) -> None:
-    print(f"{'images':<11}{'camera':<8}{'fps':>7}{'drops':>7}{'frame age p50 ms':>18}")
+    print(f"{'images':<11}{'camera':<8}{'fps':>7}{'drops':>7}{'frame age p50 ms':>18}{'p99':>8}")
     for kind, r in results.items():
         for cam, c in r["cameras"].items():
-            print(f"{kind:<11}{cam:<8}{c['fps']:>7.2f}{c['drops']:>7d}{c['age_ms_p50']:>18.1f}")
+            print(f"{kind:<11}{cam:<8}{c['fps']:>7.2f}{c['drops']:>7d}{c['age_ms_p50']:>18.1f}{c['age_ms_p99']:>8.1f}")
     print()
     print(
         f"{'images':<11}{'ticks':>6}{'on time':>9}{'obs age p50':>13}{'p99':>8}{'infer p50':>11}{'link Mbit/s':>13}"
@@ -256,6 +325,9 @@ def main(argv=None) -> int:
         help=f"camera streams ({', '.join(CAMERA_NAMES)}: the first N); the issue's goal is for 2, its moonshot 3",
     )
     parser.add_argument("--workdir", help="keep the logs and JSON lines here (default: a temporary folder)")
+    parser.add_argument(
+        "--secure", action="store_true", help="add a run over the secure link; its delivered fps is the figure"
+    )
     args = parser.parse_args(argv)
     cameras = CAMERA_NAMES[: args.cameras]
     from lerobot_ros.testing import netns
@@ -278,8 +350,10 @@ def main(argv=None) -> int:
         policy_dir = make_policy_folder(
             tmp / "act", "act", cameras=dict.fromkeys(cameras, POLICY_HW), chunk_size=20, n_action_steps=20
         )
-        for compressed in (True, False) if not args.no_raw else (True,):
-            kind = "compressed" if compressed else "raw"
+        runs = [("compressed", True, None)] + ([] if args.no_raw else [("raw", False, None)])
+        if args.secure:
+            runs.append(("secure", True, make_certs(tmp / "certs")))
+        for kind, compressed, certs_dir in runs:
             try:
                 results[kind] = run_once(
                     cameras,
@@ -291,6 +365,7 @@ def main(argv=None) -> int:
                     domain,
                     args.warmup_timeout,
                     args.tolerance_ms,
+                    certs_dir,
                 )
             except RuntimeError as exc:
                 for log in sorted(tmp.glob("*.log")):
@@ -301,9 +376,21 @@ def main(argv=None) -> int:
                 print(f"bench/remote.py: {exc}", file=sys.stderr)
                 return 1
     print_table(results)
-    jpeg = results["compressed"]
+    jpeg = results["secure" if args.secure else "compressed"]
     figure = min(c["fps"] for c in jpeg["cameras"].values()) / FPS
     meets = figure >= GOAL_FPS and jpeg["ticks_on_time"] >= GOAL_ON_TIME
+    added = {}
+    if args.secure:
+        plain, secure = results["compressed"]["cameras"], results["secure"]["cameras"]
+        for q in ("p50", "p99"):
+            added[f"secure_added_latency_ms_{q}"] = round(
+                max(secure[c][f"age_ms_{q}"] for c in cameras) - max(plain[c][f"age_ms_{q}"] for c in cameras), 2
+            )
+        print(
+            f"secure link: delivered fps / 30 = {figure:.3f}; added frame latency p50 "
+            f"{added['secure_added_latency_ms_p50']:+.1f} ms, p99 {added['secure_added_latency_ms_p99']:+.1f} ms "
+            "(slower camera, against the plain compressed run)"
+        )
     print(f"load average during the runs: {[r['load'] for r in results.values()]} on {os.cpu_count()} cores")
     print(
         json.dumps(
@@ -318,6 +405,8 @@ def main(argv=None) -> int:
                 "raw_fps_ratio": round(min(c["fps"] for c in results["raw"]["cameras"].values()) / FPS, 4)
                 if "raw" in results
                 else None,
+                "secure": args.secure,
+                **added,
                 "cameras": list(cameras),
                 "seconds": args.seconds,
                 "results": results,

@@ -60,6 +60,7 @@ NODES = {
     "viewer_node": "lerobot_ros.nodes.viewer_node:main",
     "ee_teleop_node": "lerobot_ros.nodes.ee_teleop_node:main",
     "takeover_node": "lerobot_ros.nodes.takeover_node:main",
+    "secure_link_node": "lerobot_ros.nodes.secure_link_node:main",
 }
 
 # base: every node, the contracts, rosbag2 recording / reading, the launch runner; no torch, no LeRobot (the
@@ -72,6 +73,7 @@ BASE_REQUIRES = [
     "mcap>=1.2",
     "opencv-python-headless>=4.9",
     "pyserial>=3.5",
+    "cryptography>=43",  # certificates of the secure two-host link (lerobot-ros certs)
     "ros-rclpy",
     "ros-rmw-fastrtps-cpp",
     "ros-std-msgs",

@@ -459,3 +459,24 @@ def test_policy_backend_and_server_reach_the_policy_node():
     )
     got = params(by_label(remote, "policy"))
     assert (got["backend"], got["server"], got["server_policy_path"]) == ("lerobot_server", "10.0.0.5:8080", "/srv/act")
+
+
+@pytest.mark.parametrize(("name", "role"), [("so101_real", "robot"), ("so101_virtual", "robot"), ("policy", "policy")])
+def test_secure_true_adds_one_link_node_and_keeps_the_graph_loopback_only(name, role):
+    """secure:=true peers:=HOST: one secure_link_node on the robot (connects to peers) or the policy host (listens),
+    every node still in network mode loopback; without it, no link node."""
+    extra = {"policy.path": str(REPO)} if name == "policy" else {}
+    env = dict(os.environ)
+    secure = evaluate_file(
+        str(LAUNCH / f"{name}.launch.yaml"),
+        {"secure": "true", "peers": "10.0.0.2", "certs_dir": "/etc/certs", **extra},
+        environ=env,
+    )
+    links = [proc for proc in secure.processes if proc.label == "secure_link"]
+    assert len(links) == 1, [p.label for p in secure.processes]
+    got = params(links[0])
+    assert (got["role"], got["certs_dir"]) == (role, "/etc/certs")
+    assert got["address"] == ("10.0.0.2" if role == "robot" else "0.0.0.0")
+    assert all(p.env["LEROBOT_ROS_NETWORK"] == "loopback" for p in secure.processes if p.label != "virtual_arm")
+    plain = evaluate_file(str(LAUNCH / f"{name}.launch.yaml"), extra, environ=env)
+    assert not [p for p in plain.processes if p.label == "secure_link"]

@@ -35,6 +35,7 @@ VERBS = {
         "lerobot_ros.cli.eval",
         "evaluate a policy or scripted expert through sim bridges, scored like lerobot-eval",
     ),
+    "certs": ("lerobot_ros.cli.certs", "certificates of the secure two-host link: a CA, host certificates, revocation"),
     "view": (
         "lerobot_ros.cli.view",
         "see the robot in rerun: live on a contract's topics, or replay a bag / dataset episode",

@@ -3,11 +3,15 @@
 Run inside the namespaces of lerobot_ros.testing.netns (tests/e2e/test_network_boundary.py):
 
 `intruder`: for `--seconds`, publishes marked commands to /follower/commands (Float64MultiArray, every value
-MARK) and marked joint_command, calls /follower/set_torque (std_srvs/SetBool) once a second, and reads
-/follower/joint_states. Its environment is whatever the test gives it (Fast DDS defaults, a static peer ...).
-`witness`: on the robot's host with the robot's own network settings, counts what arrives on
-/follower/commands (the marked ones are the intruder's) and /follower/joint_states; writes a JSON line
-{"ready": true} at its first joint state, so the test starts the intruder once the robot is up.
+MARK), marked joint_command and marked joint states (fake observations for a policy host), calls
+/follower/set_torque (std_srvs/SetBool) once a second, and reads /follower/joint_states. Its environment is
+whatever the test gives it (Fast DDS defaults, a static peer ...).
+`tls_intruder`: connects to a secure link's port (`--target HOST:PORT`), with a certificate or none, and tries
+to send a hello and fake frames; reports how far it got.
+`witness`: on a host with that host's own network settings, counts what arrives on /follower/commands and
+/follower/joint_states (the marked ones are the intruder's); writes a JSON line {"ready": true} at its first
+joint state, so the test starts the intruders once the robot is up.
+`holder`: a stand-in policy on the policy host: answers each joint state with a command to hold it.
 Both write one JSON object with their counts to `--out` when done (SIGINT/SIGTERM or `--seconds`).
 """
 
@@ -41,13 +45,14 @@ def intruder(seconds: float, out: Path) -> dict:
     node = rclpy.create_node("intruder")
     counts = {"published": 0, "service_calls": 0, "service_replies": 0, "read": 0}
 
-    def on_state(_msg) -> None:
-        counts["read"] += 1
+    def on_state(msg) -> None:
+        counts["read"] += int(not _marked(msg.position))  # another intruder's fakes are not the robot's
 
     node.create_subscription(JointState, "/follower/joint_states", on_state, SENSOR_QOS)
     reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
     commands = node.create_publisher(Float64MultiArray, "/follower/commands", reliable)
     joint_command = node.create_publisher(JointState, "/follower/joint_command", reliable)
+    fake_states = node.create_publisher(JointState, "/follower/joint_states", reliable)
     torque: Client = node.create_client(SetBool, "/follower/set_torque")
     pending: list = []
     end = time.monotonic() + seconds
@@ -56,7 +61,8 @@ def intruder(seconds: float, out: Path) -> dict:
         while time.monotonic() < end:
             commands.publish(Float64MultiArray(data=[MARK] * 6))
             joint_command.publish(JointState(name=["shoulder_pan"], position=[MARK]))
-            counts["published"] += 2
+            fake_states.publish(JointState(name=["shoulder_pan"], position=[MARK]))
+            counts["published"] += 3
             if time.monotonic() >= next_call:
                 pending.append(torque.call_async(SetBool.Request(data=False)))
                 counts["service_calls"] += 1
@@ -68,6 +74,72 @@ def intruder(seconds: float, out: Path) -> dict:
     except KeyboardInterrupt:
         pass
     counts["service_replies"] = sum(1 for f in pending if f.done() and f.result() is not None)
+    node.destroy_node()
+    rclpy.try_shutdown()
+    _counts_out(out, counts)
+    return counts
+
+
+def _marked(values) -> bool:
+    return len(values) > 0 and all(abs(v - MARK) < 1e-9 for v in values)
+
+
+def tls_intruder(target: str, cert: str, key: str, out: Path) -> dict:
+    import socket
+    import ssl
+
+    from lerobot_ros.secure.link import HELLO_INDEX, read_frame, write_frame
+
+    host, port = target.rsplit(":", 1)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE  # an intruder takes any server
+    if cert:
+        ctx.load_cert_chain(cert, key)
+    result = {"target": target, "outcome": ""}
+    try:
+        with socket.create_connection((host, int(port)), timeout=5) as raw, ctx.wrap_socket(raw) as sock:
+            hello = b'{"protocol": 1, "host": "intruder", "sends": [["/follower/joint_states", "sensor_msgs/msg/JointState"], ["/follower/commands", "std_msgs/msg/Float64MultiArray"]]}'
+            write_frame(sock, HELLO_INDEX, hello)
+            for _ in range(20):
+                write_frame(sock, 0, b"fake")
+            index, _payload = read_frame(sock)  # TLS 1.3: a refused client certificate shows here
+            result["outcome"] = f"answered (frame {index})"
+    except (OSError, ssl.SSLError, ConnectionError) as exc:
+        result["outcome"] = f"refused: {type(exc).__name__}: {exc}"[:200]
+    _counts_out(out, result)
+    return result
+
+
+def holder(seconds: float, out: Path) -> dict:
+    import rclpy
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from lerobot_ros.ros.network import apply_network_mode
+    from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
+
+    apply_network_mode()
+    rclpy.init()
+    node = rclpy.create_node("holder")
+    counts = {"joint_states": 0, "commands": 0}
+    commands = node.create_publisher(Float64MultiArray, "/follower/commands", RELIABLE_QOS)
+
+    def on_state(msg) -> None:
+        if _marked(msg.position) or len(msg.position) != 6:
+            return
+        counts["joint_states"] += 1
+        commands.publish(Float64MultiArray(data=list(msg.position)))
+        counts["commands"] += 1
+
+    node.create_subscription(JointState, "/follower/joint_states", on_state, SENSOR_QOS)
+    stop = {"now": False}
+    signal.signal(signal.SIGTERM, lambda *_: stop.update(now=True))
+    end = time.monotonic() + seconds
+    try:
+        while time.monotonic() < end and not stop["now"]:
+            rclpy.spin_once(node, timeout_sec=0.1)
+    except KeyboardInterrupt:
+        pass
     node.destroy_node()
     rclpy.try_shutdown()
     _counts_out(out, counts)
@@ -86,13 +158,16 @@ def witness(seconds: float, out: Path) -> dict:
     apply_network_mode()  # the robot's own settings, checked as a node checks them
     rclpy.init()
     node = rclpy.create_node("witness")
-    counts = {"commands": 0, "marked_commands": 0, "joint_states": 0}
+    counts = {"commands": 0, "marked_commands": 0, "joint_states": 0, "marked_joint_states": 0}
 
     def on_command(msg) -> None:
         counts["commands"] += 1
-        counts["marked_commands"] += int(bool(msg.data) and all(abs(v - MARK) < 1e-9 for v in msg.data))
+        counts["marked_commands"] += int(_marked(msg.data))
 
-    def on_state(_msg) -> None:
+    def on_state(msg) -> None:
+        if _marked(msg.position):
+            counts["marked_joint_states"] += 1
+            return
         if counts["joint_states"] == 0:
             _counts_out(out, {"ready": True})
         counts["joint_states"] += 1
@@ -116,11 +191,17 @@ def witness(seconds: float, out: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("role", choices=["intruder", "witness"])
+    parser.add_argument("role", choices=["intruder", "witness", "holder", "tls_intruder"])
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--target", default="", help="tls_intruder: HOST:PORT")
+    parser.add_argument("--cert", default="", help="tls_intruder: certificate (none: no certificate)")
+    parser.add_argument("--key", default="")
     args = parser.parse_args(argv)
-    (intruder if args.role == "intruder" else witness)(args.seconds, args.out)
+    if args.role == "tls_intruder":
+        tls_intruder(args.target, args.cert, args.key, args.out)
+    else:
+        {"intruder": intruder, "witness": witness, "holder": holder}[args.role](args.seconds, args.out)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 PREFIX = "lrr"
-_NAME = re.compile(rf"^{PREFIX}(\d+)n(\d+)[rp]$")
+_NAME = re.compile(rf"^{PREFIX}(\d+)n(\d+)(?:[rpb]|h\d+)$")
 _COUNTER = itertools.count()
 #: the Fast DDS profile shipped for two real machines (UDPv4 only, sized for camera frames)
 REMOTE_PROFILE = Path(sys.prefix) / "share" / "lerobot_ros" / "config" / "dds" / "fastdds_remote.xml"
@@ -219,6 +219,47 @@ def two_hosts(subnet: str = "10.77.0"):
                 if host.netns in created:
                     _kill_namespace_processes(host.netns)
                     _ip("netns", "del", host.netns, check=False)
+
+
+@contextlib.contextmanager
+def lan(count: int = 3, subnet: str = "10.78.0"):
+    """Yield `count` hosts (namespaces on `subnet`.1, .2 ... /24, interface `lan0`) joined by one bridge, which
+    lives in a namespace of its own: a LAN where any host reaches any other (the robot, the policy host and an
+    intruder). Everything is removed on exit, whatever happened inside."""
+    reason = unavailable_reason()
+    if reason:
+        raise RuntimeError(reason)
+    clean_stale()
+    tag = f"{PREFIX}{os.getpid()}n{next(_COUNTER)}"
+    switch = f"{tag}b"
+    hosts = [Host(f"{tag}h{i}", "lan0", f"{subnet}.{i + 1}") for i in range(count)]
+    created: list[str] = []
+    try:
+        for name in [switch, *(h.netns for h in hosts)]:
+            _ip("netns", "add", name)
+            created.append(name)
+        _ip("-n", switch, "link", "add", "br0", "type", "bridge")
+        _ip("-n", switch, "link", "set", "br0", "up")
+        for i, host in enumerate(hosts):
+            # both ends made inside their namespaces: no interface ever exists in the root namespace
+            _ip("-n", host.netns, "link", "add", "lan0", "type", "veth", "peer", "name", f"p{i}", "netns", switch)
+            _ip("-n", switch, "link", "set", f"p{i}", "master", "br0")
+            _ip("-n", switch, "link", "set", f"p{i}", "up")
+            _ip("-n", host.netns, "addr", "add", f"{host.address}/24", "dev", "lan0")
+            _ip("-n", host.netns, "link", "set", "lo", "up")
+            _ip("-n", host.netns, "link", "set", "lan0", "up")
+            _ip("-n", host.netns, "route", "add", "224.0.0.0/4", "dev", "lan0")
+        yield hosts
+    finally:
+        for host in reversed(hosts):
+            try:
+                host.stop_all()
+            finally:
+                if host.netns in created:
+                    _kill_namespace_processes(host.netns)
+                    _ip("netns", "del", host.netns, check=False)
+        if switch in created:
+            _ip("netns", "del", switch, check=False)
 
 
 def namespaces_of_this_process() -> list[str]:
