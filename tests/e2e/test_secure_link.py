@@ -1,8 +1,10 @@
 """Robot and policy host over the secure link, with an intruder on the same LAN (three network namespaces
 joined by a bridge: lerobot_ros.testing.netns.lan, root).
 
-Robot host: `lerobot-ros launch so101_virtual teleop:=false secure:=true peers:=<policy host>` (emulated SO-101
-servos, robot_node through LeRobot's Feetech bus, secure_link_node connecting out), every node loopback-only.
+Robot host: `lerobot-ros launch so101_virtual teleop:=false record:=true secure:=true peers:=<policy host>`
+(emulated SO-101 servos, robot_node through LeRobot's Feetech bus, the episode recorder, secure_link_node
+connecting out), every node loopback-only. An operator on the policy host records an episode on the robot host
+through the recorder's services, which the link forwards.
 Policy host: `lerobot-ros launch policy secure:=true` (secure_link_node listening) and a stand-in policy that
 answers each joint state with a command holding it: the policy loop runs across the link. A witness on each host
 counts what arrives there. The intruder tries, while the loop runs: DDS with Fast DDS's defaults and with both
@@ -110,6 +112,8 @@ def test_only_the_authorised_pair_talks_over_the_secure_link(tmp_path):
                 "secure:=true",
                 f"peers:={policy.address}",
                 f"certs_dir:={robot_certs}",
+                "record:=true",
+                f"output_dir:={tmp_path / 'recordings'}",
             ],
             _plain_env(),
             log=tmp_path / "robot.log",
@@ -137,6 +141,11 @@ def test_only_the_authorised_pair_talks_over_the_secure_link(tmp_path):
                 pytest.fail(f"the policy host never saw the robot's joint states over the link\n{_logs(tmp_path)}")
             time.sleep(0.25)
 
+        # the recorder's services cross the link: an episode recorded on the robot, started from the policy host
+        operator = policy.run(
+            _module("operator", tmp_path / "operator.jsonl", "--seconds", "60"), env=_loopback_env(), timeout=180
+        )
+        assert operator.returncode == 0, operator.stderr[-2000:]
         # DDS intruders while the loop runs: Fast DDS defaults, and both hosts as static peers
         dds = {
             "dds_defaults": _plain_env(),
@@ -227,3 +236,7 @@ def test_only_the_authorised_pair_talks_over_the_secure_link(tmp_path):
     # connection: the policy host answers the real robot's address)
     assert policy_log.count("secure link: refused or failed") >= 4, policy_log[-3000:]
     assert "secure link: connected to robot (TLS 1.3, mutual certificates)" in policy_log
+    episode = _json_lines(tmp_path / "operator.jsonl")[-1]
+    assert episode["started"] == {"success": True, "index": 0} and episode["stopped"]["success"], episode
+    bag = Path(episode["stopped"]["bag_path"])
+    assert bag == tmp_path / "recordings" / "episode_000000" and (bag / "metadata.yaml").is_file()

@@ -12,6 +12,8 @@ to send a hello and fake frames; reports how far it got.
 /follower/joint_states (the marked ones are the intruder's); writes a JSON line {"ready": true} at its first
 joint state, so the test starts the intruders once the robot is up.
 `holder`: a stand-in policy on the policy host: answers each joint state with a command to hold it.
+`operator`: on the policy host, records one 2 s episode through the recorder's services (/recorder/start_episode,
+/recorder/stop_episode), which live on the robot host: the authorised side of a service call.
 Both write one JSON object with their counts to `--out` when done (SIGINT/SIGTERM or `--seconds`).
 """
 
@@ -22,6 +24,7 @@ import json
 import signal
 import time
 from pathlib import Path
+from typing import Any
 
 MARK = 0.4242
 
@@ -146,6 +149,39 @@ def holder(seconds: float, out: Path) -> dict:
     return counts
 
 
+def operator(seconds: float, out: Path) -> dict:
+    import rclpy
+
+    from lerobot_ros.ros.network import apply_network_mode
+    from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
+
+    apply_network_mode()
+    rclpy.init()
+    node = rclpy.create_node("operator")
+    result: dict = {}
+
+    def call(srv_type, name: str, request):
+        client: Any = node.create_client(srv_type, name)
+        if not client.wait_for_service(timeout_sec=seconds):
+            return None
+        future = client.call_async(request)
+        rclpy.spin_until_future_complete(node, future, timeout_sec=seconds)
+        return future.result()
+
+    started = call(StartEpisode, "/recorder/start_episode", StartEpisode.Request(task="over the link"))
+    result["started"] = None if started is None else {"success": started.success, "index": started.episode_index}
+    if started is not None and started.success:
+        end = time.monotonic() + 2.0
+        while time.monotonic() < end:
+            rclpy.spin_once(node, timeout_sec=0.1)
+        stopped = call(StopEpisode, "/recorder/stop_episode", StopEpisode.Request(outcome="success"))
+        result["stopped"] = None if stopped is None else {"success": stopped.success, "bag_path": stopped.bag_path}
+    node.destroy_node()
+    rclpy.try_shutdown()
+    _counts_out(out, result)
+    return result
+
+
 def witness(seconds: float, out: Path) -> dict:
     import rclpy
     from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -191,7 +227,7 @@ def witness(seconds: float, out: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("role", choices=["intruder", "witness", "holder", "tls_intruder"])
+    parser.add_argument("role", choices=["intruder", "witness", "holder", "operator", "tls_intruder"])
     parser.add_argument("--seconds", type=float, default=10.0)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--target", default="", help="tls_intruder: HOST:PORT")
@@ -201,7 +237,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.role == "tls_intruder":
         tls_intruder(args.target, args.cert, args.key, args.out)
     else:
-        {"intruder": intruder, "witness": witness, "holder": holder}[args.role](args.seconds, args.out)
+        roles = {"intruder": intruder, "witness": witness, "holder": holder, "operator": operator}
+        roles[args.role](args.seconds, args.out)
 
 
 if __name__ == "__main__":
