@@ -69,3 +69,32 @@ def test_the_link_node_refuses_bad_certificates_before_any_network(tmp_path, cas
     assert len(errors) == 1 and "Traceback" not in done.stderr, done.stderr
     expected = "does not exist" if case == "no_certificates" else "is readable by others (mode 644): chmod 600"
     assert errors[0].startswith("[SecureLinkNode] error: secure link: ") and expected in errors[0], errors
+
+
+def test_the_link_node_says_when_its_port_is_taken(tmp_path):
+    import socket
+
+    certs_dir = tmp_path / "certs"
+    assert _certs("init", "--certs_dir", str(certs_dir)).returncode == 0
+    assert _certs("issue", "policy", "--certs_dir", str(certs_dir)).returncode == 0
+    env = dict(os.environ, LEROBOT_ROS_NETWORK="loopback", FASTDDS_DEFAULT_PROFILES_FILE=str(LOOPBACK))
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [
+                str(BIN / "secure_link_node"),
+                "--ros-args",
+                "-p",
+                "role:=policy",
+                "-p",
+                f"address:=127.0.0.1:{port}",
+                "-p",
+                f"certs_dir:={certs_dir}",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"secure link: cannot listen on 127.0.0.1:{port}: [Errno 98] Address already in use" in done.stderr

@@ -102,7 +102,10 @@ class SecureLinkNode(Node):
             )
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
         self.create_timer(1.0, self.on_diagnostics)
-        self.link.start()
+        try:
+            self.link.start()
+        except (OSError, CertificateError) as exc:  # e.g. the port is taken by another link
+            raise NodeStartupError(f"secure link: cannot listen on {address[0]}:{address[1]}: {exc}") from None
         where = (
             f"connecting to {address[0]}:{address[1]}"
             if p.role == "robot"
