@@ -6,6 +6,7 @@ order, so every complete chunk is still readable. Reading stops at the first inc
 
 from __future__ import annotations
 
+import contextlib
 import struct
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -110,6 +111,7 @@ def recover_mcap(src, dst) -> RecoveryReport:
     counts: dict[str, int] = {}
     skipped: dict[str, str] = {}
     total = StreamStats()
+    sources = list(_source_files(src))  # a missing or empty source fails here, before anything is created
     tmp_parent = dst.with_name(f".{dst.name}.partial")
     if tmp_parent.exists():
         raise BagError(tmp_parent, "exists (left by an earlier run?); remove it first")
@@ -118,7 +120,7 @@ def recover_mcap(src, dst) -> RecoveryReport:
     writer = distro_writer_class(_source_distro(src))(tmp, version=9, storage_plugin=StoragePlugin.MCAP)
     try:
         writer.open()
-        for path in _source_files(src):
+        for path in sources:
             stats = StreamStats()
             for record in iter_mcap_records(path, stats):
                 if isinstance(record, Schema):
@@ -168,6 +170,8 @@ def recover_mcap(src, dst) -> RecoveryReport:
                 total.stop_reason = f"{path.name}: {stats.stop_reason}"
         writer.close()
     except BaseException:
+        with contextlib.suppress(Exception):
+            writer.close()  # its file handle; the half-written copy goes with the folder
         _remove_tree(tmp_parent)
         raise
     tmp.rename(dst)
