@@ -1,13 +1,17 @@
 """Run rclpy nodes in a private context with an executor thread, and shut them down safely.
 
-Order matters on shutdown: stop the executor, join its thread, destroy the nodes, then shut the
-context down. Shutting the context down while another thread still spins can abort the process.
+Order matters on shutdown: stop the spinning thread, join it, then shut the executor down, destroy the
+nodes and shut the context down, all from one thread. rclpy's `Executor.shutdown()` destroys its guard
+condition at once, even while another thread waits on it inside `spin()`; under load that aborted the whole
+process (a flake hunt pass died with "Fatal Python error: Aborted" in this teardown). So the thread spins in
+short steps and checks a flag, and nothing is destroyed until it has returned.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +37,7 @@ class RosRuntime:
         self.executor = executor_cls(context=self.context)
         self._nodes: list[Node] = []
         self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
 
     def create_node(self, name: str, **kwargs) -> Node:
         """A plain Node in this context, already added to the executor."""
@@ -52,17 +57,25 @@ class RosRuntime:
 
     def _spin(self) -> None:
         try:
-            self.executor.spin()
+            while not self._stopping.is_set() and self.context.ok():
+                self.executor.spin_once(timeout_sec=0.1)
         except Exception:  # the context was shut down under us: nothing left to spin
-            if self.context.ok():
+            if self.context.ok() and not self._stopping.is_set():
                 raise
 
     def close(self) -> None:
-        """Stop spinning, join the thread, destroy nodes, shut the context down (idempotent)."""
-        self.executor.shutdown(timeout_sec=5.0)
+        """Stop spinning, join the thread, then (from here only) shut the executor down, destroy the nodes and
+        shut the context down (idempotent)."""
+        self._stopping.set()
         if self._thread is not None:
             self._thread.join(timeout=10.0)
+            if self._thread.is_alive():  # a callback that never returns: destroying anything now could abort
+                warnings.warn(
+                    "the ROS executor thread did not stop within 10 s; its context is left as it is", stacklevel=2
+                )
+                return
             self._thread = None
+        self.executor.shutdown(timeout_sec=5.0)
         for node in self._nodes:
             node.destroy_node()
         self._nodes.clear()
