@@ -1,19 +1,18 @@
 """secure_link_node: one side of the secure two-host link (lerobot_ros.secure.link) on a loopback-only graph.
 
-The robot side subscribes to the contract's observation topics and sends them to the policy host; the policy
-side sends the action back, on whichever of the action topic and its siblings the policy node uses
-(…/commands, …/joint_command, …/joint_trajectory: policy/output.py). What arrives is published as is (CDR bytes) on this host's graph, with the
-contract's QoS. Services cross too (`robot_services`, `policy_services`; by default the recorder's episode
-services on the robot host): the side without the service offers a stand-in that forwards each call and
-answers with the real one's response. Certificates are checked before anything touches the network: a missing, unreadable,
-expired, revoked or foreign one ends the node in one line. Parameters: `SecureLinkConfig` (secure/config.py).
+What crosses is decided by lerobot_ros.secure.routes from the contract: the robot sends the observation topics,
+the policy host the action (on whichever sibling topic the policy node uses). What arrives is published as is
+(CDR bytes) on this host's graph with the contract's QoS. Services cross too (`robot_services`,
+`policy_services`; by default the recorder's episode services on the robot host): the side without the service
+offers a stand-in that forwards each call and answers with the real one's response. Certificates are checked
+before anything touches the network: a missing, unreadable, expired, revoked or foreign one ends the node in one
+line. Parameters: `SecureLinkConfig` (secure/config.py).
 """
 
 from __future__ import annotations
 
-import itertools
-import struct
-import threading
+import functools
+import time
 
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -22,15 +21,35 @@ from rclpy.serialization import deserialize_message, serialize_message
 
 from lerobot_ros.contract import load_contract, message_class
 from lerobot_ros.contract.errors import ContractError
-from lerobot_ros.policy.output import MODE_OF_TYPE, action_topic
+from lerobot_ros.conventions.addresses import parse_host_port
 from lerobot_ros.ros import network
 from lerobot_ros.ros.diagnostics import diagnostic_array, values_status
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import PROFILES, RELIABLE_QOS
 from lerobot_ros.secure.certs import CertificateError, HostFiles, check_host_files
-from lerobot_ros.secure.config import DEFAULT_PORT, SecureLinkConfig, parse_service
-from lerobot_ros.secure.link import SecureLink, Stream, split_address
+from lerobot_ros.secure.config import DEFAULT_PORT, SecureLinkConfig
+from lerobot_ros.secure.link import SecureLink
+from lerobot_ros.secure.routes import (
+    REQUEST,
+    RESPONSE,
+    PendingCalls,
+    link_routes,
+    pack_call,
+    split_service_stream,
+    unpack_call,
+)
+
+
+class _NextTurn:
+    """Awaiting it hands the executor back once (rclpy resumes a waiting coroutine on its next turn)."""
+
+    def __await__(self):
+        yield
+
+
+def _next_turn() -> _NextTurn:
+    return _NextTurn()
 
 
 class SecureLinkNode(Node):
@@ -39,117 +58,109 @@ class SecureLinkNode(Node):
     def __init__(self, **kwargs):
         super().__init__("secure_link", **kwargs)
         p: SecureLinkConfig = declare_params(self, SecureLinkConfig).values
-        other = "policy" if p.role == "robot" else "robot"
         setting = network.current()
         if setting is not None and setting.is_open:
             raise NodeStartupError(
                 "secure link: this graph is open to the network (remote:=true, network lan), so the link would "
                 "protect nothing: use secure:=true without remote:=true"
             )
-        host_name, peer_name = p.host_name or p.role, p.peer_name or other
+        host_name = p.host_name or p.role
+        peer_name = p.peer_name or ("policy" if p.role == "robot" else "robot")
+        listen = p.role == "policy"
         try:
-            contract = load_contract(p.contract)
+            address = parse_host_port(p.address or ("0.0.0.0" if listen else ""), DEFAULT_PORT)
+        except ValueError:
+            what = "where to listen, ADDRESS[:PORT]" if listen else "the policy host to connect to, HOST[:PORT]"
+            raise NodeStartupError(f"secure link: address {p.address!r} is not {what}") from None
+        try:
+            routes = link_routes(load_contract(p.contract), p.role, p.robot_services, p.policy_services)
             files = HostFiles.in_folder(p.certs_dir, host_name)
             check_host_files(files)
-            address = split_address(p.address or ("" if p.role == "robot" else "0.0.0.0"), DEFAULT_PORT)
-            own = [parse_service(e) for e in (p.robot_services if p.role == "robot" else p.policy_services)]
-            peers = [parse_service(e) for e in (p.policy_services if p.role == "robot" else p.robot_services)]
-            service_types = {name: message_class(t) for name, t in own + peers}
+            self.service_types = {n: message_class(t) for n, t in routes.own_services + routes.peer_services}
         except (ContractError, CertificateError, ValueError) as exc:
             raise NodeStartupError(f"secure link: {exc}") from None
-        action = contract.action_feature
-        actions = [
-            (action_topic(mode, "", action.msg_type, action.topic), msg_type, action.qos)
-            for msg_type, mode in MODE_OF_TYPE.items()
-        ]
-        observations = [(f.topic, f.msg_type, f.qos) for f in contract.observation_features.values()]
-        sends, receives = (actions, observations) if p.role == "policy" else (observations, actions)
-        streams = lambda fs: [Stream(topic, msg_type, p.queue_depth) for topic, msg_type, _qos in fs]  # noqa: E731
-        # services: requests for our own ones come in and their responses go out; the peer's the other way
-        service_sends = [Stream(f"{n}#response", t, 16) for n, t in own] + [
-            Stream(f"{n}#request", t, 16) for n, t in peers
-        ]
-        service_receives = [Stream(f"{n}#request", t, 16) for n, t in own] + [
-            Stream(f"{n}#response", t, 16) for n, t in peers
-        ]
-        self.service_types, self.service_timeout_s = service_types, p.service_timeout_s
-        self._call_ids = itertools.count(1)
-        self._waiting_calls: dict[int, list] = {}
-        self._service_clients = {name: self.create_client(service_types[name], name) for name, _t in own}
+        self.service_timeout_s = p.service_timeout_s
+        self.calls = PendingCalls()
+        self.service_clients = {n: self.create_client(self.service_types[n], n) for n, _t in routes.own_services}
         self.publishers_ = {
-            topic: self.create_publisher(message_class(msg_type), topic, PROFILES[qos])
-            for topic, msg_type, qos in receives
+            r.topic: self.create_publisher(message_class(r.msg_type), r.topic, PROFILES[r.qos]) for r in routes.receives
         }
+        sends, receives = routes.streams(p.queue_depth)
         self.link = SecureLink(
             p.role,
             files,
             host_name,
             peer_name,
             address,
-            sends=streams(sends) + service_sends,
-            receives=streams(receives) + service_receives,
+            sends=sends,
+            receives=receives,
             on_message=self.on_message,
             log=lambda line: self.get_logger().info(line),
         )
-        for topic, msg_type, qos in sends:
+        for r in routes.sends:
             self.create_subscription(
-                message_class(msg_type), topic, lambda data, t=topic: self.link.send(t, data), PROFILES[qos], raw=True
+                message_class(r.msg_type),
+                r.topic,
+                lambda data, t=r.topic: self.link.send(t, data),
+                PROFILES[r.qos],
+                raw=True,
             )
-        stand_ins = ReentrantCallbackGroup()  # a stand-in waits for the peer without holding up the topics
-        for name, _t in peers:
+        # a stand-in is a coroutine: it waits for the peer between executor turns. Its own reentrant group: a
+        # waiting coroutine holds its callback group, and the node's default one carries the topics and the timer
+        stand_ins = ReentrantCallbackGroup()
+        self._wake = self.create_guard_condition(lambda: None, stand_ins)  # a response came: resume the stand-in
+        for name, _t in routes.peer_services:
             self.create_service(
-                service_types[name], name, lambda req, res, n=name: self.stand_in(n, req, res), callback_group=stand_ins
+                self.service_types[name], name, functools.partial(self.stand_in, name), callback_group=stand_ins
             )
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
         self.create_timer(1.0, self.on_diagnostics)
         try:
             self.link.start()
-        except (OSError, CertificateError) as exc:  # e.g. the port is taken by another link
+        except OSError as exc:  # e.g. the port is taken by another link
             raise NodeStartupError(f"secure link: cannot listen on {address[0]}:{address[1]}: {exc}") from None
-        where = (
-            f"connecting to {address[0]}:{address[1]}"
-            if p.role == "robot"
-            else f"listening on {address[0]}:{address[1]}"
-        )
+        where = "listening on" if listen else "connecting to"
         self.get_logger().info(
-            f"secure link ({p.role}, {host_name} <-> {peer_name}) {where}; sends {[s[0] for s in sends]}, "
-            f"receives {[r[0] for r in receives]}"
+            f"secure link ({p.role}, {host_name} <-> {peer_name}) {where} {address[0]}:{address[1]}; "
+            f"sends {[r.topic for r in routes.sends]}, receives {[r.topic for r in routes.receives]}"
         )
 
     # -- messages and services from the peer -----------------------------------------------------------
     def on_message(self, stream: str, data: bytes) -> None:
-        if stream in self.publishers_:
+        name, kind = split_service_stream(stream)
+        if not kind:
             self.publishers_[stream].publish(data)
             return
-        name, _, kind = stream.rpartition("#")
-        call_id, payload = struct.unpack("!Q", data[:8])[0], data[8:]
-        if kind == "request":  # the peer calls one of ours: call it, send its response back
-            client = self._service_clients[name]
-            future = client.call_async(deserialize_message(payload, self.service_types[name].Request))
+        call_id, payload = unpack_call(data)
+        if kind == REQUEST:  # the peer calls one of ours: call it, send its response back
+            request = deserialize_message(payload, self.service_types[name].Request)
+            future = self.service_clients[name].call_async(request)
             future.add_done_callback(lambda f, n=name, c=call_id: self._respond(n, c, f))
-        elif (waiting := self._waiting_calls.get(call_id)) is not None:
-            waiting[1] = deserialize_message(payload, self.service_types[name].Response)
-            waiting[0].set()
+        elif self.calls.answer(call_id, payload):
+            self._wake.trigger()
 
     def _respond(self, name: str, call_id: int, future) -> None:
         if future.result() is not None:
-            self.link.send(f"{name}#response", struct.pack("!Q", call_id) + serialize_message(future.result()))
+            self.link.send(name + RESPONSE, pack_call(call_id, serialize_message(future.result())))
 
-    def stand_in(self, name: str, request, response):
-        """Our stand-in of the peer's service `name`: forward the call, wait for the real response."""
+    async def stand_in(self, name: str, request, response):
+        """Our stand-in of the peer's service `name`: forward the call, then wait for the real response, giving
+        the executor back between checks (resumed on every executor turn: a response, a message, the 1 s timer)."""
         if not self.link.connected.is_set():
             self.get_logger().warning(f"{name} called while the secure link is down: empty response")
             return response
-        call_id = next(self._call_ids)
-        waiting: list = [threading.Event(), None]
-        self._waiting_calls[call_id] = waiting
-        self.link.send(f"{name}#request", struct.pack("!Q", call_id) + serialize_message(request))
-        answered = waiting[0].wait(self.service_timeout_s)
-        self._waiting_calls.pop(call_id, None)
-        if not answered:
+        call_id = self.calls.begin()
+        self.link.send(name + REQUEST, pack_call(call_id, serialize_message(request)))
+        deadline = time.monotonic() + self.service_timeout_s
+        try:
+            while (payload := self.calls.poll(call_id)) is None and time.monotonic() < deadline:
+                await _next_turn()
+        finally:
+            self.calls.forget(call_id)
+        if payload is None:
             self.get_logger().warning(f"{name}: no response from the peer within {self.service_timeout_s:g} s")
             return response
-        return waiting[1]
+        return deserialize_message(payload, self.service_types[name].Response)
 
     def on_diagnostics(self) -> None:
         s = self.link.stats
@@ -174,7 +185,7 @@ class SecureLinkNode(Node):
 
 
 def main(args=None) -> None:
-    run_node(SecureLinkNode, args, multi_threaded=True)  # stand-in services wait for the peer
+    run_node(SecureLinkNode, args)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
+from lerobot_ros.conventions.addresses import parse_host_port
 from lerobot_ros.policy.loading import LoadedPolicy
 
 BACKENDS = ("local", "lerobot_server")
@@ -77,11 +78,10 @@ class RtcBackend(ChunkBackend, Protocol):
 
 def parse_server_address(text: str) -> tuple[str, int]:
     """'HOST:PORT' (IPv6 as '[::1]:PORT') -> (host, port); ValueError naming the parameter."""
-    host, sep, port = str(text).strip().rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise ValueError(f"server must be HOST:PORT (e.g. {DEFAULT_SERVER}), got {text!r}")
-    return host, int(port)
+    try:
+        return parse_host_port(text)
+    except ValueError:
+        raise ValueError(f"server must be HOST:PORT (e.g. {DEFAULT_SERVER}), got {text!r}") from None
 
 
 def public_address_warning(host: str) -> str | None:

@@ -25,7 +25,6 @@ import socket
 import ssl
 import struct
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -331,26 +330,3 @@ class SecureLink:
         except (OSError, LinkError) as exc:
             if not self._stop.is_set():
                 self.log(f"secure link: {self.peer_name} gone: {exc}")
-
-
-def split_address(text: str, default_port: int) -> tuple[str, int]:
-    """'host', 'host:port', '[v6]:port' -> (host, port); an empty host is an error."""
-    text = text.strip()
-    host, port = text, default_port
-    if text.startswith("["):
-        host, _, rest = text[1:].partition("]")
-        port = int(rest[1:]) if rest.startswith(":") else default_port
-    elif text.count(":") == 1:
-        host, port_text = text.split(":")
-        port = int(port_text)
-    if not host:
-        raise ValueError("address is empty: give the policy host (HOST[:PORT]) to the robot side")
-    return host, port
-
-
-def wait_connected(link: SecureLink, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if link.connected.wait(0.1):
-            return True
-    return False
