@@ -113,7 +113,7 @@ def run_once(
             renv = robot.ros_env([policy.address], domain)
             penv = policy.ros_env([robot.address], domain)
         else:
-            renv = penv = loopback_env(domain)
+            renv = penv = netns.loopback_env(ROS_DOMAIN_ID=str(domain))
         procs = [
             robot.popen(
                 [py, *sides, "robot", "--out", str(robot_log), "--joint-hz", str(JOINT_HZ)],
@@ -202,41 +202,14 @@ def run_once(
     return result
 
 
-def loopback_env(domain: int) -> dict[str, str]:
-    """Network mode loopback, as the launch files set it: the graph of each host stays on that host."""
-    from lerobot_ros.testing import netns
-
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("FASTDDS_DEFAULT_PROFILES_FILE", "ROS_STATIC_PEERS", "LEROBOT_ROS_DDS_PROFILE")
-    }
-    env.update(
-        ROS_DOMAIN_ID=str(domain),
-        ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-        LEROBOT_ROS_NETWORK="loopback",
-        FASTDDS_DEFAULT_PROFILES_FILE=str(netns.REMOTE_PROFILE.with_name("fastdds_loopback.xml")),
-        PYTHONUNBUFFERED="1",
-    )
-    return env
-
-
 def make_certs(folder: Path) -> Path:
     """A CA with a robot and a policy certificate, each host's files in folder/<role> as an operator copies them."""
-    import shutil
-
     from lerobot_ros.secure import certs
-    from lerobot_ros.secure.certs import HostFiles
 
     ca = certs.init_ca(folder / "ca")
     for role in ("robot", "policy"):
-        files = certs.issue(ca, role)
-        (folder / role / "hosts").mkdir(parents=True)
-        for src, dst in ((files.ca, "ca.pem"), (files.crl, "crl.pem"), (files.cert, f"hosts/{role}.pem")):
-            shutil.copy(src, folder / role / dst)
-        key = folder / role / "hosts" / f"{role}.key"
-        shutil.copy(HostFiles.in_folder(ca, role).key, key)
-        key.chmod(0o600)
+        certs.issue(ca, role)
+        certs.host_folder(ca, role, folder / role)
     return folder
 
 

@@ -41,23 +41,12 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 
 import numpy as np  # noqa: E402
 
+from lerobot_ros.testing import netns  # noqa: E402
 from lerobot_ros.testing.twin import BIN, twin_command, twin_contract  # noqa: E402
 
 GOAL_GROWTH_PCT_H = 2.0
 FPS = 30.0
 STAMPED = ("/sim/joint_states", "/sim/front/image_raw", "/sim/wrist/image_raw")
-
-
-def loopback_env() -> dict[str, str]:
-    profile = Path(sys.prefix) / "share" / "lerobot_ros" / "config" / "dds" / "fastdds_loopback.xml"
-    env = {k: v for k, v in os.environ.items() if k not in ("ROS_STATIC_PEERS", "LEROBOT_ROS_DDS_PROFILE")}
-    env.update(
-        LEROBOT_ROS_NETWORK="loopback",
-        FASTDDS_DEFAULT_PROFILES_FILE=str(profile),
-        ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-        PYTHONUNBUFFERED="1",
-    )
-    return env
 
 
 def free_port() -> int:
@@ -190,7 +179,7 @@ def main(argv=None) -> int:
             tmp / "act", "act", cameras={"front": hw, "wrist": hw}, chunk_size=20, n_action_steps=20
         )
         out = tmp / "recordings"
-        env = loopback_env()
+        env = netns.loopback_env()
         commands = {
             "twin": twin_command(args.width, args.height, ("front", "wrist"), episode_length=100_000),
             "policy": node(

@@ -3,15 +3,15 @@ before it touches the network: each in one line, exit 1, no traceback."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from lerobot_ros.testing import netns
+
 BIN = Path(sys.executable).parent
-LOOPBACK = Path(sys.prefix) / "share" / "lerobot_ros" / "config" / "dds" / "fastdds_loopback.xml"
 
 
 def _certs(*args: str) -> subprocess.CompletedProcess:
@@ -40,6 +40,14 @@ def test_init_issue_list_revoke(tmp_path):
         assert "Traceback" not in done.stderr and done.stderr.strip().count("\n") == 0
 
 
+def _link_node(**params: str) -> subprocess.CompletedProcess:
+    """secure_link_node in network mode loopback (as a launch file starts it), run until it ends."""
+    args = [str(BIN / "secure_link_node"), "--ros-args"]
+    for name, value in params.items():
+        args += ["-p", f"{name}:={value}"]
+    return subprocess.run(args, capture_output=True, text=True, timeout=120, env=netns.loopback_env())
+
+
 @pytest.mark.parametrize("case", ["no_certificates", "key_readable_by_others"])
 def test_the_link_node_refuses_bad_certificates_before_any_network(tmp_path, case):
     certs_dir = tmp_path / "certs"
@@ -47,23 +55,7 @@ def test_the_link_node_refuses_bad_certificates_before_any_network(tmp_path, cas
         assert _certs("init", "--certs_dir", str(certs_dir)).returncode == 0
         assert _certs("issue", "robot", "--certs_dir", str(certs_dir)).returncode == 0
         (certs_dir / "hosts" / "robot.key").chmod(0o644)
-    env = dict(os.environ, LEROBOT_ROS_NETWORK="loopback", FASTDDS_DEFAULT_PROFILES_FILE=str(LOOPBACK))
-    done = subprocess.run(
-        [
-            str(BIN / "secure_link_node"),
-            "--ros-args",
-            "-p",
-            "role:=robot",
-            "-p",
-            "address:=10.0.0.2",
-            "-p",
-            f"certs_dir:={certs_dir}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
+    done = _link_node(role="robot", address="10.0.0.2", certs_dir=str(certs_dir))
     assert done.returncode == 1, done.stderr
     errors = [line for line in done.stderr.splitlines() if "error:" in line]
     assert len(errors) == 1 and "Traceback" not in done.stderr, done.stderr
@@ -77,24 +69,8 @@ def test_the_link_node_says_when_its_port_is_taken(tmp_path):
     certs_dir = tmp_path / "certs"
     assert _certs("init", "--certs_dir", str(certs_dir)).returncode == 0
     assert _certs("issue", "policy", "--certs_dir", str(certs_dir)).returncode == 0
-    env = dict(os.environ, LEROBOT_ROS_NETWORK="loopback", FASTDDS_DEFAULT_PROFILES_FILE=str(LOOPBACK))
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
-        done = subprocess.run(
-            [
-                str(BIN / "secure_link_node"),
-                "--ros-args",
-                "-p",
-                "role:=policy",
-                "-p",
-                f"address:=127.0.0.1:{port}",
-                "-p",
-                f"certs_dir:={certs_dir}",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=env,
-        )
+        done = _link_node(role="policy", address=f"127.0.0.1:{port}", certs_dir=str(certs_dir))
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert f"secure link: cannot listen on 127.0.0.1:{port}: [Errno 98] Address already in use" in done.stderr

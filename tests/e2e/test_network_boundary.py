@@ -29,31 +29,6 @@ pytestmark = [
 
 ATTACK_S = 8.0
 START_TIMEOUT = 300.0  # LeRobot's imports in robot_node and the emulator on a loaded 2-core machine
-LOOPBACK_PROFILE = netns.REMOTE_PROFILE.with_name("fastdds_loopback.xml")
-NETWORK_ENV = (
-    "FASTDDS_DEFAULT_PROFILES_FILE",
-    "ROS_AUTOMATIC_DISCOVERY_RANGE",
-    "ROS_STATIC_PEERS",
-    "LEROBOT_ROS_NETWORK",
-)
-
-
-def _json_lines(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
-
-
-def _plain_env(**extra: str) -> dict[str, str]:
-    """This session's environment without any network setting: a ROS user's shell with Fast DDS defaults."""
-    env = {k: v for k, v in os.environ.items() if k not in NETWORK_ENV}
-    env.update(PYTHONUNBUFFERED="1", **extra)
-    return env
-
-
-def _logs(tmp: Path) -> str:
-    return "\n".join(
-        f"--- {p.name}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-15:])
-        for p in sorted(tmp.glob("*.log"))
-    )
 
 
 def _attack(robot, intruder_host, tmp: Path, remote: bool) -> tuple[dict, dict[str, dict]]:
@@ -62,12 +37,12 @@ def _attack(robot, intruder_host, tmp: Path, remote: bool) -> tuple[dict, dict[s
     args = ["so101_virtual", "teleop:=false", f"virtual_dir:={tmp / 'virtual'}"]
     if remote:
         args += ["remote:=true", f"peers:={intruder_host.address}"]
-    launch = robot.popen([lerobot_ros, "launch", *args], _plain_env(), log=tmp / "robot.log")
+    launch = robot.popen([lerobot_ros, "launch", *args], netns.plain_env(), log=tmp / "robot.log")
     if remote:
-        witness_env = robot.ros_env([intruder_host.address], os.environ["ROS_DOMAIN_ID"], base=_plain_env())
+        witness_env = robot.ros_env([intruder_host.address], os.environ["ROS_DOMAIN_ID"], base=netns.plain_env())
         witness_env["LEROBOT_ROS_NETWORK"] = "lan"
     else:
-        witness_env = _plain_env(LEROBOT_ROS_NETWORK="loopback", FASTDDS_DEFAULT_PROFILES_FILE=str(LOOPBACK_PROFILE))
+        witness_env = netns.loopback_env()
     witness_out = tmp / "witness.jsonl"
     witness = robot.popen(
         [
@@ -84,13 +59,13 @@ def _attack(robot, intruder_host, tmp: Path, remote: bool) -> tuple[dict, dict[s
         log=tmp / "witness.log",
     )
     deadline = time.monotonic() + START_TIMEOUT
-    while not _json_lines(witness_out):
+    while not netns.json_lines(witness_out):
         if time.monotonic() > deadline or launch.poll() is not None or witness.poll() is not None:
-            pytest.fail(f"the robot launch never published joint states to its own host\n{_logs(tmp)}")
+            pytest.fail(f"the robot launch never published joint states to its own host\n{netns.log_tails(tmp)}")
         time.sleep(0.25)
     intruders = {
-        "fast_dds_defaults": _plain_env(),
-        "static_peer": _plain_env(ROS_AUTOMATIC_DISCOVERY_RANGE="SUBNET", ROS_STATIC_PEERS=robot.address),
+        "fast_dds_defaults": netns.plain_env(),
+        "static_peer": netns.plain_env(ROS_AUTOMATIC_DISCOVERY_RANGE="SUBNET", ROS_STATIC_PEERS=robot.address),
     }
     procs = {
         name: intruder_host.popen(
@@ -112,9 +87,9 @@ def _attack(robot, intruder_host, tmp: Path, remote: bool) -> tuple[dict, dict[s
     for proc in procs.values():
         proc.wait(120)
     robot.stop(witness)
-    results = {name: _json_lines(tmp / f"{name}.jsonl") for name in intruders}
-    seen = [x for x in _json_lines(witness_out) if "ready" not in x]
-    assert seen and all(results.values()), _logs(tmp)
+    results = {name: netns.json_lines(tmp / f"{name}.jsonl") for name in intruders}
+    seen = [x for x in netns.json_lines(witness_out) if "ready" not in x]
+    assert seen and all(results.values()), netns.log_tails(tmp)
     return seen[-1], {name: lines[-1] for name, lines in results.items()}
 
 

@@ -16,8 +16,6 @@ and another CA's certificate from the robot's own address (spoofed). Nothing of 
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -37,46 +35,6 @@ pytestmark = [
 SUBNET = "10.81.0"
 ATTACK_S = 8.0
 START_TIMEOUT = 300.0
-LOOPBACK_PROFILE = netns.REMOTE_PROFILE.with_name("fastdds_loopback.xml")
-NETWORK_ENV = (
-    "FASTDDS_DEFAULT_PROFILES_FILE",
-    "ROS_AUTOMATIC_DISCOVERY_RANGE",
-    "ROS_STATIC_PEERS",
-    "LEROBOT_ROS_NETWORK",
-)
-
-
-def _json_lines(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
-
-
-def _plain_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in NETWORK_ENV}
-    env.update(PYTHONUNBUFFERED="1", **extra)
-    return env
-
-
-def _loopback_env() -> dict[str, str]:
-    return _plain_env(LEROBOT_ROS_NETWORK="loopback", FASTDDS_DEFAULT_PROFILES_FILE=str(LOOPBACK_PROFILE))
-
-
-def _host_folder(ca: Path, name: str, dest: Path) -> Path:
-    """What an operator copies to a host: ca.pem, crl.pem and that host's certificate and key."""
-    files = HostFiles.in_folder(ca, name)
-    (dest / "hosts").mkdir(parents=True)
-    for src in (files.ca, files.crl):
-        shutil.copy(src, dest / src.name)
-    for src in (files.cert, files.key):
-        shutil.copy(src, dest / "hosts" / src.name)
-    (dest / "hosts" / files.key.name).chmod(0o600)
-    return dest
-
-
-def _logs(tmp: Path) -> str:
-    return "\n".join(
-        f"--- {p.name}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-15:])
-        for p in sorted(tmp.glob("*.log"))
-    )
 
 
 def _module(role: str, out: Path, *args: str) -> list[str]:
@@ -97,8 +55,8 @@ def test_only_the_authorised_pair_talks_over_the_secure_link(tmp_path):
         path.chmod(0o600)
     foreign = certs.init_ca(tmp_path / "foreign_ca")
     certs.issue(foreign, "robot", [f"{SUBNET}.1"])
-    robot_certs = _host_folder(ca, "robot", tmp_path / "robot_certs")
-    policy_certs = _host_folder(ca, "policy", tmp_path / "policy_certs")
+    robot_certs = certs.host_folder(ca, "robot", tmp_path / "robot_certs").ca.parent
+    policy_certs = certs.host_folder(ca, "policy", tmp_path / "policy_certs").ca.parent
     lerobot_ros = str(Path(sys.executable).parent / "lerobot-ros")
 
     with netns.lan(3, SUBNET) as (robot, policy, intruder):
@@ -115,41 +73,47 @@ def test_only_the_authorised_pair_talks_over_the_secure_link(tmp_path):
                 "record:=true",
                 f"output_dir:={tmp_path / 'recordings'}",
             ],
-            _plain_env(),
+            netns.plain_env(),
             log=tmp_path / "robot.log",
         )
         policy.popen(
             [lerobot_ros, "launch", "policy", "secure:=true", f"certs_dir:={policy_certs}"],
-            _plain_env(),
+            netns.plain_env(),
             log=tmp_path / "policy.log",
         )
         out = {name: tmp_path / f"{name}.jsonl" for name in ("robot_witness", "policy_witness", "holder")}
         witnesses = [
             robot.popen(
-                _module("witness", out["robot_witness"], "--seconds", "600"), _loopback_env(), log=tmp_path / "rw.log"
+                _module("witness", out["robot_witness"], "--seconds", "600"),
+                netns.loopback_env(),
+                log=tmp_path / "rw.log",
             ),
             policy.popen(
-                _module("witness", out["policy_witness"], "--seconds", "600"), _loopback_env(), log=tmp_path / "pw.log"
+                _module("witness", out["policy_witness"], "--seconds", "600"),
+                netns.loopback_env(),
+                log=tmp_path / "pw.log",
             ),
             policy.popen(
-                _module("holder", out["holder"], "--seconds", "600"), _loopback_env(), log=tmp_path / "holder.log"
+                _module("holder", out["holder"], "--seconds", "600"), netns.loopback_env(), log=tmp_path / "holder.log"
             ),
         ]
         deadline = time.monotonic() + START_TIMEOUT
-        while not (_json_lines(out["robot_witness"]) and _json_lines(out["policy_witness"])):
+        while not (netns.json_lines(out["robot_witness"]) and netns.json_lines(out["policy_witness"])):
             if time.monotonic() > deadline or any(p.poll() is not None for p in robot.procs + policy.procs):
-                pytest.fail(f"the policy host never saw the robot's joint states over the link\n{_logs(tmp_path)}")
+                pytest.fail(
+                    f"the policy host never saw the robot's joint states over the link\n{netns.log_tails(tmp_path)}"
+                )
             time.sleep(0.25)
 
         # the recorder's services cross the link: an episode recorded on the robot, started from the policy host
         operator = policy.run(
-            _module("operator", tmp_path / "operator.jsonl", "--seconds", "60"), env=_loopback_env(), timeout=180
+            _module("operator", tmp_path / "operator.jsonl", "--seconds", "60"), env=netns.loopback_env(), timeout=180
         )
         assert operator.returncode == 0, operator.stderr[-2000:]
         # DDS intruders while the loop runs: Fast DDS defaults, and both hosts as static peers
         dds = {
-            "dds_defaults": _plain_env(),
-            "dds_static_peers": _plain_env(
+            "dds_defaults": netns.plain_env(),
+            "dds_static_peers": netns.plain_env(
                 ROS_AUTOMATIC_DISCOVERY_RANGE="SUBNET", ROS_STATIC_PEERS=f"{robot.address};{policy.address}"
             ),
         }
@@ -182,7 +146,7 @@ def test_only_the_authorised_pair_talks_over_the_secure_link(tmp_path):
                 _module(
                     "tls_intruder", tmp_path / f"{name}.jsonl", "--target", targets[name], "--cert", cert, "--key", key
                 ),
-                env=_plain_env(),
+                env=netns.plain_env(),
                 timeout=60,
             )
         for proc in procs:
@@ -207,7 +171,7 @@ def test_only_the_authorised_pair_talks_over_the_secure_link(tmp_path):
                 str(f.key),
                 str(tmp_path / "tls_spoofed_robot_address.jsonl"),
             ],
-            env=_plain_env(),
+            env=netns.plain_env(),
             timeout=60,
         )
         for proc in witnesses:
@@ -215,12 +179,13 @@ def test_only_the_authorised_pair_talks_over_the_secure_link(tmp_path):
         policy_log = (tmp_path / "policy.log").read_text()
 
     table = {
-        name: _json_lines(tmp_path / f"{name}.jsonl")[-1:] for name in [*out, *dds, *tls, "tls_spoofed_robot_address"]
+        name: netns.json_lines(tmp_path / f"{name}.jsonl")[-1:]
+        for name in [*out, *dds, *tls, "tls_spoofed_robot_address"]
     }
     print(json.dumps(table))
-    robot_seen = [x for x in _json_lines(out["robot_witness"]) if "ready" not in x][-1]
-    policy_seen = [x for x in _json_lines(out["policy_witness"]) if "ready" not in x][-1]
-    holder = _json_lines(out["holder"])[-1]
+    robot_seen = [x for x in netns.json_lines(out["robot_witness"]) if "ready" not in x][-1]
+    policy_seen = [x for x in netns.json_lines(out["policy_witness"]) if "ready" not in x][-1]
+    holder = netns.json_lines(out["holder"])[-1]
     # the authorised loop ran across the link: observations to the policy host, its commands back to the robot
     assert policy_seen["joint_states"] > 30 and holder["commands"] > 30, table
     assert robot_seen["commands"] > 30, table
@@ -236,7 +201,7 @@ def test_only_the_authorised_pair_talks_over_the_secure_link(tmp_path):
     # connection: the policy host answers the real robot's address)
     assert policy_log.count("secure link: refused or failed") >= 4, policy_log[-3000:]
     assert "secure link: connected to robot (TLS 1.3, mutual certificates)" in policy_log
-    episode = _json_lines(tmp_path / "operator.jsonl")[-1]
+    episode = netns.json_lines(tmp_path / "operator.jsonl")[-1]
     assert episode["started"] == {"success": True, "index": 0} and episode["stopped"]["success"], episode
     bag = Path(episode["stopped"]["bag_path"])
     assert bag == tmp_path / "recordings" / "episode_000000" and (bag / "metadata.yaml").is_file()

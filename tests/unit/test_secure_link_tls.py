@@ -13,6 +13,7 @@ import time
 
 import pytest
 
+from lerobot_ros.ros.runtime import wait_until
 from lerobot_ros.secure import certs
 from lerobot_ros.secure.certs import CertificateError, HostFiles, check_host_files
 from lerobot_ros.secure.link import HELLO_INDEX, SecureLink, Stream, read_frame, write_frame
@@ -44,37 +45,33 @@ def _port() -> int:
         return s.getsockname()[1]
 
 
-def _pair(ours, port, got_policy, got_robot, robot_files=None, robot_name="robot"):
-    policy = SecureLink(
-        "policy",
-        HostFiles.in_folder(ours, "policy"),
-        "policy",
-        "robot",
+def _link(role, files, port, got=None, name=None, sends=None):
+    """A link on 127.0.0.1:`port`: the policy side (listening) sends ACT and takes OBS, the robot the other way;
+    what it takes is appended to `got` as (topic, data)."""
+    own, other = (ACT, OBS) if role == "policy" else (OBS, ACT)
+    box = got if got is not None else []
+    return SecureLink(
+        role,
+        files,
+        name or role,
+        "robot" if role == "policy" else "policy",
         ("127.0.0.1", port),
-        sends=[ACT],
-        receives=[OBS],
-        on_message=lambda t, d: got_policy.append((t, d)),
-        log=lambda _m: None,
-    ).start()
-    robot = SecureLink(
-        "robot",
-        robot_files or HostFiles.in_folder(ours, "robot"),
-        robot_name,
-        "policy",
-        ("127.0.0.1", port),
-        sends=[OBS],
-        receives=[ACT],
-        on_message=lambda t, d: got_robot.append((t, d)),
+        sends=[sends or own],
+        receives=[other],
+        on_message=lambda t, d: box.append((t, d)),
         log=lambda _m: None,
     )
+
+
+def _pair(ours, port, got_policy, got_robot, robot_files=None):
+    """The policy side, listening, and the robot side, not started yet."""
+    policy = _link("policy", HostFiles.in_folder(ours, "policy"), port, got_policy).start()
+    robot = _link("robot", robot_files or HostFiles.in_folder(ours, "robot"), port, got_robot)
     return policy, robot
 
 
-def _wait(pred, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and not pred():
-        time.sleep(0.02)
-    return pred()
+def _wait(pred, what: str) -> None:
+    wait_until(pred, 10.0, interval=0.02, what=what)
 
 
 def test_the_authorised_pair_exchanges_what_each_contract_sends(pki):
@@ -83,12 +80,15 @@ def test_the_authorised_pair_exchanges_what_each_contract_sends(pki):
     policy, robot = _pair(ours, _port(), got_policy, got_robot)
     robot.start()
     try:
-        assert _wait(lambda: robot.connected.is_set() and policy.connected.is_set())
+        _wait(
+            lambda: robot.connected.is_set() and policy.connected.is_set(),
+            "robot.connected.is_set() and policy.connected.is_set()",
+        )
         for i in range(50):
             robot.send(OBS.topic, b"state-%d" % i)
             policy.send(ACT.topic, b"action-%d" % i)
         robot.send(ACT.topic, b"not mine to send")  # a topic the robot does not send: never leaves
-        assert _wait(lambda: len(got_policy) == 50 and len(got_robot) == 50)
+        _wait(lambda: len(got_policy) == 50 and len(got_robot) == 50, "len(got_policy) == 50 and len(got_robot) == 50")
         assert [d for _t, d in got_policy] == [b"state-%d" % i for i in range(50)]  # in order, none lost
         assert {t for t, _d in got_robot} == {ACT.topic}
         time.sleep(0.2)
@@ -133,7 +133,7 @@ def test_an_unauthorised_client_gets_nothing_in(pki, attacker):
     try:
         outcome = _raw_tls_attempt(port, files)
         assert outcome.startswith("refused"), outcome
-        assert _wait(lambda: policy.stats.rejected >= 1)
+        _wait(lambda: policy.stats.rejected >= 1, "policy.stats.rejected >= 1")
         assert got_policy == [] and not policy.connected.is_set()
         assert policy.stats.connections == 0
     finally:
@@ -144,31 +144,11 @@ def test_the_robot_refuses_a_server_that_is_not_the_policy_host(pki):
     """The robot connects out: a listener with the CA's certificate of another host is not the policy host."""
     ours, _ = pki
     port = _port()
-    impostor = SecureLink(
-        "policy",
-        HostFiles.in_folder(ours, "other"),
-        "other",
-        "robot",
-        ("127.0.0.1", port),
-        sends=[ACT],
-        receives=[OBS],
-        on_message=lambda t, d: None,
-        log=lambda _m: None,
-    ).start()
-    got = []
-    robot = SecureLink(
-        "robot",
-        HostFiles.in_folder(ours, "robot"),
-        "robot",
-        "policy",
-        ("127.0.0.1", port),
-        sends=[OBS],
-        receives=[ACT],
-        on_message=lambda t, d: got.append(t),
-        log=lambda _m: None,
-    ).start()
+    impostor = _link("policy", HostFiles.in_folder(ours, "other"), port, name="other").start()
+    got: list = []
+    robot = _link("robot", HostFiles.in_folder(ours, "robot"), port, got).start()
     try:
-        assert _wait(lambda: robot.stats.rejected >= 1)
+        _wait(lambda: robot.stats.rejected >= 1, "robot.stats.rejected >= 1")
         assert "hostname mismatch" in robot.stats.last_rejection or "policy" in robot.stats.last_rejection
         assert not robot.connected.is_set() and got == []
     finally:
@@ -176,18 +156,10 @@ def test_the_robot_refuses_a_server_that_is_not_the_policy_host(pki):
         impostor.close()
 
 
-def _copy(files: HostFiles, dest) -> HostFiles:
-    out = HostFiles(dest / "ca.pem", dest / "crl.pem", dest / "host.pem", dest / "host.key")
-    for src, dst in zip((files.ca, files.crl, files.cert, files.key), (out.ca, out.crl, out.cert, out.key)):
-        dst.write_bytes(src.read_bytes())
-    out.key.chmod(0o600)
-    return out
-
-
 @pytest.mark.parametrize(
     ("breakage", "message"),
     [
-        ("missing_cert", r"the host certificate .*host.pem does not exist"),
+        ("missing_cert", r"the host certificate .*hosts/robot.pem does not exist"),
         ("missing_crl", r"the revocation list .*crl.pem does not exist"),
         ("key_readable_by_others", r"is readable by others \(mode 644\): chmod 600"),
         ("not_pem", r"is not a PEM certificate"),
@@ -199,7 +171,7 @@ def _copy(files: HostFiles, dest) -> HostFiles:
 )
 def test_every_bad_certificate_file_refuses_in_one_line(pki, tmp_path, breakage, message):
     ours, foreign = pki
-    files = _copy(HostFiles.in_folder(ours, "robot"), tmp_path)
+    files = certs.host_folder(ours, "robot", tmp_path)
     now = None
     if breakage == "missing_cert":
         files.cert.unlink()
@@ -240,16 +212,16 @@ def test_a_revocation_reaches_a_running_link_at_the_next_connection(pki, tmp_pat
     ours = certs.init_ca(tmp_path / "ca")
     for name in ("robot", "policy"):
         certs.issue(ours, name, ["127.0.0.1"])
-    robot_files = _copy(HostFiles.in_folder(ours, "robot"), tmp_path)  # the robot's own copy of its files
+    robot_files = certs.host_folder(ours, "robot", tmp_path)  # the robot's own copy of its files
     port = _port()
     got_policy, got_robot = [], []
     policy, robot = _pair(ours, port, got_policy, got_robot, robot_files=robot_files)
     robot.start()
     try:
-        assert _wait(lambda: policy.connected.is_set())
+        _wait(lambda: policy.connected.is_set(), "policy.connected.is_set()")
         certs.revoke(ours, "robot")  # the policy host's crl.pem is the CA's
         robot.close()
-        assert _wait(lambda: not policy.connected.is_set())
+        _wait(lambda: not policy.connected.is_set(), "not policy.connected.is_set()")
         assert _raw_tls_attempt(port, robot_files).startswith("refused")
         threading.Event().wait(0.1)
         assert policy.stats.connections == 1
@@ -263,33 +235,15 @@ def test_a_stream_of_another_type_is_not_taken(pki):
     ours, _ = pki
     port = _port()
     got = []
-    policy = SecureLink(
-        "policy",
-        HostFiles.in_folder(ours, "policy"),
-        "policy",
-        "robot",
-        ("127.0.0.1", port),
-        sends=[ACT],
-        receives=[OBS],
-        on_message=lambda t, d: got.append(t),
-        log=lambda _m: None,
-    ).start()
-    robot = SecureLink(
-        "robot",
-        HostFiles.in_folder(ours, "robot"),
-        "robot",
-        "policy",
-        ("127.0.0.1", port),
-        sends=[Stream(OBS.topic, "std_msgs/msg/String", depth=100)],
-        receives=[ACT],
-        on_message=lambda t, d: None,
-        log=lambda _m: None,
+    policy = _link("policy", HostFiles.in_folder(ours, "policy"), port, got).start()
+    robot = _link(
+        "robot", HostFiles.in_folder(ours, "robot"), port, sends=Stream(OBS.topic, "std_msgs/msg/String", 100)
     ).start()
     try:
-        assert _wait(lambda: robot.connected.is_set())
+        _wait(lambda: robot.connected.is_set(), "robot.connected.is_set()")
         for _ in range(10):
             robot.send(OBS.topic, b"not a joint state")
-        assert _wait(lambda: policy.stats.ignored == 10)
+        _wait(lambda: policy.stats.ignored == 10, "policy.stats.ignored == 10")
         assert got == [] and policy.stats.received[OBS.topic] == 0
     finally:
         robot.close()

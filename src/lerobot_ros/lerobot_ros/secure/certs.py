@@ -211,6 +211,16 @@ def issue(
     return files
 
 
+def host_folder(folder: str | os.PathLike[str], name: str, dest: str | os.PathLike[str]) -> HostFiles:
+    """What an operator copies to host `name`, into `dest`: ca.pem, crl.pem and hosts/<name>.pem/.key (the key
+    created 0600 there too). Returns the files at `dest`."""
+    src, out = HostFiles.in_folder(folder, name), HostFiles.in_folder(dest, name)
+    for a, b in ((src.ca, out.ca), (src.crl, out.crl), (src.cert, out.cert)):
+        _write_public(b, _read(a, "the file"))
+    _write_private(out.key, _read(src.key, f"host {name}'s key"))
+    return out
+
+
 def revoke(folder: str | os.PathLike[str], name: str) -> int:
     """Put host `name`'s certificate on the CRL (and move its files aside); returns its serial. Copy the new
     crl.pem to every host: a link checks it at each connection."""

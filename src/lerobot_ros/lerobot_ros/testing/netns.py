@@ -29,6 +29,45 @@ _NAME = re.compile(rf"^{PREFIX}(\d+)n(\d+)(?:[rpb]|h\d+)$")
 _COUNTER = itertools.count()
 #: the Fast DDS profile shipped for two real machines (UDPv4 only, sized for camera frames)
 REMOTE_PROFILE = Path(sys.prefix) / "share" / "lerobot_ros" / "config" / "dds" / "fastdds_remote.xml"
+#: the profile of network mode loopback (every socket on 127.0.0.1, shared memory), as the launch files set it
+LOOPBACK_PROFILE = REMOTE_PROFILE.with_name("fastdds_loopback.xml")
+#: what the launch files' network mode sets (launch/remote.launch.yaml)
+NETWORK_ENV = (
+    "FASTDDS_DEFAULT_PROFILES_FILE",
+    "ROS_AUTOMATIC_DISCOVERY_RANGE",
+    "ROS_STATIC_PEERS",
+    "LEROBOT_ROS_NETWORK",
+)
+
+
+def plain_env(**extra: str) -> dict[str, str]:
+    """This process's environment without any network setting (a ROS user's shell: Fast DDS defaults)."""
+    env = {k: v for k, v in os.environ.items() if k not in (*NETWORK_ENV, "LEROBOT_ROS_DDS_PROFILE")}
+    env.update(PYTHONUNBUFFERED="1", **extra)
+    return env
+
+
+def loopback_env(**extra: str) -> dict[str, str]:
+    """Network mode loopback, as the robot and simulation launch files set it for every process."""
+    return plain_env(
+        LEROBOT_ROS_NETWORK="loopback",
+        FASTDDS_DEFAULT_PROFILES_FILE=str(LOOPBACK_PROFILE),
+        ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+        **extra,
+    )
+
+
+def json_lines(path: Path) -> list[dict]:
+    """The JSON objects a probe wrote, one per line ([] before the file exists)."""
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+
+
+def log_tails(folder: Path, lines: int = 15) -> str:
+    """The last lines of every *.log in `folder`, for a failure message."""
+    return "\n".join(
+        f"--- {p.name}\n" + "\n".join(p.read_text(errors="replace").splitlines()[-lines:])
+        for p in sorted(folder.glob("*.log"))
+    )
 
 
 def unavailable_reason() -> str | None:
@@ -181,6 +220,17 @@ class Link:
         return "LOWER_UP" in info.get("flags", [])
 
 
+def _remove(hosts: list[Host], created: list[str]) -> None:
+    """Stop each host's processes, then kill what is left in its namespace and delete the namespaces made."""
+    for host in hosts:
+        try:
+            host.stop_all()
+        finally:
+            if host.netns in created:
+                _kill_namespace_processes(host.netns)
+                _ip("netns", "del", host.netns, check=False)
+
+
 @contextlib.contextmanager
 def two_hosts(subnet: str = "10.77.0"):
     """Yield (robot, policy, link): two namespaces on `subnet`.1 and .2/24 joined by a veth pair, each with
@@ -212,13 +262,7 @@ def two_hosts(subnet: str = "10.77.0"):
             _ip("-n", host.netns, "route", "add", "224.0.0.0/4", "dev", host.ifname)
         yield robot, policy, Link(robot, policy)
     finally:
-        for host in (policy, robot):
-            try:
-                host.stop_all()
-            finally:
-                if host.netns in created:
-                    _kill_namespace_processes(host.netns)
-                    _ip("netns", "del", host.netns, check=False)
+        _remove([policy, robot], created)
 
 
 @contextlib.contextmanager
@@ -251,13 +295,7 @@ def lan(count: int = 3, subnet: str = "10.78.0"):
             _ip("-n", host.netns, "route", "add", "224.0.0.0/4", "dev", "lan0")
         yield hosts
     finally:
-        for host in reversed(hosts):
-            try:
-                host.stop_all()
-            finally:
-                if host.netns in created:
-                    _kill_namespace_processes(host.netns)
-                    _ip("netns", "del", host.netns, check=False)
+        _remove(list(reversed(hosts)), created)
         if switch in created:
             _ip("netns", "del", switch, check=False)
 
