@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -26,60 +25,16 @@ from diagnostic_msgs.msg import DiagnosticArray
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
-from lerobot_ros.contract import load_contract
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
-from lerobot_ros.ros.runtime import MessageCollector, wait_until
+from lerobot_ros.ros.runtime import MessageCollector, call_service, wait_until
+from lerobot_ros.testing.datasets import contract_without_cameras, recorder_count
+from lerobot_ros.testing.launching import Launch
 from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 BIN = Path(sys.executable).parent
 START_TIMEOUT = 300.0  # LeRobot's imports in two nodes and the emulator on a loaded 2-core machine
-STARTED = re.compile(r"\[launch\] (\S+) started \(pid (\d+)\)")
-
-
-def _contract_without_cameras(path: Path) -> Path:
-    data = json.loads(json.dumps(load_contract("so101").raw))
-    data["features"] = {k: v for k, v in data["features"].items() if not k.startswith("observation.images.")}
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
-
-
-class Launch:
-    """The launch process, its log, and the pids it reported per node label."""
-
-    def __init__(self, args: list[str], log: Path, env: dict):
-        self.log = log
-        self.proc = subprocess.Popen(
-            [str(BIN / "lerobot-ros"), "launch", *args],
-            stdout=log.open("w"),
-            stderr=subprocess.STDOUT,
-            env=env,
-            start_new_session=True,
-        )
-
-    def pids(self, label_part: str) -> list[int]:
-        return [int(m[2]) for m in STARTED.finditer(self.log.read_text()) if label_part in m[1]]
-
-    def tail(self, n: int = 40) -> str:
-        return "\n".join(self.log.read_text(errors="replace").splitlines()[-n:])
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGINT)
-            try:
-                self.proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-
-
-def _call(node, srv_type, name: str, request, timeout: float = 60.0):
-    client = node.create_client(srv_type, name)
-    assert client.wait_for_service(timeout_sec=timeout), f"service {name} not available"
-    future = client.call_async(request)
-    wait_until(future.done, timeout, what=f"{name} response")
-    return future.result()
 
 
 def _grows(collector: MessageCollector, by: int, timeout: float, what: str) -> None:
@@ -87,24 +42,15 @@ def _grows(collector: MessageCollector, by: int, timeout: float, what: str) -> N
     wait_until(lambda: len(collector.messages) >= start + by, timeout, what=what)
 
 
-def _recorded(diagnostics: MessageCollector, topic: str) -> int:
-    """The recorder's live count of `topic` in the episode, from its newest report on /diagnostics."""
-    for array in reversed(diagnostics.messages):
-        for status in array.status:
-            if status.name == f"episode_recorder: {topic}":
-                return int(next((kv.value for kv in status.values if kv.key == "count"), 0))
-    return 0
-
-
-def _kill_and_respawn(launch: Launch, label_part: str, timeout: float = 120.0) -> tuple[int, int]:
-    (old,) = launch.pids(label_part)[-1:]
+def _kill_and_respawn(launch: Launch, label: str, timeout: float = 120.0) -> tuple[int, int]:
+    old = launch.pids()[label]
     os.kill(old, signal.SIGKILL)
-    wait_until(lambda: launch.pids(label_part)[-1] != old, timeout, what=f"{label_part} respawned")
-    return old, launch.pids(label_part)[-1]
+    wait_until(lambda: launch.pids()[label] != old, timeout, what=f"{label} respawned")
+    return old, launch.pids()[label]
 
 
 def test_killed_nodes_come_back_and_the_episode_keeps_the_gaps(ros, tmp_path):
-    contract = _contract_without_cameras(tmp_path / "so101_no_cameras.yaml")
+    contract = contract_without_cameras("so101", tmp_path / "so101_no_cameras.yaml")
     out = tmp_path / "recordings"
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     launch = Launch(
@@ -115,7 +61,6 @@ def test_killed_nodes_come_back_and_the_episode_keeps_the_gaps(ros, tmp_path):
             f"output_dir:={out}",
             f"contract:={contract}",
         ],
-        tmp_path / "launch.log",
         env,
     )
     node = ros.create_node("fault_probe")
@@ -127,10 +72,10 @@ def test_killed_nodes_come_back_and_the_episode_keeps_the_gaps(ros, tmp_path):
             states.wait_for(30, timeout=START_TIMEOUT)
             commands.wait_for(30, timeout=START_TIMEOUT)
         except TimeoutError:
-            pytest.fail(f"the launch never drove the follower\n{launch.tail()}")
-        started = _call(node, StartEpisode, "/recorder/start_episode", StartEpisode.Request(task="faults"))
+            pytest.fail("the launch never drove the follower\n" + "\n".join(launch.lines[-40:]))
+        started = call_service(node, StartEpisode, "/recorder/start_episode", StartEpisode.Request(task="faults"))
         assert started.success, started.message
-        recorder_pid = launch.pids("recorder")[-1]
+        recorder_pid = launch.pids()["episode_recorder"]
         _grows(states, 30, 30, "joint states in the episode")
 
         # teleop_node killed: the follower holds and says why; teleop_node comes back and drives it again
@@ -152,9 +97,9 @@ def test_killed_nodes_come_back_and_the_episode_keeps_the_gaps(ros, tmp_path):
         old, new = _kill_and_respawn(launch, "robot")
         assert new != old
         _grows(states, 60, 120, "joint states from the respawned robot_node")
-        recorded_at_kill = _recorded(diagnostics, "/follower/joint_states")
+        recorded_at_kill = recorder_count(diagnostics, "/follower/joint_states") or 0
         wait_until(
-            lambda: _recorded(diagnostics, "/follower/joint_states") > recorded_at_kill + 30,
+            lambda: (recorder_count(diagnostics, "/follower/joint_states") or 0) > recorded_at_kill + 30,
             30,
             what="the recorder recording the respawned robot_node's joint states",
         )
@@ -162,8 +107,8 @@ def test_killed_nodes_come_back_and_the_episode_keeps_the_gaps(ros, tmp_path):
         assert np.abs(after - before).max() < 0.15, (before, after)  # held, no jump
 
         # the recorder never stopped: the episode closes whole, with the gaps in its QA
-        assert launch.pids("recorder")[-1] == recorder_pid and launch.proc.poll() is None
-        stopped = _call(node, StopEpisode, "/recorder/stop_episode", StopEpisode.Request(outcome="success"))
+        assert launch.pids()["episode_recorder"] == recorder_pid and launch.proc.poll() is None
+        stopped = call_service(node, StopEpisode, "/recorder/stop_episode", StopEpisode.Request(outcome="success"))
         assert stopped.success, stopped.message
         bag = Path(stopped.bag_path)
         custom = yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]["custom_data"]
@@ -190,6 +135,6 @@ def test_killed_nodes_come_back_and_the_episode_keeps_the_gaps(ros, tmp_path):
         os.kill(recorder_pid, signal.SIGKILL)
         _grows(states, 30, 30, "joint states after the recorder died")
         _grows(commands, 30, 30, "commands after the recorder died")
-        assert launch.proc.poll() is None, launch.tail()
+        assert launch.proc.poll() is None, "\n".join(launch.lines[-40:])
     finally:
         launch.stop()

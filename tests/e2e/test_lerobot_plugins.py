@@ -24,6 +24,7 @@ import numpy as np
 import pytest
 
 from lerobot_ros.ros.runtime import wait_until
+from lerobot_ros.testing.datasets import contract_without_cameras
 from lerobot_ros.testing.twin import BIN, twin_command, twin_contract
 
 pytestmark = pytest.mark.slow
@@ -693,18 +694,6 @@ def test_async_inference_robot_client_with_lerobots_policy_server(rig, trained, 
     _finite_commands(probe)
 
 
-def _without_cameras(name: str, path: Path) -> Path:
-    """A shipped hardware contract with its camera features dropped (no camera node in this test)."""
-    import yaml
-
-    from lerobot_ros.contract import load_contract
-
-    data = json.loads(json.dumps(load_contract(name).raw))
-    data["features"] = {k: v for k, v in data["features"].items() if not k.startswith("observation.images.")}
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
-
-
 @pytest.mark.parametrize(("arm", "step"), [("so101", 10.0), ("koch", 8.0)])
 def test_the_robot_plugin_drives_robot_node_on_emulated_servos(rig, arm, step):
     """`robot_node` on an emulated Feetech (SO-101) or Dynamixel (Koch) follower over a pty, driven through the
@@ -740,7 +729,7 @@ def test_the_robot_plugin_drives_robot_node_on_emulated_servos(rig, arm, step):
             env,
         )
         os.environ["HF_LEROBOT_HOME"] = env["HF_LEROBOT_HOME"]
-        contract = _without_cameras(arm, tmp / f"{arm}.yaml")
+        contract = contract_without_cameras(arm, tmp / f"{arm}.yaml")
         robot = RosContractRobot(RosContractRobotConfig(contract=str(contract), id=arm, connect_timeout_s=60))
         robot.connect()
         start = robot.get_observation()

@@ -26,7 +26,8 @@ from lerobot_ros.bag import open_bag
 from lerobot_ros.configs import names
 from lerobot_ros.record.config import RecorderConfig
 from lerobot_ros.record.repair import repair_bag
-from lerobot_ros.ros.runtime import MessageCollector, wait_until
+from lerobot_ros.ros.runtime import MessageCollector, call_service, wait_until
+from lerobot_ros.testing.datasets import recorder_count
 from lerobot_ros.testing.param_probe import ParamProbe, assert_all_described
 from lerobot_ros_msgs.msg import EpisodeStatus
 from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
@@ -70,16 +71,6 @@ def publisher(env, tmp_path, ns: str, *args: str) -> Proc:
     return Proc(cmd, env, tmp_path / "publisher.log", stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
 
-def recorder_count(diagnostics: MessageCollector, topic: str) -> int | None:
-    """The recorder's live count of `topic` in the episode, from its newest report on /diagnostics (None: none yet)."""
-    for array in reversed(diagnostics.messages):
-        for st in array.status:
-            if st.name == f"episode_recorder: {topic}":
-                count = next((kv.value for kv in st.values if kv.key == "count"), None)
-                return None if count is None else int(count)
-    return None
-
-
 def event(proc: Proc, name: str, timeout: float = 60.0) -> dict:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -91,14 +82,6 @@ def event(proc: Proc, name: str, timeout: float = 60.0) -> dict:
         if ev["event"] == name:
             return ev
     raise TimeoutError(name)
-
-
-def call(node, srv_type, name: str, request, timeout: float = 30.0):
-    client = node.create_client(srv_type, name)
-    assert client.wait_for_service(timeout_sec=timeout), f"service {name} not available"
-    future = client.call_async(request)
-    wait_until(future.done, timeout, what=f"{name} response")
-    return future.result()
 
 
 def bag_counts(path: Path) -> dict[str, int]:
@@ -148,7 +131,7 @@ def test_counts_in_the_bag_equal_what_was_published(ros, ros_env, tmp_path):
     diagnostics = MessageCollector(node, DiagnosticArray, "/diagnostics", 10)
     try:
         assert event(pub, "ready")["topics"] == topics  # every stream has matched the recorder
-        response = call(node, StartEpisode, f"{ns}/start_episode", StartEpisode.Request())
+        response = call_service(node, StartEpisode, f"{ns}/start_episode", StartEpisode.Request())
         assert response.success and response.episode_index == 1, response.message
         pub.p.stdin.write("go\n")
         pub.p.stdin.flush()
@@ -160,7 +143,7 @@ def test_counts_in_the_bag_equal_what_was_published(ros, ros_env, tmp_path):
             30,
             what="all published messages counted by the recorder",
         )
-        response = call(node, StopEpisode, f"{ns}/stop_episode", StopEpisode.Request(outcome="success"))
+        response = call_service(node, StopEpisode, f"{ns}/stop_episode", StopEpisode.Request(outcome="success"))
         assert response.success, response.message
         bag = Path(response.bag_path)
         assert bag == out / "episode_000001"
@@ -184,15 +167,15 @@ def test_counts_in_the_bag_equal_what_was_published(ros, ros_env, tmp_path):
         assert any(s.episode_index == 1 and s.task == "pick the cube" and not s.done for s in status.messages)
 
         # discard: the episode's directory disappears and its index is recorded again
-        response = call(node, StartEpisode, f"{ns}/start_episode", StartEpisode.Request(task="other"))
+        response = call_service(node, StartEpisode, f"{ns}/start_episode", StartEpisode.Request(task="other"))
         assert response.success and response.episode_index == 2
         assert (out / "episode_000002").is_dir()
-        response = call(node, StopEpisode, f"{ns}/stop_episode", StopEpisode.Request(outcome="discard"))
+        response = call_service(node, StopEpisode, f"{ns}/stop_episode", StopEpisode.Request(outcome="discard"))
         assert response.success and response.bag_path == ""
         assert not (out / "episode_000002").exists()
-        response = call(node, StopEpisode, f"{ns}/stop_episode", StopEpisode.Request(outcome="success"))
+        response = call_service(node, StopEpisode, f"{ns}/stop_episode", StopEpisode.Request(outcome="success"))
         assert not response.success and "no episode is recording" in response.message
-        response = call(node, StopEpisode, f"{ns}/stop_episode", StopEpisode.Request(outcome="maybe"))
+        response = call_service(node, StopEpisode, f"{ns}/stop_episode", StopEpisode.Request(outcome="maybe"))
         assert not response.success
         assert sorted(p.name for p in out.iterdir()) == ["episode_000000", "episode_000001"]
         assert (out / "episode_000000" / "note").read_text() == "old"
@@ -227,7 +210,7 @@ def test_what_survives_a_killed_recorder(ros, ros_env, tmp_path, sig):
     diagnostics = MessageCollector(node, DiagnosticArray, "/diagnostics", 10)
     try:
         event(pub, "ready")
-        assert call(node, StartEpisode, f"{ns}/start_episode", StartEpisode.Request()).success
+        assert call_service(node, StartEpisode, f"{ns}/start_episode", StartEpisode.Request()).success
         pub.p.stdin.write("go\n")
         pub.p.stdin.flush()
         before = event(pub, "phase")["counts"]
@@ -505,8 +488,10 @@ def test_parameters_described_refused_and_applied_from_outside(ros, ros_env, tmp
             assert result.successful, (name, result.reason)
         assert probe.get("progress_period_s") == 2.0
         node = ros.create_node("rec_params_client")
-        assert call(node, StartEpisode, f"{ns}/start_episode", StartEpisode.Request()).success
-        response = call(node, StopEpisode, f"{ns}/stop_episode", StopEpisode.Request())  # no outcome: the default
+        assert call_service(node, StartEpisode, f"{ns}/start_episode", StartEpisode.Request()).success
+        response = call_service(
+            node, StopEpisode, f"{ns}/stop_episode", StopEpisode.Request()
+        )  # no outcome: the default
         assert response.success, response.message
         custom = metadata(Path(response.bag_path))["custom_data"]
         assert (custom["outcome"], custom["task"]) == ("failure", "stack")

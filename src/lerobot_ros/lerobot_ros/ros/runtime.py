@@ -114,6 +114,21 @@ def call_until_answered(call: Callable[[], Any], timeout: float, resend_s: float
                 raise TimeoutError(f"timed out after {timeout:.1f} s waiting for {what}") from None
 
 
+def call_service(node: Node, srv_type, name: str, request, timeout: float = 30.0):
+    """One call of service `name` from `node` (spinning in another thread, e.g. a RosRuntime's): waits for the
+    server, then for the response; TimeoutError naming the service otherwise. For a request that must not be
+    sent twice (use `call_until_answered` for idempotent ones)."""
+    client: Any = node.create_client(srv_type, name)
+    try:
+        if not client.wait_for_service(timeout_sec=timeout):
+            raise TimeoutError(f"service {name} not available after {timeout:g} s")
+        future = client.call_async(request)
+        wait_until(future.done, timeout, what=f"{name} response")
+        return future.result()
+    finally:
+        node.destroy_client(client)
+
+
 class MessageCollector:
     """Subscribes to a topic and keeps (receive_time_ns, message) pairs, with blocking waits."""
 

@@ -1,7 +1,9 @@
-"""Contracts for the synthetic SO-101 bags of lerobot_ros.testing.bags and loading the LeRobotDatasets converted from them."""
+"""Contracts for the synthetic SO-101 bags of lerobot_ros.testing.bags (and shipped ones trimmed for a test),
+loading the LeRobotDatasets converted from them, and the recorder's live counts."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -48,6 +50,27 @@ def contract_file(
     path = tmp_path / f"contract_{camera_type.split('/')[-1]}.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
+
+
+def contract_without_cameras(name: str, path: Path) -> Path:
+    """A shipped contract with its camera features dropped (a test without camera nodes), written to `path`."""
+    from lerobot_ros.contract import load_contract
+
+    data = json.loads(json.dumps(load_contract(name).raw))
+    data["features"] = {k: v for k, v in data["features"].items() if not k.startswith("observation.images.")}
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def recorder_count(diagnostics, topic: str) -> int | None:
+    """The episode recorder's live count of `topic` in the episode, from its newest report among the collected
+    /diagnostics arrays (None: no report on that topic yet)."""
+    for array in reversed(diagnostics.messages):
+        for status in array.status:
+            if status.name == f"episode_recorder: {topic}":
+                count = next((kv.value for kv in status.values if kv.key == "count"), None)
+                return None if count is None else int(count)
+    return None
 
 
 def load(root: Path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -55,6 +56,12 @@ class Launch:
             for line in self.lines
             if (m := re.match(r"\[launch\] (\S+) started \(pid (\d+)\)", line))
         }
+
+    def stop(self, timeout: float = 60.0) -> int:
+        """Ctrl-C (the runner stops its nodes), then `finish`."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        return self.finish(timeout)
 
     def finish(self, timeout: float = 60.0) -> int:
         try:
