@@ -94,8 +94,8 @@ class JointUnits:
     def implausible(self, radians: np.ndarray) -> str | None:
         """Why a reading cannot be a real position (a joint far outside its calibrated range, NaN), else None.
 
-        A servo can sit a little past the range its calibration recorded, so the bound is the range widened by a
-        quarter of it (at least 0.35 rad); a garbled bus reply that still passed its checksum lands far outside
+        A servo can sit a little past the range its calibration recorded, so each end is widened by a quarter of
+        the joint's upper limit (at least 0.35 rad); a garbled bus reply that still passed its checksum lands far outside
         (seen on an emulated bus under load: -39 rad) and must not be published as a joint state or action."""
         margin = np.maximum(0.35, 0.25 * self.upper)
         bad = ~np.isfinite(radians) | (radians < self.lower - margin) | (radians > self.upper + margin)
