@@ -145,11 +145,58 @@ def test_web_viewer_draws_a_replayed_bag(tmp_path, ros_env):
         stop(proc)
 
 
-def test_web_viewer_draws_the_running_so101_twin(ros_env):
+class EpisodesOnRepeat:
+    """Starts an episode of the lockstep twin, waits for its end, pauses, starts the next: what the viewer must
+    draw keeps coming, so the test does not depend on the viewer matching the twin's volatile topics before
+    one short episode (under a second of wall time) is over (the launch's nodes are new participants on the
+    loopback profile: they find a running viewer within a DDS announcement period, not at once)."""
+
+    def __init__(self, node, ns: str = "/sim", pause_s: float = 2.0):
+        from lerobot_ros.ros.qos import EPISODE_STATUS_QOS
+        from lerobot_ros_msgs.msg import EpisodeStatus
+
+        self.node, self.ns, self.pause_s = node, ns, pause_s
+        self.done_episodes: set[int] = set()
+        self.started = 0
+        self._cond = threading.Condition()
+        self._stop = threading.Event()
+        node.create_subscription(EpisodeStatus, f"{ns}/episode_status", self._on_status, EPISODE_STATUS_QOS)
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _on_status(self, msg) -> None:
+        if msg.done:
+            with self._cond:
+                self.done_episodes.add(int(msg.episode_index))
+                self._cond.notify_all()
+
+    def _run(self) -> None:
+        from lerobot_ros.ros.runtime import call_service
+        from lerobot_ros_msgs.srv import ResetEpisode
+
+        while not self._stop.is_set():
+            request = ResetEpisode.Request(seed=0)  # the first call waits for the bridge to come up
+            answer = call_service(self.node, ResetEpisode, f"{self.ns}/reset_episode", request, timeout=240)
+            self.started += 1
+            with self._cond:  # a lockstep episode that stalls is not this helper's to judge: the screenshot times out
+                self._cond.wait_for(lambda: answer.episode_index in self.done_episodes or self._stop.is_set(), 120)
+            self._stop.wait(self.pause_s)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        with self._cond:
+            self._cond.notify_all()
+        self._thread.join(60)
+
+
+def test_web_viewer_draws_the_running_so101_twin(ros, ros_env):
     """Lockstep: the twin steps once per expert action, so joint states and commands cover the same stretch of
     sim time (in realtime mode the twin steps from its start while the expert is still importing, and on a
-    loaded machine commands covered a third of the plot's window). The viewer comes up first: a lockstep pick
-    takes a few seconds, and a viewer subscribing after it would have nothing to draw."""
+    loaded machine commands covered a third of the plot's window). Episodes run on repeat (EpisodesOnRepeat)
+    from the moment the twin is ready, the viewer having come up first."""
     web, grpc = free_port(), free_port()
     viewer = start(
         [
@@ -184,15 +231,16 @@ def test_web_viewer_draws_the_running_so101_twin(ros_env):
                 "rviz:=false",
                 "expert:=true",
                 "mode:=lockstep",
+                "reset_on_start:=false",
                 "env.observation_width:=320",
                 "env.observation_height:=240",
             ],
             ros_env,
         )
-        wait_for_line(sim, "ready in", 240, sim_lines)
-        # the expert's first commands can go out before the viewer matched the expert (a new participant;
-        # commands are volatile), so the action line may start a little after the state line
-        shoot_and_check(line.split("open ", 1)[1].split()[0], "live", timeout_s=300, min_action_columns=100)
+        wait_for_line(sim, "expert ready", 240, sim_lines)
+        with EpisodesOnRepeat(ros.create_node("episodes_on_repeat")) as episodes:
+            shoot_and_check(line.split("open ", 1)[1].split()[0], "live", timeout_s=300, min_action_columns=100)
+        assert episodes.started >= 1 and episodes.done_episodes, "no episode of the twin ran to its end"
     finally:
         stop(viewer)
         if sim is not None:

@@ -159,3 +159,20 @@ def test_readiness_does_not_count_the_evaluators_own_subscriptions(ros):
     )
     worker.wait_ready(10.0)
     worker.close()
+
+
+def test_a_started_source_counts_as_ready_only_once_it_publishes_itself(ros):
+    """--attach with --expert: the launch's own expert already publishes NS/commands while the one eval started is
+    still importing. Readiness waits for the started one (by node name); counting any publisher let eval compare
+    sources before its own had appeared, and both then stepped the episode (84 steps instead of 47)."""
+    ScriptedBridge(ros.create_node("scripted_bridge"))
+    ros.create_node("scripted_expert", namespace=NS).create_publisher(Float64MultiArray, "commands", RELIABLE_QOS)
+    node = ros.create_node("eval_worker")
+    worker = BridgeWorker(node, NS, source_node=f"{NS}/eval_expert")
+    wait_until(lambda: node.count_publishers(f"{NS}/commands") >= 1 and worker.reset_client.service_is_ready(), 20)
+    assert not worker.ready()
+    with pytest.raises(EvalError, match=f"1 action publisher\\(s\\) on {NS}/commands, none of them {NS}/eval_expert"):
+        worker.wait_ready(0.5)
+    ros.create_node("eval_expert", namespace=NS).create_publisher(Float64MultiArray, "commands", RELIABLE_QOS)
+    worker.wait_ready(10.0)
+    worker.close()

@@ -131,10 +131,10 @@ class EvalProcesses:
             self.sources[ns] = self._add(ns, source, f"{self._label(ns)}_policy.log")
             self.source_inputs[ns] = policy_node_inputs(contract, plan.policy_path)
         else:
-            source = NodeSpec(
+            source = NodeSpec(  # a name of its own: in an attached namespace a launch's scripted_expert may run
                 "lerobot_ros.nodes.scripted_expert_node",
                 ns,
-                "scripted_expert",
+                "eval_expert",
                 params={"expert": plan.expert_name, "env.task": self.task.task},
                 remaps=remaps,
             )
@@ -162,6 +162,11 @@ class EvalProcesses:
     def _label(self, ns: str) -> str:
         label = ns.strip("/") or "root"
         return label if len(self.plan.tasks) < 2 else f"{self.task.group}_{self.task.task_id}_{label}"
+
+    def source_node(self, ns: str) -> str:
+        """The fully qualified name of the policy source started in `ns`."""
+        spec = self.sources[ns].spec
+        return ns_join(spec.namespace, spec.name)
 
     def stop_source(self, ns: str) -> None:
         """Stop the policy source eval started in `ns` (another one turned out to be there already)."""

@@ -33,9 +33,9 @@ def free_namespaces(node, count: int, prefix: str = "/sim_", settle_s: float = 1
     return out
 
 
-def make_worker(node, plan: EvalPlan, ns: str, cls, check_alive, source_inputs: tuple[str, ...]):
-    """The evaluator's handle of `ns`, where this evaluation started the policy source (which subscribes to
-    `source_inputs`: EvalProcesses.source_inputs, read from what it was started on)."""
+def make_worker(node, plan: EvalPlan, ns: str, cls, check_alive, source_inputs: tuple[str, ...], source_node: str):
+    """The evaluator's handle of `ns`, where this evaluation started the policy source `source_node` (fully
+    qualified; it subscribes to `source_inputs`: EvalProcesses.source_inputs, read from what it was started on)."""
     camera = plan.cameras[0] if plan.cameras else None
     if plan.policy_path:
         return cls(
@@ -47,6 +47,7 @@ def make_worker(node, plan: EvalPlan, ns: str, cls, check_alive, source_inputs: 
             stall_timeout_s=plan.stall_timeout_s,
             answers_final=True,
             source_inputs=source_inputs,
+            source_node=source_node,
         )
     # the scripted expert is stateless: an episode that never started (a lost first observation) is
     # safely reset again with the same seed
@@ -60,6 +61,7 @@ def make_worker(node, plan: EvalPlan, ns: str, cls, check_alive, source_inputs: 
         kick_after_s=15.0,
         answers_final=False,
         source_inputs=source_inputs,
+        source_node=source_node,
     )
 
 
@@ -115,7 +117,9 @@ class Attacher:
                     )
                 else:
                     processes.start_source(b.ns, b.clock_topic)
-                    w = make_worker(node, plan, b.ns, cls, check_alive, processes.source_inputs[b.ns])
+                    w = make_worker(
+                        node, plan, b.ns, cls, check_alive, processes.source_inputs[b.ns], processes.source_node(b.ns)
+                    )
                     workers.append(w)
                     started.append((b, w))
             wait_started([w for _, w in started], plan.start_timeout_s)

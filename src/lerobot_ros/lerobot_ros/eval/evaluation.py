@@ -167,7 +167,10 @@ class Evaluation:
                 for ns in namespaces:
                     procs.start(ns)
             workers = [
-                make_worker(node, plan, ns, worker_cls, procs.checker(ns), procs.source_inputs[ns]) for ns in namespaces
+                make_worker(
+                    node, plan, ns, worker_cls, procs.checker(ns), procs.source_inputs[ns], procs.source_node(ns)
+                )
+                for ns in namespaces
             ]
             for w in workers if self.rollouts is not None else ():
                 assert self.rollouts is not None  # the loop runs only with rollouts

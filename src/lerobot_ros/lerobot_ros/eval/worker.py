@@ -49,6 +49,7 @@ class BridgeWorker:
         kick_after_s: float = float("inf"),
         answers_final: bool | None = None,
         source_inputs: tuple[str, ...] = (),
+        source_node: str | None = None,
     ):
         self.node = node
         self.ns = normalize_ns(ns)
@@ -60,6 +61,9 @@ class BridgeWorker:
         #: read episode_status), the scripted expert does not; None: unknown (attached), wait briefly.
         self.answers_final = answers_final
         self.source_inputs = tuple(t if t.startswith("/") else ns_join(self.ns, t) for t in source_inputs)
+        #: the node this evaluation started as the policy source (fully qualified): ready only once it publishes,
+        #: not when another source in the namespace (an attached bridge's own expert) already does
+        self.source_node = source_node
         self._cond = threading.Condition()
         self._finished = -1  # statuses of episodes up to this index are stale
         self._statuses: dict[int, dict[int, EpisodeStatus]] = {}
@@ -169,8 +173,13 @@ class BridgeWorker:
         commands = ns_join(self.ns, "commands")
         if self.node.count_publishers(commands) < 1 or self._other_subscribers(commands) < 1:
             return False  # the source's publisher; the bridge subscribes
+        if self.source_node is not None and self.source_node not in self._publisher_nodes(commands):
+            return False
         # the source subscribes to what it acts on (observations, or the expert's env state)
         return all(self._other_subscribers(t) >= 1 for t in self.source_inputs)
+
+    def _publisher_nodes(self, topic: str) -> set[str]:
+        return {ns_join(i.node_namespace, i.node_name) for i in self.node.get_publishers_info_by_topic(topic)}
 
     def _other_subscribers(self, topic: str) -> int:
         """Subscriptions to `topic` other than this evaluator's own (its action counter, --record's tapes): those
@@ -191,10 +200,12 @@ class BridgeWorker:
             if time.monotonic() > deadline:
                 commands = ns_join(self.ns, "commands")
                 missing = [t for t in self.source_inputs if self._other_subscribers(t) < 1]
+                absent = self.source_node is not None and self.source_node not in self._publisher_nodes(commands)
                 raise EvalError(
                     f"{self.ns}: bridge or policy source not ready after {timeout_s:.0f} s "
                     f"(service {self.reset_client.srv_name} {'up' if self.reset_client.service_is_ready() else 'missing'}, "
                     f"{self.node.count_publishers(commands)} action publisher(s) on {commands}"
+                    + (f", none of them {self.source_node}" if absent else "")
                     + (f", nothing subscribes {', '.join(missing)}" if missing else "")
                     + ")"
                     + (f"; {hint}" if hint else "")
