@@ -23,7 +23,16 @@ from lerobot_ros.testing.process_groups import groups_gone
 
 REPO = Path(__file__).resolve().parents[2]
 LAUNCH = REPO / "launch"
-TOP_LEVEL = ["sim_metaworld", "sim_libero", "sim_so101", "so101_real", "koch_real", "so101_virtual"]
+TOP_LEVEL = [
+    "sim_metaworld",
+    "sim_libero",
+    "sim_so101",
+    "so101_real",
+    "koch_real",
+    "so101_virtual",
+    "lekiwi_base",
+    "lekiwi_base_virtual",
+]
 PIECES = ["policy", "record", "cameras", "teleop", "rviz"]
 
 
@@ -49,6 +58,8 @@ def test_every_file_exists_and_evaluates_with_its_defaults():
         ("so101_real", ["robot", "front_camera"]),
         ("koch_real", ["robot", "front_camera"]),
         ("so101_virtual", ["virtual_arm", "robot", "teleop"]),
+        ("lekiwi_base", ["base_node"]),
+        ("lekiwi_base_virtual", ["virtual_base", "base_node"]),
     ],
 )
 def test_defaults_start_the_driver_nodes_only(name, expected):
@@ -347,6 +358,41 @@ def test_so101_virtual_launch_teleoperates_the_emulated_follower(ros, ros_env, t
 
 
 @pytest.mark.slow
+def test_lekiwi_base_virtual_launch_drives_the_emulated_wheels_from_cmd_vel(ros, ros_env, tmp_path):
+    """virtual-base serves the wheels, base_node (respawned until the port is there) drives them: a Twist forward
+    moves odom forward, and the wheels' joint states come at the loop rate."""
+    from geometry_msgs.msg import Twist
+    from nav_msgs.msg import Odometry
+    from sensor_msgs.msg import JointState
+
+    from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
+    from lerobot_ros.ros.runtime import MessageCollector
+
+    node = ros.create_node("launch_file_probe")
+    odom = MessageCollector(node, Odometry, "/base/odom", SENSOR_QOS)
+    wheels = MessageCollector(node, JointState, "/base/joint_states", SENSOR_QOS)
+    cmd = node.create_publisher(Twist, "/base/cmd_vel", RELIABLE_QOS)
+    forward = Twist()
+    forward.linear.x = 0.1
+    launch = Launch("lekiwi_base_virtual", [f"virtual_dir:={tmp_path / 'v'}"], ros_env)
+    try:
+
+        def moved() -> bool:
+            cmd.publish(forward)
+            return bool(odom.messages) and odom.messages[-1].pose.pose.position.x > 0.05
+
+        wait_for(moved, 120, "odom 5 cm forward on cmd_vel", launch)
+        pose = odom.messages[-1].pose.pose.position
+        assert abs(pose.y) < 0.01
+        assert list(wheels.messages[-1].name) == ["base_left_wheel", "base_back_wheel", "base_right_wheel"]
+        period = np.median(np.diff(stamps_s(wheels.messages[-40:])))
+        assert 0.5 / 50 < period < 2.0 / 50, f"joint_states period {period:.4f} s, expected ~1/50 s"
+    finally:
+        if launch.proc.poll() is None:
+            assert_clean_exit(launch)
+
+
+@pytest.mark.slow
 def test_sim_so101_launch_publishes_like_the_real_arm_and_takes_commands(ros, ros_env):
     """The twin in realtime mode: joint_states + front camera + /clock, commands move the joints."""
     from rosgraph_msgs.msg import Clock
@@ -399,7 +445,18 @@ def test_lockstep_metaworld_policy_ticks_once_per_step_and_timer_elsewhere():
 
 
 @pytest.mark.parametrize(
-    "name", ["so101_real", "so101_virtual", "koch_real", "sim_so101", "sim_libero", "sim_metaworld", "policy"]
+    "name",
+    [
+        "so101_real",
+        "so101_virtual",
+        "koch_real",
+        "sim_so101",
+        "sim_libero",
+        "sim_metaworld",
+        "policy",
+        "lekiwi_base",
+        "lekiwi_base_virtual",
+    ],
 )
 def test_every_robot_and_sim_launch_is_loopback_only_unless_remote(name):
     """By default (launch/remote.launch.yaml) every node gets network mode loopback: the loopback-only profile,
@@ -409,7 +466,8 @@ def test_every_robot_and_sim_launch_is_loopback_only_unless_remote(name):
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="SUBNET", ROS_STATIC_PEERS="10.9.9.9")
     env.pop("FASTDDS_DEFAULT_PROFILES_FILE", None)
     local = evaluate_file(str(LAUNCH / f"{name}.launch.yaml"), extra, environ=env)
-    nodes = [proc for proc in local.processes if proc.label != "virtual_arm"]
+    emulators = ("virtual_arm", "virtual_base")
+    nodes = [proc for proc in local.processes if proc.label not in emulators]
     assert nodes
     for proc in nodes:
         assert proc.env["LEROBOT_ROS_NETWORK"] == "loopback", proc.label
@@ -419,7 +477,7 @@ def test_every_robot_and_sim_launch_is_loopback_only_unless_remote(name):
     remote = evaluate_file(
         str(LAUNCH / f"{name}.launch.yaml"), {"remote": "true", "peers": "10.0.0.2;robot.local", **extra}, environ=env
     )
-    for proc in [proc for proc in remote.processes if proc.label != "virtual_arm"]:
+    for proc in [proc for proc in remote.processes if proc.label not in emulators]:
         assert proc.env["LEROBOT_ROS_NETWORK"] == "lan", proc.label
         assert proc.env["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "SUBNET", proc.label
         assert proc.env["ROS_STATIC_PEERS"] == "10.0.0.2;robot.local"

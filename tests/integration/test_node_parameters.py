@@ -60,6 +60,7 @@ LIGHT = [
     "image_republish_node",
     "robot_node",
     "motor_bus_node",
+    "base_node",
     "teleop_node",
     "episode_keyboard",
     "chunk_markers_node",

@@ -25,6 +25,10 @@ VERBS = {
         "lerobot_ros.cli.virtual_arm",
         "emulated leader/follower arms (Feetech/Dynamixel) on ptys, calibrated",
     ),
+    "virtual-base": (
+        "lerobot_ros.cli.virtual_base",
+        "LeKiwi's three wheel servos (Feetech, velocity mode) emulated on a pty",
+    ),
     "convert": ("lerobot_ros.cli.convert", "convert rosbag2 recordings into a LeRobotDataset v3 per a topic contract"),
     "merge": (
         "lerobot_ros.cli.merge",

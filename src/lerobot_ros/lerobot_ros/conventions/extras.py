@@ -47,6 +47,7 @@ VERB_EXTRAS = {
     "export": "dataset",
     "view": "viewer",
     "virtual-arm": "hardware",
+    "virtual-base": "hardware",
     "record": "dataset",
     "policy_node": "policy",
     "sim_bridge_node": "sim",
@@ -54,6 +55,7 @@ VERB_EXTRAS = {
     "robot_node": "hardware",
     "teleop_node": "hardware",
     "motor_bus_node": "hardware",
+    "base_node": "hardware",
     "viewer_node": "viewer",
     "urdf_joint_states_node": "sim",
 }

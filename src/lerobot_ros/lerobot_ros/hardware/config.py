@@ -173,3 +173,55 @@ class RepublishConfig:
     diagnostics_period_s: float = param(
         1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True, reconfigurable=True
     )
+
+
+@dataclass(frozen=True)
+class BaseNodeConfig:
+    """base_node: LeKiwi's omniwheel base (three Feetech wheel servos in velocity mode) on cmd_vel / odom.
+
+    Limits are in ROS units (REP 103: m/s, rad/s), as nav2's velocity_smoother names them; LeRobot's
+    `theta.vel` is deg/s (hardware.omni converts)."""
+
+    port: str = param("", "serial port of the wheels' bus, e.g. /dev/ttyACM0 (a virtual base's pty works too)")
+    wheel_ids: list[int] = param([7, 8, 9], "servo ids of the left, back and right wheels (LeKiwi: 7, 8, 9)")
+    fps: float = param(
+        50.0, "control loop rate: wheel goals out, wheel speeds in, odom", unit="Hz", min=0.0, min_exclusive=True
+    )
+    command_timeout_s: float = param(
+        0.5, "no cmd_vel for this long -> the base stops", unit="s", min=0.0, min_exclusive=True, reconfigurable=True
+    )
+    max_linear_velocity: float = param(
+        0.4,
+        "speed limit in the x/y plane (a faster command is scaled down, direction kept)",
+        unit="m/s",
+        min=0.0,
+        min_exclusive=True,
+        reconfigurable=True,
+    )
+    max_angular_velocity: float = param(
+        1.5708, "yaw rate limit", unit="rad/s", min=0.0, min_exclusive=True, reconfigurable=True
+    )
+    max_linear_acceleration: float = param(
+        1.0, "how fast the commanded speed may change", unit="m/s^2", min=0.0, min_exclusive=True, reconfigurable=True
+    )
+    max_angular_acceleration: float = param(
+        6.2832,
+        "how fast the commanded yaw rate may change",
+        unit="rad/s^2",
+        min=0.0,
+        min_exclusive=True,
+        reconfigurable=True,
+    )
+    wheel_radius: float = param(0.05, "wheel radius (LeRobot's LeKiwi: 0.05)", unit="m", min=0.0, min_exclusive=True)
+    base_radius: float = param(
+        0.125,
+        "distance from the base's centre to each wheel (LeRobot's LeKiwi: 0.125)",
+        unit="m",
+        min=0.0,
+        min_exclusive=True,
+    )
+    odom_frame: str = param("odom", "frame_id of odom (REP 105)")
+    base_frame: str = param("base_link", "child_frame_id of odom (REP 105)")
+    diagnostics_period_s: float = param(
+        1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True, reconfigurable=True
+    )

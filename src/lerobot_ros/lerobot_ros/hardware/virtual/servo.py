@@ -3,7 +3,9 @@
 Physics is evaluated lazily from the monotonic clock whenever the servo is read or written, so an idle
 emulator costs no CPU. Position registers follow each family's convention, as LeRobot's buses expect:
 Feetech `Present_Position = actual - Homing_Offset` (sign-magnitude fields, wrapped to one turn) and
-Dynamixel `Present_Position = actual + Homing_Offset` (two's complement fields).
+Dynamixel `Present_Position = actual + Homing_Offset` (two's complement fields). A Feetech servo in
+velocity mode (`Operating_Mode` 1, as LeKiwi's wheels run) follows `Goal_Velocity` (steps/s) with the
+same first-order lag and turns without limit.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ from lerobot.motors.feetech import tables as ft_tables
 
 FEETECH = "feetech"
 DYNAMIXEL = "dynamixel"
+
+#: Feetech Operating_Mode of a wheel: Goal_Velocity drives it (LeRobot's OperatingMode.VELOCITY).
+FEETECH_VELOCITY_MODE = 1
 
 #: Dynamixel error byte for a write the servo refuses (EEPROM while torque is on): "access error".
 DXL_ACCESS_ERROR = 0x07
@@ -233,13 +238,23 @@ class VirtualServo:
         return (lo, hi) if self.register_nolock("Operating_Mode") == 3 else None  # only in position mode
 
     # ----- dynamics ----------------------------------------------------------------------------------
+    @property
+    def velocity_mode(self) -> bool:
+        return self.model.family == FEETECH and self.register_nolock("Operating_Mode") == FEETECH_VELOCITY_MODE
+
     def _advance(self) -> None:
         now = time.monotonic()
         dt = now - self._t
         self._t = now
         if dt <= 0:
             return
-        if self.torque_enabled:
+        if self.velocity_mode:  # the speed follows the goal with lag tau; the angle is its exact integral
+            goal = float(self.register_nolock("Goal_Velocity")) if self.torque_enabled else 0.0
+            decay = math.exp(-dt / self.tau_s)
+            self._actual += goal * dt + (self._velocity - goal) * self.tau_s * (1.0 - decay)
+            self._velocity = goal + (self._velocity - goal) * decay
+            self._target = self._actual
+        elif self.torque_enabled:
             before = self._actual
             self._actual = self._target + (self._actual - self._target) * math.exp(-dt / self.tau_s)
             self._velocity = (self._actual - before) / dt
@@ -258,7 +273,7 @@ class VirtualServo:
             self._set_raw("Present_Velocity", encode_sign_magnitude(int(max(-32767, min(32767, self._velocity))), 15))
             load = int(max(-1000, min(1000, error * 2)))
             self._set_raw("Present_Load", encode_sign_magnitude(load, 10))
-            self._set_raw("Moving", int(abs(error) > 1.0))
+            self._set_raw("Moving", int(abs(self._velocity) > 1.0 if self.velocity_mode else abs(error) > 1.0))
             if "Present_Current" in t:
                 self._set_raw("Present_Current", min(abs(load) // 2, 2000))
             if not self.torque_enabled:

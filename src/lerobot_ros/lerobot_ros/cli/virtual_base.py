@@ -1,0 +1,51 @@
+"""Start LeKiwi's three wheel servos emulated on a pseudo-terminal (no hardware needed).
+
+Feetech STS3215 servos with ids 7, 8, 9 (left, back, right), as on LeKiwi's bus; base_node (or LeRobot's own
+Feetech bus) puts them in velocity mode and drives them. Prints the port path, then serves until Ctrl-C (or
+--duration_s seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import threading
+from pathlib import Path
+
+from lerobot_ros.conventions.errors import UserError
+
+DEFAULT_DIR = "/tmp/lerobot_ros/virtual"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output_dir", default=DEFAULT_DIR, help=f"folder for the port link (default {DEFAULT_DIR})")
+    parser.add_argument(
+        "--duration_s", type=float, default=0.0, help="stop after this many seconds (default: run until Ctrl-C)"
+    )
+    parser.add_argument("--json", action="store_true", help="print one JSON line with the port")
+
+
+def run(args: argparse.Namespace) -> int:
+    from lerobot_ros.hardware.virtual.base import LEKIWI_WHEEL_IDS, VirtualOmniBase
+
+    folder = Path(args.output_dir).expanduser()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"cannot create {folder}: {exc.strerror}; pass --output_dir to a writable folder") from None
+    stop = threading.Event()
+    base = VirtualOmniBase(port=folder / "lekiwi_base").start()
+    try:
+        if args.json:
+            print(json.dumps({"base": "lekiwi", "port": base.port, "wheel_ids": list(LEKIWI_WHEEL_IDS)}), flush=True)
+        else:
+            print(f"lekiwi base port: {base.port}  (wheel ids {', '.join(map(str, LEKIWI_WHEEL_IDS))})")
+            print("serving; Ctrl-C to stop", flush=True)
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        stop.wait(args.duration_s if args.duration_s > 0 else None)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        base.close()
+    return 0

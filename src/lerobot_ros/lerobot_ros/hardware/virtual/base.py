@@ -1,0 +1,57 @@
+"""LeKiwi's three wheel servos (sts3215, ids 7, 8, 9) emulated on a pty: LeRobot's Feetech bus puts them in
+velocity mode and drives them as it drives the real ones; the test side reads the wheel speeds and, through
+hardware.omni, how the base moved."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from lerobot_ros.hardware.omni import WHEEL_NAMES, BaseVelocity, OmniGeometry
+from lerobot_ros.hardware.virtual.bus import VirtualBus
+from lerobot_ros.hardware.virtual.servo import VirtualServo
+
+LEKIWI_WHEEL_IDS = (7, 8, 9)
+
+
+class VirtualOmniBase:
+    """Three wheel servos on their own pty (a real LeKiwi has them on the arm's bus, ids after the arm's)."""
+
+    def __init__(self, port: str | os.PathLike | None = None, ids=LEKIWI_WHEEL_IDS, tau_s: float = 0.05):
+        self.ids = tuple(int(i) for i in ids)
+        self.bus = VirtualBus(
+            [VirtualServo(i, "sts3215", tau_s=tau_s) for i in self.ids], port=port, name="lekiwi_base"
+        )
+        self.geometry = OmniGeometry()
+
+    @property
+    def port(self) -> str:
+        return self.bus.port
+
+    def wheel(self, name: str) -> VirtualServo:
+        sid = self.ids[WHEEL_NAMES.index(name)]
+        return self.bus.servos.get(sid) or self.bus.missing[sid]
+
+    def wheel_raw(self) -> np.ndarray:
+        """Present wheel speeds, steps/s (left, back, right)."""
+        return np.array([self.wheel(n).register("Present_Velocity") for n in WHEEL_NAMES], dtype=np.float64)
+
+    def goal_raw(self) -> np.ndarray:
+        return np.array([self.wheel(n).register("Goal_Velocity") for n in WHEEL_NAMES], dtype=np.float64)
+
+    def body_velocity(self) -> BaseVelocity:
+        return self.geometry.body_velocity(self.wheel_raw())
+
+    def start(self) -> VirtualOmniBase:
+        self.bus.start()
+        return self
+
+    def close(self) -> None:
+        self.bus.close()
+
+    def __enter__(self) -> VirtualOmniBase:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.close()

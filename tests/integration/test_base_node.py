@@ -1,0 +1,177 @@
+"""base_node (LeKiwi's omniwheel base) over DDS on emulated wheel servos that LeRobot's Feetech bus drives in
+velocity mode: a cmd_vel square whose odometry closes, the stop when commands stop, refused and clamped
+commands, a wheel that stops answering, all on /diagnostics."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import pytest
+from diagnostic_msgs.msg import DiagnosticArray
+from geometry_msgs.msg import Twist
+from nav_msgs.msg import Odometry
+from rclpy.parameter import Parameter
+from sensor_msgs.msg import JointState
+
+from lerobot_ros.hardware.omni import WHEEL_NAMES
+from lerobot_ros.hardware.virtual.base import VirtualOmniBase
+from lerobot_ros.ros.entry import NodeStartupError
+from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
+from lerobot_ros.ros.runtime import MessageCollector, wait_until
+
+pytestmark = pytest.mark.usefixtures("quick_gil_handoff")
+NS = "/kiwi"
+
+
+def twist(x=0.0, y=0.0, wz=0.0) -> Twist:
+    msg = Twist()
+    msg.linear.x, msg.linear.y, msg.angular.z = float(x), float(y), float(wz)
+    return msg
+
+
+class Base:
+    """base_node in this process on a virtual base, and a probe node: cmd_vel out, odom / joint_states /
+    diagnostics in."""
+
+    def __init__(self, ros, port: str, **params):
+        from lerobot_ros.nodes.base_node import BaseNode
+
+        overrides = [Parameter(k, value=v) for k, v in {"port": port, **params}.items()]
+        self.node = ros.add_node(BaseNode(context=ros.context, namespace=NS, parameter_overrides=overrides))
+        probe = ros.create_node("base_probe")
+        self.odom = MessageCollector(probe, Odometry, f"{NS}/odom", SENSOR_QOS)
+        self.states = MessageCollector(probe, JointState, f"{NS}/joint_states", SENSOR_QOS)
+        self.diagnostics = MessageCollector(probe, DiagnosticArray, "/diagnostics", RELIABLE_QOS)
+        self.pub = probe.create_publisher(Twist, f"{NS}/cmd_vel", RELIABLE_QOS)
+        wait_until(lambda: self.pub.get_subscription_count() > 0, 20, what="base_node subscribed to cmd_vel")
+        self.odom.wait_for(1, timeout=20)
+
+    def pose(self) -> tuple[float, float, float]:
+        p = self.odom.messages[-1].pose.pose
+        return p.position.x, p.position.y, 2 * math.atan2(p.orientation.z, p.orientation.w)
+
+    def drive(self, msg: Twist, until, timeout: float = 20.0) -> None:
+        """Publish `msg` at 20 Hz until `until()` holds (what a simple teleop or planner does)."""
+        deadline = time.monotonic() + timeout
+        while not until():
+            assert time.monotonic() < deadline, "the base did not get there"
+            self.pub.publish(msg)
+            time.sleep(0.05)
+
+    def stop_and_settle(self) -> None:
+        self.pub.publish(twist())
+        wait_until(lambda: self.speed() < 1e-3, 5.0, what="the base at rest")
+
+    def speed(self) -> float:
+        t = self.odom.messages[-1].twist.twist
+        return math.hypot(t.linear.x, t.linear.y) + abs(t.angular.z)
+
+    def status(self, since: int = 0) -> dict:
+        """The base's newest /diagnostics status (as a dict of values, plus level and message)."""
+        name = f"{NS}/base_node: base"
+        for array in reversed(self.diagnostics.messages[since:]):
+            for s in array.status:
+                if s.name == name:
+                    level = s.level if isinstance(s.level, int) else ord(s.level)  # a byte field: bytes in rclpy
+                    return {"level": level, "message": s.message, **{kv.key: kv.value for kv in s.values}}
+        return {}
+
+    def close(self) -> None:
+        self.node.close()
+
+
+@pytest.fixture
+def kiwi(tmp_path):
+    with VirtualOmniBase(port=tmp_path / "lekiwi_base") as base:
+        yield base
+
+
+def test_a_cmd_vel_square_closes_in_odometry(ros, kiwi):
+    """Forward, left, back, right, each side until odometry says 0.3 m, then a full turn on the spot: the
+    wheels' own speeds put the base back where it started (within 2 cm and 3 degrees: each side overshoots
+    alike, by the deceleration ramp), and each side is where REP 103 says (x forward, y left)."""
+    base = Base(ros, kiwi.port, diagnostics_period_s=0.2)
+    try:
+        corners = []
+        for vx, vy in ((0.2, 0.0), (0.0, 0.2), (-0.2, 0.0), (0.0, -0.2)):
+            x0, y0, _ = base.pose()
+            base.drive(twist(vx, vy), lambda x0=x0, y0=y0: math.dist(base.pose()[:2], (x0, y0)) >= 0.3)
+            base.stop_and_settle()
+            corners.append(base.pose())
+        assert corners[0][0] == pytest.approx(0.32, abs=0.03) and abs(corners[0][1]) < 0.01  # forward: +x
+        assert corners[1][1] == pytest.approx(0.32, abs=0.03)  # left: +y
+        x, y, yaw = corners[-1]
+        assert math.hypot(x, y) < 0.02 and abs(yaw) < math.radians(3)
+        turn = {"last": base.pose()[2], "total": 0.0}
+
+        def once_round() -> bool:  # yaw unwrapped: odom's yaw stays in (-pi, pi]
+            yaw = base.pose()[2]
+            turn["total"] += math.remainder(yaw - turn["last"], math.tau)
+            turn["last"] = yaw
+            return turn["total"] >= math.tau - 0.1
+
+        base.drive(twist(wz=1.0), once_round)
+        base.stop_and_settle()
+        assert abs(base.pose()[2]) < math.radians(15)  # once round: stopped a little past zero, as the ramp allows
+        state = base.states.messages[-1]
+        assert list(state.name) == list(WHEEL_NAMES) and len(state.velocity) == 3
+        status = base.status()
+        assert status["level"] == 0 and status["command_state"] in ("active", "none (stopped)")
+        assert float(status["odom_distance_m"]) > 1.2
+    finally:
+        base.close()
+
+
+def test_the_base_stops_when_commands_stop(ros, kiwi):
+    base = Base(ros, kiwi.port, command_timeout_s=0.4)
+    try:
+        base.drive(twist(0.2), lambda: base.speed() > 0.19)
+        last = time.monotonic()
+        base.pub.publish(twist(0.2))
+        wait_until(lambda: not kiwi.goal_raw().any(), 5.0, what="zero wheel goals")
+        stopped_after = time.monotonic() - last
+        # the timeout, then the 1 m/s^2 ramp from 0.2 m/s (0.2 s), give or take a tick and DDS
+        assert 0.4 <= stopped_after < 0.4 + 0.2 + 0.6, stopped_after
+        wait_until(lambda: base.status().get("stops_for_timeout") == "1", 5.0, what="the stop on /diagnostics")
+    finally:
+        base.close()
+
+
+def test_refused_and_clamped_commands(ros, kiwi):
+    base = Base(ros, kiwi.port, max_linear_velocity=0.2)
+    try:
+        base.drive(twist(3.0, 4.0), lambda: base.speed() > 0.19)  # 5 m/s asked: scaled to 0.2, direction kept
+        t = base.odom.messages[-1].twist.twist
+        assert math.hypot(t.linear.x, t.linear.y) == pytest.approx(0.2, abs=0.01)
+        assert math.atan2(t.linear.y, t.linear.x) == pytest.approx(math.atan2(4, 3), abs=0.02)
+        base.pub.publish(twist(float("nan"), 0.0, 0.0))
+        wait_until(lambda: not kiwi.goal_raw().any(), 1.0, what="stopped at once by a NaN command")
+        wait_until(lambda: base.status().get("commands_refused") == "1", 5.0, what="the refusal on /diagnostics")
+        status = base.status()
+        assert status["last_refusal"] == "non-finite x.vel" and int(status["commands_clamped"]) >= 1
+    finally:
+        base.close()
+
+
+def test_a_wheel_that_stops_answering_stops_the_base_then_it_reconnects(ros, kiwi):
+    base = Base(ros, kiwi.port, diagnostics_period_s=0.2)
+    try:
+        base.drive(twist(0.0, 0.0, 1.0), lambda: base.speed() > 0.9)
+        kiwi.bus.faults.no_reply.add(9)  # the right wheel
+        wait_until(lambda: not kiwi.goal_raw().any(), 2.0, what="every wheel goal zero")
+        wait_until(lambda: base.status().get("level") == 2, 10.0, what="ERROR on /diagnostics")
+        assert "no status packet" in base.status()["message"]
+        kiwi.bus.faults.clear()
+        wait_until(lambda: base.status().get("level") == 0, 20.0, what="reconnected")
+        assert base.status()["reconnects"] == "1"
+        base.drive(twist(0.1), lambda: base.speed() > 0.09)  # and it drives again
+    finally:
+        base.close()
+
+
+def test_a_missing_port_is_one_line(ros):
+    from lerobot_ros.nodes.base_node import BaseNode
+
+    with pytest.raises(NodeStartupError, match=r"^parameter 'port' is empty: set it to the wheels' serial port"):
+        BaseNode(context=ros.context)
