@@ -32,6 +32,8 @@ TOP_LEVEL = [
     "so101_virtual",
     "lekiwi_base",
     "lekiwi_base_virtual",
+    "bi_so101_real",
+    "bi_so101_virtual",
 ]
 PIECES = ["policy", "record", "cameras", "teleop", "rviz"]
 
@@ -60,6 +62,11 @@ def test_every_file_exists_and_evaluates_with_its_defaults():
         ("so101_virtual", ["virtual_arm", "robot", "teleop"]),
         ("lekiwi_base", ["base_node"]),
         ("lekiwi_base_virtual", ["virtual_base", "base_node"]),
+        ("bi_so101_real", ["robot", "robot-2", "bimanual_node"]),
+        (
+            "bi_so101_virtual",
+            ["virtual_left", "virtual_right", "robot", "robot-2", "bimanual_node", "teleop", "teleop-2"],
+        ),
     ],
 )
 def test_defaults_start_the_driver_nodes_only(name, expected):
@@ -456,6 +463,8 @@ def test_lockstep_metaworld_policy_ticks_once_per_step_and_timer_elsewhere():
         "policy",
         "lekiwi_base",
         "lekiwi_base_virtual",
+        "bi_so101_real",
+        "bi_so101_virtual",
     ],
 )
 def test_every_robot_and_sim_launch_is_loopback_only_unless_remote(name):
@@ -466,7 +475,7 @@ def test_every_robot_and_sim_launch_is_loopback_only_unless_remote(name):
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="SUBNET", ROS_STATIC_PEERS="10.9.9.9")
     env.pop("FASTDDS_DEFAULT_PROFILES_FILE", None)
     local = evaluate_file(str(LAUNCH / f"{name}.launch.yaml"), extra, environ=env)
-    emulators = ("virtual_arm", "virtual_base")
+    emulators = ("virtual_arm", "virtual_base", "virtual_left", "virtual_right")
     nodes = [proc for proc in local.processes if proc.label not in emulators]
     assert nodes
     for proc in nodes:

@@ -61,6 +61,7 @@ LIGHT = [
     "robot_node",
     "motor_bus_node",
     "base_node",
+    "bimanual_node",
     "teleop_node",
     "episode_keyboard",
     "chunk_markers_node",

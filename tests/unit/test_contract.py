@@ -19,7 +19,7 @@ from lerobot_ros.codecs import (
 )
 from lerobot_ros.contract import ContractError, load_contract, parse_contract, shipped_contracts
 
-SHIPPED = ["so101", "so101_sim", "koch", "metaworld", "libero"]
+SHIPPED = ["so101", "so101_sim", "koch", "metaworld", "libero", "bi_so101"]
 ARM = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
 
 
@@ -60,6 +60,43 @@ def test_so101_matches_lerobot_record(tmp_path):
         ours = load_contract(name).lerobot_features()
         assert ours == expected
         assert list(ours) == list(expected)
+
+
+def test_bi_so101_matches_lerobot_record_for_bi_so_follower(tmp_path):
+    """The pair's features as lerobot-record builds them for bi_so_follower with a top-level front camera: names
+    prefixed left_/right_ in that order, the camera unprefixed; the units of each half are so101's."""
+    from lerobot.cameras.opencv import OpenCVCameraConfig
+    from lerobot.datasets.pipeline_features import aggregate_pipeline_dataset_features, create_initial_features
+    from lerobot.processor import make_default_processors
+    from lerobot.robots.bi_so_follower import BiSOFollower, BiSOFollowerConfig
+    from lerobot.robots.so_follower import SOFollowerConfig
+    from lerobot.utils.feature_utils import combine_feature_dicts
+
+    robot = BiSOFollower(
+        BiSOFollowerConfig(
+            left_arm_config=SOFollowerConfig(port="/dev/null"),
+            right_arm_config=SOFollowerConfig(port="/dev/null"),
+            calibration_dir=tmp_path,
+            cameras={"front": OpenCVCameraConfig(index_or_path=0, width=640, height=480, fps=30)},
+        )
+    )
+    teleop_proc, _robot_proc, obs_proc = make_default_processors()
+    expected = combine_feature_dicts(
+        aggregate_pipeline_dataset_features(
+            teleop_proc, create_initial_features(action=robot.action_features), use_videos=True
+        ),
+        aggregate_pipeline_dataset_features(
+            obs_proc, create_initial_features(observation=robot.observation_features), use_videos=True
+        ),
+    )
+    pair = load_contract("bi_so101")
+    assert pair.robot_type == BiSOFollower.name
+    ours = pair.lerobot_features()
+    assert ours == expected and list(ours) == list(expected)
+    single = load_contract("so101").features["observation.state"]
+    rad = np.array([0.1, -0.5, 1.0, 0.0, 2.0, 0.3, -0.2, 0.4, -1.0, 0.5, -2.0, -0.3])
+    both = pair.features["observation.state"].to_lerobot(rad)
+    np.testing.assert_array_equal(both, np.concatenate([single.to_lerobot(rad[:6]), single.to_lerobot(rad[6:])]))
 
 
 def test_so101_real_and_sim_have_identical_features_and_units():

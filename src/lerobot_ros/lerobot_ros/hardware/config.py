@@ -225,3 +225,22 @@ class BaseNodeConfig:
     diagnostics_period_s: float = param(
         1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True, reconfigurable=True
     )
+
+
+@dataclass(frozen=True)
+class BimanualNodeConfig:
+    """bimanual_node: two arms (each its own robot_node) as one robot with LeRobot's bi_so_follower joint names."""
+
+    left_namespace: str = param("/left", "namespace of the left arm's robot_node (its joint_states and commands)")
+    right_namespace: str = param("/right", "namespace of the right arm's robot_node")
+    stale_s: float = param(
+        0.5,
+        "an arm whose joint_states stopped this long stops the pair: commands are refused, both arms hold",
+        unit="s",
+        min=0.0,
+        min_exclusive=True,
+        reconfigurable=True,
+    )
+    diagnostics_period_s: float = param(
+        1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True, reconfigurable=True
+    )
