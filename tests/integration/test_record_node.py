@@ -499,3 +499,70 @@ def test_parameters_described_refused_and_applied_from_outside(ros, ros_env, tmp
         assert rec.p.wait(timeout=20) == 0 and "Traceback" not in rec.text()
     finally:
         rec.stop()
+
+
+def test_a_clock_that_jumps_back_ends_the_episode_in_one_line_and_loses_nothing(ros, ros_env, tmp_path):
+    """use_sim_time and a simulator restarted mid-episode (its /clock starts over): the episode keeps everything
+    recorded before the jump, in order, and says why it ended; the next episode records on the new clock."""
+    import threading
+
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import JointState
+
+    from lerobot_ros.codecs import ns_to_time, numpy_to_joint_state
+    from lerobot_ros.ros.qos import RELIABLE_QOS
+
+    ns = "/recjump"
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "lerobot_ros.nodes.episode_recorder_node", "--ros-args", "-r", f"__ns:={ns}"]
+    cmd += ["-r", f"/clock:={ns}/clock"]  # its own clock topic: nothing else in the domain follows this one
+    for param in (f"topics:=[{ns}/joint_states]", f"output_dir:={out}", "use_sim_time:=true"):
+        cmd += ["-p", param]
+    rec = Proc(cmd, ros_env, tmp_path / "recorder_jump.log")
+    node = ros.create_node("jump_clock")
+    clock_pub = node.create_publisher(Clock, f"{ns}/clock", RELIABLE_QOS)
+    states = node.create_publisher(JointState, f"{ns}/joint_states", RELIABLE_QOS)
+    diagnostics = MessageCollector(node, DiagnosticArray, "/diagnostics", 10)
+    sim = {"t_ns": 100 * 10**9}
+    stop = threading.Event()
+
+    def run_sim() -> None:  # a simulator at 50 Hz: /clock, then a joint state stamped with it
+        while not stop.wait(0.02):
+            sim["t_ns"] += 20_000_000
+            clock_pub.publish(Clock(clock=ns_to_time(sim["t_ns"])))
+            states.publish(numpy_to_joint_state(["j"], [sim["t_ns"] / 1e9], stamp_ns=sim["t_ns"]))
+
+    thread = threading.Thread(target=run_sim, daemon=True)
+    thread.start()
+    try:
+        wait_until(lambda: states.get_subscription_count() > 0, 60, what="the recorder subscribed")
+        started = call_service(node, StartEpisode, f"{ns}/start_episode", StartEpisode.Request(task="jump"))
+        assert started.success, started.message
+        wait_until(lambda: (recorder_count(diagnostics, f"{ns}/joint_states") or 0) >= 30, 30, what="30 recorded")
+        before_jump = sim["t_ns"]
+        sim["t_ns"] = 5 * 10**9  # the simulator restarted
+        rec.wait_log("ROS time jumped back", timeout=30)
+        line = next(ln for ln in rec.text().splitlines() if "ROS time jumped back" in ln)
+        assert line.endswith("episode 0 ended at the jump with what it had; start the next one when ready")
+        bag = out / "episode_000000"
+        wait_until(lambda: (bag / "metadata.yaml").is_file(), 30, what="the episode closed")
+        custom = metadata(bag)["custom_data"]
+        assert custom["ended"].startswith("ROS time jumped back 9") and custom["outcome"] == "success"
+        with Reader(bag) as reader:
+            times = [t for _, t, _ in reader.messages()]
+        assert len(times) >= 30 and times == sorted(times) and max(times) <= before_jump + 100_000_000
+        assert min(times) >= 100 * 10**9  # nothing from the new clock in the old episode
+
+        started = call_service(node, StartEpisode, f"{ns}/start_episode", StartEpisode.Request(task="jump"))
+        assert started.success and started.episode_index == 1, started.message
+        restarted_at = sim["t_ns"]
+        wait_until(lambda: sim["t_ns"] > restarted_at + 500_000_000, 30, what="half a second of the new clock")
+        stopped = call_service(node, StopEpisode, f"{ns}/stop_episode", StopEpisode.Request(outcome="success"))
+        assert stopped.success, stopped.message
+        with Reader(Path(stopped.bag_path)) as reader:
+            new_times = [t for _, t, _ in reader.messages()]
+        assert new_times and 5 * 10**9 < min(new_times) < 100 * 10**9
+    finally:
+        stop.set()
+        thread.join(5)
+        rec.stop()

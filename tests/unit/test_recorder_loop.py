@@ -114,6 +114,48 @@ def test_services_and_the_default_outcome(tmp_path):
         rec.stop("success", 4.0)
 
 
+def test_the_clock_jumping_back_ends_the_episode_at_the_jump_and_keeps_it(tmp_path):
+    """A simulator restarted under use_sim_time: its /clock starts over. The episode keeps what came before the
+    jump (an ordered, readable bag), ends in one line, and the next one records on the new clock."""
+    rec, statuses, saved, log = make(tmp_path)
+    rec.start("pick", 0.0)
+    for i in range(5):
+        rec.message("/js", 20 * 10**9 + i * 33 * 10**6, joint_state(i), 0.1)
+    for i in range(3):  # the restarted simulator's clock: 12.1 s back
+        rec.message("/js", 8 * 10**9 + i * 33 * 10**6, joint_state(i), 0.2)
+    assert rec.session.recording  # the jump is handled on the recorder's tick, not in the DDS callback
+    rec.tick(0.3)
+    assert not rec.session.recording and [r.path.name for r in saved] == ["episode_000000"]
+    assert counts(saved[0].path) == {"/js": 5}
+    assert saved[0].custom_data["ended"] == "ROS time jumped back 12.1 s (a simulator restarted?)"
+    assert saved[0].custom_data["outcome"] == "success" and statuses[-1].done
+    assert log.text("warning") == (
+        "ROS time jumped back 12.1 s (a simulator restarted?): episode 0 ended at the jump with what it had; "
+        "start the next one when ready"
+    )
+    rec.message("/js", 9 * 10**9, joint_state(0), 0.4)  # between episodes: not recorded, no error
+    rec.start(None, 0.5)
+    write(rec, 4, now=0.6)  # the new clock, 1 s on
+    rec.stop("success", 0.7)
+    assert counts(saved[1].path) == {"/js": 4} and "ended" not in saved[1].custom_data
+
+
+def test_a_jump_in_the_automatic_loop_starts_the_next_episode_on_the_new_clock(tmp_path):
+    rec, statuses, saved, log = make(tmp_path, episode_time_s=60.0)
+    rec.tick(0.0)
+    assert rec.session.recording
+    rec.message("/js", 30 * 10**9, joint_state(0), 0.1)
+    rec.message("/js", 30 * 10**9 + 10**8, joint_state(1), 0.1)
+    rec.message("/js", 10**9, joint_state(2), 0.2)
+    rec.tick(0.3)
+    assert [r.path.name for r in saved] == ["episode_000000"] and counts(saved[0].path) == {"/js": 2}
+    assert rec.session.recording and rec.session.index == 1  # the next one at once
+    assert log.text("warning").endswith("the next one starts on the new clock")
+    rec.message("/js", 10**9 + 10**8, joint_state(3), 0.4)
+    rec.command("next", 0.5)
+    assert counts(saved[1].path) == {"/js": 1}
+
+
 def test_automatic_loop_waits_for_its_topics_then_ends(tmp_path):
     rec, statuses, saved, log = make(
         tmp_path, topics=("/js", "/late"), episode_time_s=1.0, reset_time_s=0.5, num_episodes=2, wait_for_topics_s=3.0

@@ -188,6 +188,8 @@ class Recorder:
             self._stop("failure")
             self.control.end(now)
             self._finish(1)
+        if self.session.recording and self.session.clock_jump is not None:
+            self._clock_jumped(now)
         if self.control.state != IDLE or self._topics_ready(now):
             try:
                 self._do(self.control.tick(now))
@@ -197,6 +199,19 @@ class Recorder:
         if due:
             self._last_progress = now
         return due
+
+    def _clock_jumped(self, now: float) -> None:
+        """ROS time went back mid-episode: end the episode at the jump with what it has (its bag stays ordered and
+        readable), say so in one line, and go on as after any kept episode (the automatic loop starts the next
+        one on the new clock; a service-driven session waits for the next start)."""
+        before, after = self.session.clock_jump or (0, 0)
+        index = self.session.index
+        note = f"ROS time jumped back {(before - after) / 1e9:.1f} s (a simulator restarted?)"
+        nxt = "the next one starts on the new clock" if self.control.automatic else "start the next one when ready"
+        self.log.warning(f"{note}: episode {index} ended at the jump with what it had; {nxt}")
+        outcome = self.default_outcome
+        self._stop(outcome, note)
+        self._do(self.control.stopped(outcome, now))
 
     def _topics_ready(self, now: float) -> bool:
         """The automatic loop's first episode waits for every wanted topic (up to wait_for_topics_s)."""
@@ -238,9 +253,9 @@ class Recorder:
         self._status()
         return f"recording episode {index} into {path}"
 
-    def _stop(self, outcome: str) -> str:
+    def _stop(self, outcome: str, note: str = "") -> str:
         index = self.session.index
-        result = self.session.stop(outcome)
+        result = self.session.stop(outcome, note)
         self._last_done = (index, outcome == "success")  # the session already counts the next index
         self._status(done=True, success=outcome == "success")
         if result is None:

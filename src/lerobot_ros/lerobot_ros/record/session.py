@@ -24,6 +24,10 @@ from .live_qa import StreamQA, TopicQA
 from .msgdefs import MessageDefinitions
 
 OUTCOMES = ("success", "failure", "discard")
+#: A message stamped this far before the newest one of the episode means the clock jumped back (a simulator
+#: restarted under use_sim_time, a wall clock set back). Callbacks stamp in arrival order, so real messages are
+#: never this far apart backwards; a bag's log times must not run backwards (readers would interleave them).
+CLOCK_JUMP_NS = 50_000_000
 _EPISODE_DIR = re.compile(r"^episode_(\d+)$")
 
 
@@ -89,6 +93,10 @@ class EpisodeSession:
         self.started_mono = 0.0
         self.last_result: BagResult | None = None
         self.last_error: str | None = None
+        #: (newest stamp before, the stamp that went back) once the clock jumped back in this episode; from then
+        #: on the episode takes no more messages and the recorder ends it (recorder.Recorder.tick)
+        self.clock_jump: tuple[int, int] | None = None
+        self._newest_ns = 0
         self._lock = threading.RLock()
 
     # ---- topics ---------------------------------------------------------------------------------
@@ -143,21 +151,28 @@ class EpisodeSession:
                 self.qa.add_stream(spec.topic, spec.expected_hz, spec.policy, spec.tolerance_ns)
             self.started_mono = time.monotonic()
             self.last_error = None
+            self.clock_jump = None
+            self._newest_ns = 0
             self.writer = writer
             return self.index, path
 
     def write(self, topic: str, stamp_ns: int, data: bytes) -> None:
         """Called from DDS callbacks for every received message; drops it when no episode is recording."""
         writer = self.writer
-        if writer is None:
+        if writer is None or self.clock_jump is not None:
             return
+        if stamp_ns < self._newest_ns - CLOCK_JUMP_NS:
+            self.clock_jump = (self._newest_ns, stamp_ns)
+            return
+        self._newest_ns = max(self._newest_ns, stamp_ns)
         if writer.write(topic, stamp_ns, data):
             qa = self.qa
             if qa is not None:
                 qa.observe(topic, stamp_ns)
 
-    def stop(self, outcome: str = "success") -> BagResult | None:
-        """Close the current episode; 'discard' deletes it (returns None). The next episode gets a new index."""
+    def stop(self, outcome: str = "success", note: str = "") -> BagResult | None:
+        """Close the current episode; 'discard' deletes it (returns None). The next episode gets a new index.
+        `note` (why it ended, e.g. the clock jumped back) goes into the bag's custom data as `ended`."""
         if outcome not in OUTCOMES:
             raise EpisodeError(f"unknown outcome {outcome!r}; use one of {', '.join(OUTCOMES)}")
         with self._lock:
@@ -168,13 +183,15 @@ class EpisodeSession:
                 writer.discard()
                 self.last_result = None
                 return None  # the index is reused: a discarded episode leaves no directory behind
-            stop_ns = self.clock_ns()
+            # after a jump back the clock reads earlier than the episode's messages: it ended at the jump
+            stop_ns = self.clock_jump[0] if self.clock_jump is not None else self.clock_ns()
             qa_report = self.qa.report(self.started_ns, stop_ns) if self.qa is not None else {}
             result = writer.close(
                 {
                     "outcome": outcome,
                     "stop_ns": str(stop_ns),
                     "qa": json.dumps(qa_report, sort_keys=True),
+                    **({"ended": note} if note else {}),
                 }
             )
             self.index += 1
