@@ -34,6 +34,8 @@ TOP_LEVEL = [
     "lekiwi_base_virtual",
     "bi_so101_real",
     "bi_so101_virtual",
+    "lekiwi",
+    "lekiwi_virtual",
 ]
 PIECES = ["policy", "record", "cameras", "teleop", "rviz"]
 
@@ -63,6 +65,8 @@ def test_every_file_exists_and_evaluates_with_its_defaults():
         ("lekiwi_base", ["base_node"]),
         ("lekiwi_base_virtual", ["virtual_base", "base_node"]),
         ("bi_so101_real", ["robot", "robot-2", "bimanual_node"]),
+        ("lekiwi", ["lekiwi_node"]),
+        ("lekiwi_virtual", ["virtual_lekiwi", "lekiwi_node"]),
         (
             "bi_so101_virtual",
             ["virtual_left", "virtual_right", "robot", "robot-2", "bimanual_node", "teleop", "teleop-2"],
@@ -400,6 +404,63 @@ def test_lekiwi_base_virtual_launch_drives_the_emulated_wheels_from_cmd_vel(ros,
 
 
 @pytest.mark.slow
+def test_lekiwi_virtual_launch_drives_arm_and_base_on_one_bus_at_once(ros, ros_env, tmp_path):
+    """One emulated bus (arm ids 1-6, wheels 7-9), one lekiwi_node: the arm reaches a commanded pose while the base
+    drives forward on cmd_vel, both loops at their rates (30 and 50 Hz), no bus error on either."""
+    from diagnostic_msgs.msg import DiagnosticArray
+    from geometry_msgs.msg import Twist
+    from nav_msgs.msg import Odometry
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
+    from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
+    from lerobot_ros.ros.runtime import MessageCollector
+
+    node = ros.create_node("launch_file_probe")
+    arm = MessageCollector(node, JointState, "/lekiwi/joint_states", SENSOR_QOS)
+    wheels = MessageCollector(node, JointState, "/lekiwi/wheel_joint_states", SENSOR_QOS)
+    odom = MessageCollector(node, Odometry, "/lekiwi/odom", SENSOR_QOS)
+    diagnostics = MessageCollector(node, DiagnosticArray, "/diagnostics", RELIABLE_QOS)
+    cmd = node.create_publisher(Twist, "/lekiwi/cmd_vel", RELIABLE_QOS)
+    goal = node.create_publisher(Float64MultiArray, "/lekiwi/commands", RELIABLE_QOS)
+    forward = Twist()
+    forward.linear.x = 0.1
+    pose = Float64MultiArray(data=[0.3, 0.0, 0.0, 0.0, 0.0, 0.0])
+    launch = Launch("lekiwi_virtual", [f"virtual_dir:={tmp_path / 'v'}"], ros_env)
+    try:
+
+        def both_moved() -> bool:
+            cmd.publish(forward)
+            goal.publish(pose)
+            return (
+                bool(odom.messages and arm.messages)
+                and odom.messages[-1].pose.pose.position.x > 0.05
+                and abs(arm.messages[-1].position[0] - 0.3) < 0.02
+            )
+
+        wait_for(both_moved, 150, "the arm at its goal and the base 5 cm forward", launch)
+        assert list(arm.messages[-1].name)[0] == "shoulder_pan" and len(arm.messages[-1].name) == 6
+        assert list(wheels.messages[-1].name) == ["base_left_wheel", "base_back_wheel", "base_right_wheel"]
+        arm_period = np.median(np.diff(stamps_s(arm.messages[-30:])))
+        wheel_period = np.median(np.diff(stamps_s(wheels.messages[-40:])))
+        assert 0.5 / 30 < arm_period < 2.0 / 30 and 0.5 / 50 < wheel_period < 2.0 / 50, (arm_period, wheel_period)
+
+        def errors() -> dict:  # the newest count of each driver's bus errors
+            return {
+                s.name: next(kv.value for kv in s.values if kv.key == "errors")
+                for m in diagnostics.messages
+                for s in m.status
+                if s.name.startswith("/lekiwi/")
+            }
+
+        wait_for(lambda: len(errors()) == 2, 30, "both drivers on /diagnostics", launch)
+        assert set(errors()) == {"/lekiwi/arm: arm", "/lekiwi/base: base"} and set(errors().values()) == {"0"}, errors()
+    finally:
+        if launch.proc.poll() is None:
+            assert_clean_exit(launch)
+
+
+@pytest.mark.slow
 def test_sim_so101_launch_publishes_like_the_real_arm_and_takes_commands(ros, ros_env):
     """The twin in realtime mode: joint_states + front camera + /clock, commands move the joints."""
     from rosgraph_msgs.msg import Clock
@@ -465,6 +526,8 @@ def test_lockstep_metaworld_policy_ticks_once_per_step_and_timer_elsewhere():
         "lekiwi_base_virtual",
         "bi_so101_real",
         "bi_so101_virtual",
+        "lekiwi",
+        "lekiwi_virtual",
     ],
 )
 def test_every_robot_and_sim_launch_is_loopback_only_unless_remote(name):
@@ -475,7 +538,7 @@ def test_every_robot_and_sim_launch_is_loopback_only_unless_remote(name):
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="SUBNET", ROS_STATIC_PEERS="10.9.9.9")
     env.pop("FASTDDS_DEFAULT_PROFILES_FILE", None)
     local = evaluate_file(str(LAUNCH / f"{name}.launch.yaml"), extra, environ=env)
-    emulators = ("virtual_arm", "virtual_base", "virtual_left", "virtual_right")
+    emulators = ("virtual_arm", "virtual_base", "virtual_left", "virtual_right", "virtual_lekiwi")
     nodes = [proc for proc in local.processes if proc.label not in emulators]
     assert nodes
     for proc in nodes:

@@ -143,3 +143,38 @@ def test_the_loop_drives_lerobots_bus_and_stops_on_timeout_and_on_a_silent_wheel
         finally:
             loop.close()
         assert not any(base.wheel(n).torque_enabled for n in WHEEL_NAMES)  # closing: stopped, torque off
+
+
+def test_the_arm_and_the_wheels_take_turns_on_lekiwis_one_bus(tmp_path):
+    """LeKiwi's arm (ids 1-6) and wheels (7-9) on one emulated bus, each driver with its own LeRobot bus object and
+    the port's shared lock (as in lekiwi_node): both loops run with no bus error, the arm reaches its goal and
+    the base drives. (Measured once without the shared lock: the wheels never got through, 5 errors, 0 loops.)"""
+    from lerobot_ros.hardware.devices import make_follower
+    from lerobot_ros.hardware.follower import FollowerArm
+    from lerobot_ros.hardware.shared_port import port_lock
+
+    with VirtualOmniBase(port=tmp_path / "lekiwi", with_arm=True) as kiwi:
+        assert kiwi.arm is not None
+        calibration = kiwi.arm.write_calibration(tmp_path / "arm.json")
+        arm = FollowerArm(
+            lambda: make_follower("so101_follower", kiwi.port, calibration_file=str(calibration)),
+            fps=30.0,
+            watchdog_s=0.5,
+            bus_lock=port_lock(kiwi.port),
+        )
+        base = BaseLoop(lambda: WheelBus(kiwi.port), fps=50.0, bus_lock=port_lock(kiwi.port))
+        try:
+            assert arm.start() and base.connect()
+            base.start()
+
+            def both_there() -> bool:
+                base.command(BaseVelocity(0.1, 0.0, 0.0))
+                arm.command(np.array([0.3, 0.0, 0.0, 0.0, 0.0, 0.0]))
+                return base.odom.x > 0.05 and abs(kiwi.arm.joint_positions()["shoulder_pan"] - 0.3) < 0.02
+
+            wait_until(both_there, 15.0, interval=0.05, what="the arm at its goal and the base 5 cm on")
+            assert arm.driver.health.errors == 0 and base.health.errors == 0
+            assert arm.driver.health.loops > 10 and base.health.loops > 10
+        finally:
+            base.close()
+            arm.close()

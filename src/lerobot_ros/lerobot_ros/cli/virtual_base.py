@@ -1,8 +1,9 @@
 """Start LeKiwi's three wheel servos emulated on a pseudo-terminal (no hardware needed).
 
 Feetech STS3215 servos with ids 7, 8, 9 (left, back, right), as on LeKiwi's bus; base_node (or LeRobot's own
-Feetech bus) puts them in velocity mode and drives them. Prints the port path, then serves until Ctrl-C (or
---duration_s seconds).
+Feetech bus) puts them in velocity mode and drives them. `--with_arm`: the whole LeKiwi bus, a calibrated
+SO-101 follower arm (ids 1-6, its calibration file written) and the wheels on one port, for lekiwi_node.
+Prints the port path, then serves until Ctrl-C (or --duration_s seconds).
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--duration_s", type=float, default=0.0, help="stop after this many seconds (default: run until Ctrl-C)"
     )
     parser.add_argument("--json", action="store_true", help="print one JSON line with the port")
+    parser.add_argument(
+        "--with_arm",
+        action="store_true",
+        help="the whole LeKiwi bus: a calibrated SO-101 follower arm (ids 1-6) and the wheels on one port",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,12 +41,19 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UserError(f"cannot create {folder}: {exc.strerror}; pass --output_dir to a writable folder") from None
     stop = threading.Event()
-    base = VirtualOmniBase(port=folder / "lekiwi_base").start()
+    base = VirtualOmniBase(port=folder / ("lekiwi" if args.with_arm else "lekiwi_base"), with_arm=args.with_arm)
+    info = {"base": "lekiwi", "port": base.port, "wheel_ids": list(LEKIWI_WHEEL_IDS)}
+    if base.arm is not None:
+        info["arm_ids"] = [1, 2, 3, 4, 5, 6]
+        info["calibration_file"] = str(base.arm.write_calibration(folder / "calibration" / "virtual_lekiwi_arm.json"))
+    base.start()
     try:
         if args.json:
-            print(json.dumps({"base": "lekiwi", "port": base.port, "wheel_ids": list(LEKIWI_WHEEL_IDS)}), flush=True)
+            print(json.dumps(info), flush=True)
         else:
-            print(f"lekiwi base port: {base.port}  (wheel ids {', '.join(map(str, LEKIWI_WHEEL_IDS))})")
+            print(f"lekiwi port: {base.port}  (wheel ids {', '.join(map(str, LEKIWI_WHEEL_IDS))})")
+            if base.arm is not None:
+                print(f"arm ids 1-6, calibration: {info['calibration_file']}")
             print("serving; Ctrl-C to stop", flush=True)
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         stop.wait(args.duration_s if args.duration_s > 0 else None)

@@ -56,6 +56,7 @@ VERB_EXTRAS = {
     "teleop_node": "hardware",
     "motor_bus_node": "hardware",
     "base_node": "hardware",
+    "lekiwi_node": "hardware",
     "viewer_node": "viewer",
     "urdf_joint_states_node": "sim",
 }

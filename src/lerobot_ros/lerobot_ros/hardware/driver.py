@@ -9,6 +9,7 @@ range before LeRobot sees them (LeRobot's degree mode does not clip), and LeRobo
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -33,8 +34,11 @@ class ArmDriver:
         backoff: Backoff | None = None,
         torque_off_on_close: bool = True,
         status_period_s: float = 1.0,
+        bus_lock: threading.RLock | None = None,
     ):
         self.factory = factory
+        #: held for every bus transaction; shared with another driver on the same port (hardware.shared_port)
+        self.bus_lock = bus_lock or threading.RLock()
         self.max_consecutive_errors = max_consecutive_errors
         self.backoff = backoff or Backoff()
         self.torque_off_on_close = torque_off_on_close
@@ -58,7 +62,7 @@ class ArmDriver:
     def is_robot(self) -> bool:
         return hasattr(self.device, "send_action")
 
-    def connect(self) -> bool:
+    def _connect_unlocked(self) -> bool:
         """Try to connect now; on failure schedule the next attempt (backoff) and return False."""
         try:
             device = self.factory()
@@ -125,7 +129,7 @@ class ArmDriver:
             self.backoff.failed()
 
     # ----- I/O ----------------------------------------------------------------------------------------
-    def read(self) -> np.ndarray | None:
+    def _read_unlocked(self) -> np.ndarray | None:
         """Present joint positions in radians (a loop like `exchange` without a goal, but no reconnect attempt);
         None when disconnected or the read failed."""
         if not self.connected:
@@ -136,7 +140,7 @@ class ArmDriver:
         """One control-loop read: reconnect when due, read, count the tick. None when nothing was read."""
         return self.exchange(None)
 
-    def exchange(self, goal_radians=None) -> np.ndarray | None:
+    def _exchange_unlocked(self, goal_radians=None) -> np.ndarray | None:
         """One control-loop step: reconnect when due, read the present positions and, when `goal_radians`
         is given (a follower), send it right after the read, back to back on the bus; count the tick.
         Returns the positions in radians, or None when nothing was read (then nothing is sent either)."""
@@ -179,7 +183,7 @@ class ArmDriver:
             self._maybe_read_status()
         return positions
 
-    def write(self, radians, report_sent: bool = True) -> np.ndarray | None:
+    def _write_unlocked(self, radians, report_sent: bool = True) -> np.ndarray | None:
         """Send goal positions (radians, joint order) clipped to the calibrated range; returns what was sent
         (after LeRobot's max_relative_target) unless `report_sent` is False (the control loop's hot path)."""
         if not self.connected or not self.is_robot:
@@ -195,7 +199,7 @@ class ArmDriver:
         self.health.ok()
         return result
 
-    def set_torque(self, enable: bool) -> None:
+    def _set_torque_unlocked(self, enable: bool) -> None:
         """Enable or disable torque on every motor; enabling first sets the goal to the present position."""
         if not self.connected:
             raise ConnectionError("not connected to the arm")
@@ -225,7 +229,7 @@ class ArmDriver:
         except Exception as exc:  # noqa: BLE001 - status registers are best effort
             self.health.values["status_read"] = f"failed: {exc}"[:200]
 
-    def close(self) -> None:
+    def _close_unlocked(self) -> None:
         """Disconnect; torque off first when configured (LeRobot's disconnect does it). Final."""
         self.closed = True
         self.health.connected = False
@@ -257,6 +261,37 @@ class ArmDriver:
                 device.bus.port_handler.closePort()
         except Exception as exc:  # noqa: BLE001 - the port may really be gone
             log.warning("could not switch torque off on shutdown: %s", exc)
+
+    # ----- every public bus operation under the port's lock --------------------------------------------
+    def connect(self) -> bool:
+        """Try to connect now; on failure schedule the next attempt (backoff) and return False."""
+        with self.bus_lock:
+            return self._connect_unlocked()
+
+    def read(self) -> np.ndarray | None:
+        """Present joint positions in radians (no reconnect attempt); None when disconnected or the read failed."""
+        with self.bus_lock:
+            return self._read_unlocked()
+
+    def exchange(self, goal_radians=None) -> np.ndarray | None:
+        """One control-loop step: reconnect when due, read, then send `goal_radians` (a follower) back to back."""
+        with self.bus_lock:
+            return self._exchange_unlocked(goal_radians)
+
+    def write(self, radians, report_sent: bool = True) -> np.ndarray | None:
+        """Send goal positions (radians, joint order) clipped to the calibrated range."""
+        with self.bus_lock:
+            return self._write_unlocked(radians, report_sent)
+
+    def set_torque(self, enable: bool) -> None:
+        """Enable or disable torque on every motor; enabling first sets the goal to the present position."""
+        with self.bus_lock:
+            self._set_torque_unlocked(enable)
+
+    def close(self) -> None:
+        """Disconnect; torque off first when configured. Final."""
+        with self.bus_lock:
+            self._close_unlocked()
 
     @staticmethod
     def is_robot_device(device) -> bool:

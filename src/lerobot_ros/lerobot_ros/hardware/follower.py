@@ -54,10 +54,11 @@ class FollowerArm:
         on_error: Callable = _ignore,
         log=None,
         name: str = "follower-loop",
+        bus_lock=None,
     ):
         self.names = list(factory().bus.motors)
         self._index = {n: i for i, n in enumerate(self.names)}
-        self.driver = ArmDriver(factory, torque_off_on_close=torque_off_on_close)
+        self.driver = ArmDriver(factory, torque_off_on_close=torque_off_on_close, bus_lock=bus_lock)
         self.buffer = CommandBuffer(len(self.names), watchdog_s)
         self.control = FollowerControl(self.driver, self.buffer, log=log)
         self.now_ns, self.on_state, self.on_diagnostics, self.on_rejected = (

@@ -102,7 +102,10 @@ class BaseLoop:
         on_error: Callable[[str], None] = lambda text: None,
         now_ns: Callable[[], int] = time.time_ns,
         max_consecutive_errors: int = 3,
+        bus_lock: threading.RLock | None = None,
     ):
+        #: held for every bus transaction; shared with the arm's driver on LeKiwi's one bus (hardware.shared_port)
+        self.bus_lock = bus_lock or threading.RLock()
         self.bus_factory = bus_factory
         self.geometry = geometry or OmniGeometry()
         self.gate = CommandGate(command_timeout_s)
@@ -132,6 +135,10 @@ class BaseLoop:
 
     # ----- connection ------------------------------------------------------------------------------
     def connect(self) -> bool:
+        with self.bus_lock:
+            return self._connect()
+
+    def _connect(self) -> bool:
         bus = None
         try:
             bus = self.bus_factory()
@@ -186,11 +193,12 @@ class BaseLoop:
         commanded = self.shaper.step(target, dt)
         goal = self.geometry.wheel_raw(commanded)
         assert self.bus is not None
-        try:
-            present = self.bus.exchange(goal)
-        except Exception as exc:  # noqa: BLE001 - any bus failure stops the base and is reported
-            self._failed(exc)
-            return None
+        with self.bus_lock:
+            try:
+                present = self.bus.exchange(goal)
+            except Exception as exc:  # noqa: BLE001 - any bus failure stops the base and is reported
+                self._failed(exc)
+                return None
         self.last_write_ns = time.perf_counter_ns()
         self.health.ok()
         self.health.tick()
@@ -230,6 +238,7 @@ class BaseLoop:
         bus, self.bus = self.bus, None
         if bus is not None:
             try:
-                bus.close()
+                with self.bus_lock:
+                    bus.close()
             except Exception as exc:  # noqa: BLE001
                 log.warning("wheel bus: closing failed: %s", exc)

@@ -28,6 +28,7 @@ from lerobot_ros.codecs import numpy_to_joint_state, set_stamp
 from lerobot_ros.hardware.base_control import BaseLimits
 from lerobot_ros.hardware.config import BaseNodeConfig
 from lerobot_ros.hardware.omni import WHEEL_NAMES, BaseVelocity, OmniGeometry
+from lerobot_ros.hardware.shared_port import port_lock
 from lerobot_ros.hardware.wheel_base import BaseLoop, BaseState, WheelBus
 from lerobot_ros.ros.diagnostics import diagnostic_array, health_status
 from lerobot_ros.ros.entry import NodeStartupError, run_node
@@ -68,6 +69,7 @@ class BaseNode(Node):
             on_state=self._publish_state,
             on_error=lambda text: self.get_logger().error(text, throttle_duration_sec=1.0),
             now_ns=lambda: self.get_clock().now().nanoseconds,
+            bus_lock=port_lock(p.port),  # shared with the arm's driver on LeKiwi's one bus (lekiwi_node)
         )
         self.odom_pub = self.create_publisher(Odometry, "odom", SENSOR_QOS)
         self.state_pub = self.create_publisher(JointState, "joint_states", SENSOR_QOS)

@@ -39,6 +39,7 @@ from lerobot_ros.codecs import (
 from lerobot_ros.hardware.config import RobotNodeConfig
 from lerobot_ros.hardware.devices import DeviceConfigError, make_follower
 from lerobot_ros.hardware.follower import FollowerArm
+from lerobot_ros.hardware.shared_port import port_lock
 from lerobot_ros.ros.diagnostics import diagnostic_array, health_status, watchdog_warning
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params
@@ -69,6 +70,7 @@ class RobotNode(Node):
                 on_error=self._loop_error,
                 log=self.get_logger(),
                 name=f"{self.node_name}-loop",
+                bus_lock=port_lock(self.port),  # shared with another driver on this port in this process
             )
         except DeviceConfigError as exc:
             raise NodeStartupError(str(exc)) from None

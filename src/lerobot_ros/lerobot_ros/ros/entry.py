@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
@@ -23,8 +23,10 @@ class NodeStartupError(UserError, RuntimeError):
     """
 
 
-def run_node(factory: Callable[..., Node], args=None, multi_threaded: bool = False) -> None:
-    """Create the node with `factory()`, spin it until Ctrl-C / SIGTERM / shutdown, then clean up.
+def run_node(factory: Callable[..., Node | Sequence[Node]], args=None, multi_threaded: bool = False) -> None:
+    """Create the node with `factory()`, spin it until Ctrl-C / SIGTERM / shutdown, then clean up. A factory may
+    make several nodes (one process sharing a serial port between them: lekiwi_node): all spin in one executor
+    and are closed in reverse order.
 
     A node that ends by itself (the recorder after its last episode) has an `exit_future` (rclpy Future):
     its result is the exit status (sys.exit when non-zero), so no callback needs to raise SystemExit.
@@ -40,13 +42,15 @@ def run_node(factory: Callable[..., Node], args=None, multi_threaded: bool = Fal
     if network is not None:
         print(f"[{label}] {'warning: ' if network.is_open else ''}{network.describe()}", file=sys.stderr, flush=True)
     rclpy.init(args=args)
-    node = None
+    nodes: list[Node] = []
     code = 0
     try:
-        node = factory()
+        made = factory()
+        nodes = [made] if isinstance(made, Node) else list(made)
         executor = MultiThreadedExecutor() if multi_threaded else SingleThreadedExecutor()
-        executor.add_node(node)
-        exit_future = getattr(node, "exit_future", None)
+        for node in nodes:
+            executor.add_node(node)
+        exit_future = getattr(nodes[0], "exit_future", None)
         try:
             if not isinstance(exit_future, Future):
                 executor.spin()
@@ -72,7 +76,7 @@ def run_node(factory: Callable[..., Node], args=None, multi_threaded: bool = Fal
         # SIGINT/SIGTERM shut the context down while the constructor or a callback was still using it
         # ("context is invalid"): that is a normal stop, not an error to show with a traceback.
     finally:
-        if node is not None:
+        for node in reversed(nodes):
             close = getattr(node, "close", None)
             if callable(close):
                 close()

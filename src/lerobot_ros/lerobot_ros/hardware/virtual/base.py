@@ -9,6 +9,7 @@ import os
 import numpy as np
 
 from lerobot_ros.hardware.omni import WHEEL_NAMES, BaseVelocity, OmniGeometry
+from lerobot_ros.hardware.virtual.arms import VirtualArm
 from lerobot_ros.hardware.virtual.bus import VirtualBus
 from lerobot_ros.hardware.virtual.servo import VirtualServo
 
@@ -16,13 +17,18 @@ LEKIWI_WHEEL_IDS = (7, 8, 9)
 
 
 class VirtualOmniBase:
-    """Three wheel servos on their own pty (a real LeKiwi has them on the arm's bus, ids after the arm's)."""
+    """Three wheel servos on a pty; `with_arm`: LeKiwi's whole bus, a calibrated SO-101 follower arm (ids 1-6) and
+    the wheels on one port, as on the robot."""
 
-    def __init__(self, port: str | os.PathLike | None = None, ids=LEKIWI_WHEEL_IDS, tau_s: float = 0.05):
+    def __init__(
+        self, port: str | os.PathLike | None = None, ids=LEKIWI_WHEEL_IDS, tau_s: float = 0.05, with_arm: bool = False
+    ):
         self.ids = tuple(int(i) for i in ids)
-        self.bus = VirtualBus(
-            [VirtualServo(i, "sts3215", tau_s=tau_s) for i in self.ids], port=port, name="lekiwi_base"
-        )
+        wheels = [VirtualServo(i, "sts3215", tau_s=tau_s) for i in self.ids]
+        # the arm's own bus object is never started (its servos go on this bus): no port of its own
+        self.arm = VirtualArm("so101", "follower", port=os.devnull) if with_arm else None
+        arm_servos = list(self.arm.bus.servos.values()) if self.arm is not None else []
+        self.bus = VirtualBus(arm_servos + wheels, port=port, name="lekiwi" if with_arm else "lekiwi_base")
         self.geometry = OmniGeometry()
 
     @property
