@@ -450,7 +450,7 @@ def test_lekiwi_virtual_launch_drives_arm_and_base_on_one_bus_at_once(ros, ros_e
                 s.name: next(kv.value for kv in s.values if kv.key == "errors")
                 for m in diagnostics.messages
                 for s in m.status
-                if s.name.startswith("/lekiwi/")
+                if s.name in ("/lekiwi/arm: arm", "/lekiwi/base: base")
             }
 
         wait_for(lambda: len(errors()) == 2, 30, "both drivers on /diagnostics", launch)

@@ -72,6 +72,10 @@ LIGHT = [
 
 
 def allowed(executable: str) -> set[str] | None:
+    """What the executable's process declares: its node's parameters, or every node's of a several-node process."""
+    several = getattr(importlib.import_module(executables()[executable]), "NODES_IN_PROCESS", None)
+    if several:
+        return set().union(*(names(cls) for cls in several.values())) | set(BUILTIN_DESCRIPTIONS)
     cls = params_class(executable)
     return None if cls is None else set(names(cls)) | set(BUILTIN_DESCRIPTIONS)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lerobot_ros.hardware.bimanual import ArmPair, PairRefused
+from lerobot_ros.hardware.bimanual import ArmPair, CommandRefused
 
 ARM = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
 
@@ -35,7 +35,7 @@ def test_a_pair_command_splits_in_order():
 def test_one_silent_arm_stops_the_pair():
     pair = alive_pair(now=10.0)
     pair.on_state("left", ARM, np.zeros(6), 300, now=10.6)
-    with pytest.raises(PairRefused, match=r"^no joint_states from the right arm for 0.5 s: both arms hold$"):
+    with pytest.raises(CommandRefused, match=r"^no joint_states from the right arm for 0.5 s: both arms hold$"):
         pair.split(np.zeros(12), now=10.7)
     assert pair.stale_arms(10.7) == ["right"] and pair.refused == 1
     assert ArmPair().stale_arms(0.0) == ["left", "right"]  # none reported yet
@@ -45,9 +45,9 @@ def test_bad_commands_are_refused_whole():
     pair = alive_pair()
     values = np.zeros(12)
     values[8] = np.nan
-    with pytest.raises(PairRefused, match=r"^value 8 is nan: not a number; command refused$"):
+    with pytest.raises(CommandRefused, match=r"^value 8 is nan: not a number; command refused$"):
         pair.split(values, now=10.1)
-    with pytest.raises(PairRefused, match=r"^a pair command has 12 values \(left 6, then right 6\); got 6$"):
+    with pytest.raises(CommandRefused, match=r"^a pair command has 12 values \(left 6, then right 6\); got 6$"):
         pair.split(np.zeros(6), now=10.1)
     assert pair.refused == 2 and "12 values" in pair.last_refusal
 

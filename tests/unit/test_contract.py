@@ -19,7 +19,7 @@ from lerobot_ros.codecs import (
 )
 from lerobot_ros.contract import ContractError, load_contract, parse_contract, shipped_contracts
 
-SHIPPED = ["so101", "so101_sim", "koch", "metaworld", "libero", "bi_so101"]
+SHIPPED = ["so101", "so101_sim", "koch", "metaworld", "libero", "bi_so101", "lekiwi"]
 ARM = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
 
 
@@ -97,6 +97,33 @@ def test_bi_so101_matches_lerobot_record_for_bi_so_follower(tmp_path):
     rad = np.array([0.1, -0.5, 1.0, 0.0, 2.0, 0.3, -0.2, 0.4, -1.0, 0.5, -2.0, -0.3])
     both = pair.features["observation.state"].to_lerobot(rad)
     np.testing.assert_array_equal(both, np.concatenate([single.to_lerobot(rad[:6]), single.to_lerobot(rad[6:])]))
+
+
+def test_lekiwi_matches_lerobot_record_for_lekiwi(tmp_path):
+    """LeKiwi with LeRobot's default cameras (front 640x480, wrist 480x640): the arm's arm_<motor>.pos, then
+    x.vel, y.vel, theta.vel; the yaw rate from ROS's rad/s to LeRobot's deg/s."""
+    from lerobot.datasets.pipeline_features import aggregate_pipeline_dataset_features, create_initial_features
+    from lerobot.processor import make_default_processors
+    from lerobot.robots.lekiwi import LeKiwi, LeKiwiConfig
+    from lerobot.utils.feature_utils import combine_feature_dicts
+
+    robot = LeKiwi(LeKiwiConfig(port="/dev/null", calibration_dir=tmp_path))
+    teleop_proc, _robot_proc, obs_proc = make_default_processors()
+    expected = combine_feature_dicts(
+        aggregate_pipeline_dataset_features(
+            teleop_proc, create_initial_features(action=robot.action_features), use_videos=True
+        ),
+        aggregate_pipeline_dataset_features(
+            obs_proc, create_initial_features(observation=robot.observation_features), use_videos=True
+        ),
+    )
+    kiwi = load_contract("lekiwi")
+    assert kiwi.robot_type == LeKiwi.name
+    ours = kiwi.lerobot_features()
+    assert ours == expected and list(ours) == list(expected)
+    state = kiwi.features["observation.state"].to_lerobot(np.array([0.1, 0, 0, 0, 0, 0, 0.2, -0.1, np.pi / 2]))
+    arm = load_contract("so101").features["observation.state"].to_lerobot(np.array([0.1, 0, 0, 0, 0, 0]))
+    np.testing.assert_allclose(state, [*arm, 0.2, -0.1, 90.0])
 
 
 def test_so101_real_and_sim_have_identical_features_and_units():

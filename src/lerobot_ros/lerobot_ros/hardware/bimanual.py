@@ -19,8 +19,8 @@ import numpy as np
 SIDES = ("left", "right")
 
 
-class PairRefused(ValueError):
-    """A command the pair does not pass on; the message says why (one line)."""
+class CommandRefused(ValueError):
+    """A command not passed on to the drivers (an arm pair, LeKiwi); the message says why (one line)."""
 
 
 @dataclass
@@ -60,10 +60,10 @@ class ArmPair:
 
     # ----- commands ------------------------------------------------------------------------------------
     def split(self, values, now: float) -> tuple[np.ndarray, np.ndarray]:
-        """A pair command (left joints, then right) as the two arms' commands; PairRefused when it cannot go."""
+        """A pair command (left joints, then right) as the two arms' commands; CommandRefused when it cannot go."""
         try:
             return self._split(np.asarray(values, dtype=np.float64), now)
-        except PairRefused as exc:
+        except CommandRefused as exc:
             self.refused += 1
             self.last_refusal = str(exc)
             raise
@@ -71,17 +71,17 @@ class ArmPair:
     def _split(self, values: np.ndarray, now: float) -> tuple[np.ndarray, np.ndarray]:
         stale = self.stale_arms(now)
         if stale:
-            raise PairRefused(
+            raise CommandRefused(
                 f"no joint_states from the {' and '.join(stale)} arm for {self.stale_s:g} s: both arms hold"
             )
         n_left, n_right = len(self.arms["left"].names), len(self.arms["right"].names)
         if values.shape != (n_left + n_right,):
-            raise PairRefused(
+            raise CommandRefused(
                 f"a pair command has {n_left + n_right} values (left {n_left}, then right {n_right}); got {values.size}"
             )
         if not np.all(np.isfinite(values)):
             bad = int(np.flatnonzero(~np.isfinite(values))[0])
-            raise PairRefused(f"value {bad} is {values[bad]}: not a number; command refused")
+            raise CommandRefused(f"value {bad} is {values[bad]}: not a number; command refused")
         return values[:n_left].copy(), values[n_left:].copy()
 
     def on_teleop(self, side: str, values, now: float) -> np.ndarray | None:

@@ -244,3 +244,20 @@ class BimanualNodeConfig:
     diagnostics_period_s: float = param(
         1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True, reconfigurable=True
     )
+
+
+@dataclass(frozen=True)
+class LeKiwiRobotConfig:
+    """lekiwi_node's `robot` node: the arm and the base as LeRobot's lekiwi vector (robot_state, robot_commands)."""
+
+    stale_s: float = param(
+        0.5,
+        "the arm's joint_states or the base's odom stopped this long: commands are refused, the robot holds",
+        unit="s",
+        min=0.0,
+        min_exclusive=True,
+        reconfigurable=True,
+    )
+    diagnostics_period_s: float = param(
+        1.0, "period of /diagnostics", unit="s", min=0.0, min_exclusive=True, reconfigurable=True
+    )

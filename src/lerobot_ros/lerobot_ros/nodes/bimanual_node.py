@@ -28,7 +28,7 @@ from lerobot_ros.codecs import (
     numpy_to_joint_state,
     time_to_ns,
 )
-from lerobot_ros.hardware.bimanual import SIDES, ArmPair, PairRefused
+from lerobot_ros.hardware.bimanual import SIDES, ArmPair, CommandRefused
 from lerobot_ros.hardware.config import BimanualNodeConfig
 from lerobot_ros.ros.diagnostics import diagnostic_array, values_status
 from lerobot_ros.ros.entry import run_node
@@ -79,7 +79,7 @@ class BimanualNode(Node):
         try:
             values = float64_multi_array_to_numpy(msg)
             halves = self.pair.split(values, time.monotonic())
-        except (CodecError, PairRefused) as exc:
+        except (CodecError, CommandRefused) as exc:
             self.get_logger().warning(f"ignoring commands: {exc}", throttle_duration_sec=1.0)
             return
         for side, half in zip(SIDES, halves):

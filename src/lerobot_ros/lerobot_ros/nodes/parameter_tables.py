@@ -16,11 +16,24 @@ from lerobot_ros.configs import markdown_table
 from lerobot_ros.ros.parameters import BUILTIN_DESCRIPTIONS
 
 
-def node_params() -> dict[str, type]:
-    """Node module name -> its params dataclass, for every node module on the parameter layer."""
+def process_params() -> dict[str, dict[str, type]]:
+    """Node module name -> {node name: params dataclass} for the executables that run several nodes in one
+    process (their module's NODES_IN_PROCESS)."""
     out = {}
     for info in sorted(pkgutil.iter_modules(lerobot_ros.nodes.__path__), key=lambda i: i.name):
-        if info.name == "parameter_tables":
+        if info.name != "parameter_tables":
+            nodes = getattr(importlib.import_module(f"lerobot_ros.nodes.{info.name}"), "NODES_IN_PROCESS", None)
+            if nodes:
+                out[info.name] = dict(nodes)
+    return out
+
+
+def node_params() -> dict[str, type]:
+    """Node module name -> its params dataclass, for every one-node module on the parameter layer."""
+    out = {}
+    several = process_params()
+    for info in sorted(pkgutil.iter_modules(lerobot_ros.nodes.__path__), key=lambda i: i.name):
+        if info.name == "parameter_tables" or info.name in several:
             continue
         module = importlib.import_module(f"lerobot_ros.nodes.{info.name}")
         for value in vars(module).values():
@@ -42,6 +55,10 @@ def markdown() -> str:
     ]
     for module, cls in node_params().items():
         parts += ["", f"## {module}", "", markdown_table(cls)]
+    for module, nodes in process_params().items():
+        parts += ["", f"## {module}", "", f"One process, {len(nodes)} nodes; each takes its own parameters."]
+        for node, cls in nodes.items():
+            parts += ["", f"### node `{node}`", "", markdown_table(cls)]
     return "\n".join(parts) + "\n"
 
 
