@@ -62,6 +62,7 @@ LIGHT = [
     "motor_bus_node",
     "base_node",
     "bimanual_node",
+    "twist_teleop",
     "teleop_node",
     "episode_keyboard",
     "chunk_markers_node",

@@ -72,3 +72,31 @@ class TakeoverConfig:
     )
     policy_node: str = param("/policy", "policy_node to stop / reset / start on pause and resume ('' = none)")
     keys: bool = param(False, "read p (pause/resume) and c (correction) from this terminal")
+
+
+@dataclass(frozen=True)
+class TwistTeleopConfig:
+    """twist_teleop's parameters: a base's operator on the terminal's keys or a gamepad, publishing cmd_vel."""
+
+    input: str = param(
+        "keyboard", "keyboard (this terminal) or joy (sensor_msgs/Joy on joy_topic)", choices=("keyboard", "joy")
+    )
+    joy_topic: str = param("/joy", "sensor_msgs/Joy topic (ROS's joy / game_controller drivers publish /joy)")
+    fps: float = param(20.0, "cmd_vel rate (a base stops when it stops)", unit="Hz", min=0.0, min_exclusive=True)
+    speed: float = param(0.2, "linear speed per key / at full stick", unit="m/s", min=0.0, reconfigurable=True)
+    turn: float = param(1.0, "turn rate per key / at full stick", unit="rad/s", min=0.0, reconfigurable=True)
+    key_hold_s: float = param(
+        0.6,
+        "a key keeps its motion this long after its last auto-repeat",
+        unit="s",
+        min=0.0,
+        min_exclusive=True,
+        reconfigurable=True,
+    )
+    input_timeout_s: float = param(
+        0.5, "stop when the pad has been silent this long", unit="s", min=0.0, min_exclusive=True, reconfigurable=True
+    )
+    axis_x: int = param(1, "Joy axis for forward", reconfigurable=True)
+    axis_y: int = param(0, "Joy axis for left (a holonomic base)", reconfigurable=True)
+    axis_yaw: int = param(3, "Joy axis for turning counter-clockwise", reconfigurable=True)
+    deadman: int = param(4, "Joy button to hold for any motion (4: left bumper); -1 = none", reconfigurable=True)

@@ -36,5 +36,8 @@ class TerminalKeys:
 
     def close(self) -> None:
         if self._saved is not None:
-            termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
+            try:
+                termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
+            except (termios.error, OSError):  # the terminal is gone (its window closed, the ssh session ended)
+                pass
             self._saved = None
