@@ -46,6 +46,15 @@ class VirtualOmniBase:
     def goal_raw(self) -> np.ndarray:
         return np.array([self.wheel(n).register("Goal_Velocity") for n in WHEEL_NAMES], dtype=np.float64)
 
+    def turned_steps(self) -> np.ndarray:
+        """Each wheel's real travel so far (steps, unwrapped; left, back, right)."""
+        return np.array([self.wheel(n).turned_steps() for n in WHEEL_NAMES])
+
+    def displacement(self, since_steps: np.ndarray) -> BaseVelocity:
+        """The base's true displacement since `since_steps` (x, y m; theta deg), from the wheels' real travel: exact
+        while the heading stays put (the kinematic map is linear), what a translation-only path needs."""
+        return self.geometry.body_velocity(self.turned_steps() - since_steps)  # steps over "1 s" = the displacement
+
     def body_velocity(self) -> BaseVelocity:
         return self.geometry.body_velocity(self.wheel_raw())
 

@@ -215,6 +215,12 @@ class VirtualServo:
             self._advance()
             return int(round(self._to_present(self._actual)))
 
+    def turned_steps(self) -> float:
+        """Where the shaft really is, in steps, unwrapped (a wheel's whole travel: tests compare odometry with it)."""
+        with self._lock:
+            self._advance()
+            return self._actual
+
     def move_by_hand(self, present: float) -> None:
         """Put the joint at `present` (register units), as a hand moving a leader arm would.
 
