@@ -546,9 +546,11 @@ def test_a_clock_that_jumps_back_ends_the_episode_in_one_line_and_loses_nothing(
         assert line.endswith("episode 0 ended at the jump with what it had; start the next one when ready")
         bag = out / "episode_000000"
 
-        def closed() -> bool:  # the open episode's metadata is provisional (no outcome yet)
+        def closed() -> bool:  # the open episode's metadata is provisional (outcome "recording")
+            from lerobot_ros.record.episode_bag_writer import UNFINISHED
+
             try:
-                return "outcome" in metadata(bag)["custom_data"]
+                return metadata(bag)["custom_data"].get("outcome", UNFINISHED) != UNFINISHED
             except (OSError, KeyError, TypeError, yaml.YAMLError):
                 return False
 
