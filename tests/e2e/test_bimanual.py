@@ -78,6 +78,22 @@ def test_two_leaders_drive_the_pair_which_records_as_bi_so_follower(ros, tmp_pat
             pytest.fail("the pair never reached the leaders\n" + "\n".join(launch.lines[-40:]))
         assert list(pair.messages[-1].name) == [f"left_{j}" for j in ARM] + [f"right_{j}" for j in ARM]
 
+        # LeRobot's own Robot API through our plugin: the pair as bi_so_follower, in degrees
+        from lerobot.robots import make_robot_from_config
+
+        from lerobot_ros.plugins.robot import RosContractRobotConfig
+
+        robot = make_robot_from_config(RosContractRobotConfig(contract=str(contract), id="pair", max_age_s=2.0))
+        robot.connect()
+        try:
+            obs = robot.get_observation()
+        finally:
+            robot.disconnect()
+        names = [f"{side}_{j}.pos" for side in ("left", "right") for j in ARM]
+        assert list(obs) == names
+        assert [obs[n] for n in names][:2] == pytest.approx([math.degrees(v) for v in LEFT_POSE[:2]], abs=2.0)
+        assert [obs[n] for n in names][6:8] == pytest.approx([math.degrees(v) for v in RIGHT_POSE[:2]], abs=2.0)
+
         started = call_service(node, StartEpisode, "/recorder/start_episode", StartEpisode.Request(task="pair"))
         assert started.success, started.message
         wait_until(

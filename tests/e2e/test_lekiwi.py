@@ -95,6 +95,30 @@ def test_lekiwi_moves_reports_and_records_as_lerobots_lekiwi(ros, tmp_path):
             return any(np.allclose(m.data, [0.1] * 6 + [0.0, 0.05, 0.0]) for m in robot_commands.messages)
 
         wait_until(joined, 30, interval=0.05, what="the operator's halves joined on robot_commands")
+
+        # LeRobot's own Robot API through our plugin (what lerobot-record / lerobot-rollout call): LeKiwi's names
+        from lerobot.robots import make_robot_from_config
+
+        from lerobot_ros.plugins.robot import RosContractRobotConfig
+
+        robot = make_robot_from_config(RosContractRobotConfig(contract=str(contract), id="kiwi", max_age_s=2.0))
+        robot.connect()
+        try:
+            expected_names = list(
+                LeKiwi(LeKiwiConfig(port="/dev/null", calibration_dir=tmp_path, cameras={})).action_features
+            )
+            action = dict.fromkeys(expected_names, 0.0)
+            action.update({"arm_shoulder_pan.pos": -10.0, "arm_gripper.pos": 50.0, "y.vel": 0.05})
+
+            def driven() -> bool:
+                robot.send_action(action)
+                obs = robot.get_observation()
+                return abs(obs["arm_shoulder_pan.pos"] + 10.0) < 1.0 and abs(obs["y.vel"] - 0.05) < 0.005
+
+            wait_until(driven, 30, interval=0.05, what="the arm at -10 deg and the base at 0.05 m/s to the left")
+            assert list(robot.get_observation()) == expected_names
+        finally:
+            robot.disconnect()
     finally:
         launch.stop()
 
