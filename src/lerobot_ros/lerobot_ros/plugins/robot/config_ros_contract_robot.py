@@ -20,7 +20,7 @@ ROBOT_TYPE = "ros_contract"
 class RosContractRobotConfig(RobotConfig):
     """A robot on ROS 2 topics, described by a contract (the file the recorder, converter and policy node read).
 
-    `contract`: a shipped name (so101, so101_sim, koch, metaworld, libero) or a path to a contract YAML.
+    `contract`: a shipped name (so101, so101_sim, koch, metaworld, libero, bi_so101, lekiwi) or a path to a contract YAML.
     `max_age_s`: the oldest observation `get_observation()` accepts; an older one raises, naming the topic.
     `connect_timeout_s`: how long `connect()` waits for every topic's publisher and first message.
     `domain_id`: the ROS domain (None: `ROS_DOMAIN_ID`, as every ROS 2 process).
