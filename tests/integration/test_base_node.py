@@ -19,6 +19,7 @@ from lerobot_ros.hardware.virtual.base import VirtualOmniBase
 from lerobot_ros.ros.entry import NodeStartupError
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
+from lerobot_ros.testing.diagnostics import newest_status
 
 pytestmark = pytest.mark.usefixtures("quick_gil_handoff")
 NS = "/kiwi"
@@ -83,15 +84,9 @@ class Base:
         t = self.odom.messages[-1].twist.twist
         return math.hypot(t.linear.x, t.linear.y) + abs(t.angular.z)
 
-    def status(self, since: int = 0) -> dict:
+    def status(self) -> dict:
         """The base's newest /diagnostics status (as a dict of values, plus level and message)."""
-        name = f"{NS}/base_node: base"
-        for array in reversed(self.diagnostics.messages[since:]):
-            for s in array.status:
-                if s.name == name:
-                    level = s.level if isinstance(s.level, int) else ord(s.level)  # a byte field: bytes in rclpy
-                    return {"level": level, "message": s.message, **{kv.key: kv.value for kv in s.values}}
-        return {}
+        return newest_status(self.diagnostics, f"{NS}/base_node: base")
 
     def close(self) -> None:
         self.node.close()

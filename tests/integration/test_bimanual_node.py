@@ -14,6 +14,7 @@ from std_msgs.msg import Float64MultiArray
 from lerobot_ros.codecs import numpy_to_float64_multi_array, numpy_to_joint_state
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
+from lerobot_ros.testing.diagnostics import newest_status
 
 ARM = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
 
@@ -57,12 +58,7 @@ class Sides:
                 self.state_pubs[side].publish(numpy_to_joint_state(ARM, values, stamp_ns=1_000))
 
     def status(self) -> dict:
-        for array in reversed(self.diagnostics.messages):
-            for s in array.status:
-                if s.name == "/bimanual/bimanual_node: pair":
-                    level = s.level if isinstance(s.level, int) else ord(s.level)
-                    return {"level": level, "message": s.message, **{kv.key: kv.value for kv in s.values}}
-        return {}
+        return newest_status(self.diagnostics, "/bimanual/bimanual_node: pair")
 
 
 def test_the_pair_is_one_robot_with_lerobots_names(ros):
