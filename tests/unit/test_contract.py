@@ -23,6 +23,23 @@ SHIPPED = ["so101", "so101_sim", "koch", "metaworld", "libero", "bi_so101", "lek
 ARM = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
 
 
+def lerobot_record_features(robot) -> dict:
+    """The dataset features lerobot-record builds for `robot` (its default processors, videos on)."""
+    from lerobot.datasets.pipeline_features import aggregate_pipeline_dataset_features, create_initial_features
+    from lerobot.processor import make_default_processors
+    from lerobot.utils.feature_utils import combine_feature_dicts
+
+    teleop_proc, _robot_proc, obs_proc = make_default_processors()
+    return combine_feature_dicts(
+        aggregate_pipeline_dataset_features(
+            teleop_proc, create_initial_features(action=robot.action_features), use_videos=True
+        ),
+        aggregate_pipeline_dataset_features(
+            obs_proc, create_initial_features(observation=robot.observation_features), use_videos=True
+        ),
+    )
+
+
 def test_shipped_contracts_load():
     assert set(SHIPPED) <= set(shipped_contracts())
     for name in SHIPPED:
@@ -35,10 +52,7 @@ def test_shipped_contracts_load():
 def test_so101_matches_lerobot_record(tmp_path):
     """Same features dict as lerobot-record builds for so101_follower (its own pipeline code)."""
     from lerobot.cameras.opencv import OpenCVCameraConfig
-    from lerobot.datasets.pipeline_features import aggregate_pipeline_dataset_features, create_initial_features
-    from lerobot.processor import make_default_processors
     from lerobot.robots.so_follower import SO101FollowerConfig, SOFollower
-    from lerobot.utils.feature_utils import combine_feature_dicts
 
     robot = SOFollower(
         SO101FollowerConfig(
@@ -47,15 +61,7 @@ def test_so101_matches_lerobot_record(tmp_path):
             cameras={"front": OpenCVCameraConfig(index_or_path=0, width=640, height=480, fps=30)},
         )
     )
-    teleop_proc, _robot_proc, obs_proc = make_default_processors()
-    expected = combine_feature_dicts(
-        aggregate_pipeline_dataset_features(
-            teleop_proc, create_initial_features(action=robot.action_features), use_videos=True
-        ),
-        aggregate_pipeline_dataset_features(
-            obs_proc, create_initial_features(observation=robot.observation_features), use_videos=True
-        ),
-    )
+    expected = lerobot_record_features(robot)
     for name in ("so101", "so101_sim"):
         ours = load_contract(name).lerobot_features()
         assert ours == expected
@@ -66,11 +72,8 @@ def test_bi_so101_matches_lerobot_record_for_bi_so_follower(tmp_path):
     """The pair's features as lerobot-record builds them for bi_so_follower with a top-level front camera: names
     prefixed left_/right_ in that order, the camera unprefixed; the units of each half are so101's."""
     from lerobot.cameras.opencv import OpenCVCameraConfig
-    from lerobot.datasets.pipeline_features import aggregate_pipeline_dataset_features, create_initial_features
-    from lerobot.processor import make_default_processors
     from lerobot.robots.bi_so_follower import BiSOFollower, BiSOFollowerConfig
     from lerobot.robots.so_follower import SOFollowerConfig
-    from lerobot.utils.feature_utils import combine_feature_dicts
 
     robot = BiSOFollower(
         BiSOFollowerConfig(
@@ -80,15 +83,7 @@ def test_bi_so101_matches_lerobot_record_for_bi_so_follower(tmp_path):
             cameras={"front": OpenCVCameraConfig(index_or_path=0, width=640, height=480, fps=30)},
         )
     )
-    teleop_proc, _robot_proc, obs_proc = make_default_processors()
-    expected = combine_feature_dicts(
-        aggregate_pipeline_dataset_features(
-            teleop_proc, create_initial_features(action=robot.action_features), use_videos=True
-        ),
-        aggregate_pipeline_dataset_features(
-            obs_proc, create_initial_features(observation=robot.observation_features), use_videos=True
-        ),
-    )
+    expected = lerobot_record_features(robot)
     pair = load_contract("bi_so101")
     assert pair.robot_type == BiSOFollower.name
     ours = pair.lerobot_features()
@@ -102,21 +97,10 @@ def test_bi_so101_matches_lerobot_record_for_bi_so_follower(tmp_path):
 def test_lekiwi_matches_lerobot_record_for_lekiwi(tmp_path):
     """LeKiwi with LeRobot's default cameras (front 640x480, wrist 480x640): the arm's arm_<motor>.pos, then
     x.vel, y.vel, theta.vel; the yaw rate from ROS's rad/s to LeRobot's deg/s."""
-    from lerobot.datasets.pipeline_features import aggregate_pipeline_dataset_features, create_initial_features
-    from lerobot.processor import make_default_processors
     from lerobot.robots.lekiwi import LeKiwi, LeKiwiConfig
-    from lerobot.utils.feature_utils import combine_feature_dicts
 
     robot = LeKiwi(LeKiwiConfig(port="/dev/null", calibration_dir=tmp_path))
-    teleop_proc, _robot_proc, obs_proc = make_default_processors()
-    expected = combine_feature_dicts(
-        aggregate_pipeline_dataset_features(
-            teleop_proc, create_initial_features(action=robot.action_features), use_videos=True
-        ),
-        aggregate_pipeline_dataset_features(
-            obs_proc, create_initial_features(observation=robot.observation_features), use_videos=True
-        ),
-    )
+    expected = lerobot_record_features(robot)
     kiwi = load_contract("lekiwi")
     assert kiwi.robot_type == LeKiwi.name
     ours = kiwi.lerobot_features()
