@@ -53,6 +53,7 @@ NODES = {
     "base_node": "lerobot_ros.nodes.base_node:main",
     "bimanual_node": "lerobot_ros.nodes.bimanual_node:main",
     "lekiwi_node": "lerobot_ros.nodes.lekiwi_node:main",
+    "lekiwi_robot_node": "lerobot_ros.nodes.lekiwi_robot_node:main",
     "twist_teleop": "lerobot_ros.nodes.twist_teleop_node:main",
     "camera_node": "lerobot_ros.nodes.camera_node:main",
     "image_republish_node": "lerobot_ros.nodes.image_republish_node:main",

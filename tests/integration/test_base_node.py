@@ -14,21 +14,16 @@ from nav_msgs.msg import Odometry
 from rclpy.parameter import Parameter
 from sensor_msgs.msg import JointState
 
-from lerobot_ros.hardware.omni import WHEEL_NAMES
 from lerobot_ros.hardware.virtual.base import VirtualOmniBase
+from lerobot_ros.mobile.omni import WHEEL_NAMES
 from lerobot_ros.ros.entry import NodeStartupError
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
+from lerobot_ros.testing.base_driving import drive_until, go_to, odom_pose, odom_speed, twist
 from lerobot_ros.testing.diagnostics import newest_status
 
 pytestmark = pytest.mark.usefixtures("quick_gil_handoff")
 NS = "/kiwi"
-
-
-def twist(x=0.0, y=0.0, wz=0.0) -> Twist:
-    msg = Twist()
-    msg.linear.x, msg.linear.y, msg.angular.z = float(x), float(y), float(wz)
-    return msg
 
 
 class Base:
@@ -49,40 +44,21 @@ class Base:
         self.odom.wait_for(1, timeout=20)
 
     def pose(self) -> tuple[float, float, float]:
-        p = self.odom.messages[-1].pose.pose
-        return p.position.x, p.position.y, 2 * math.atan2(p.orientation.z, p.orientation.w)
+        return odom_pose(self.odom.messages[-1])
 
     def drive(self, msg: Twist, until, timeout: float = 20.0) -> None:
         """Publish `msg` at 20 Hz until `until()` holds (what a simple teleop or planner does)."""
-        deadline = time.monotonic() + timeout
-        while not until():
-            assert time.monotonic() < deadline, "the base did not get there"
-            self.pub.publish(msg)
-            time.sleep(0.05)
+        drive_until(self.pub.publish, msg, until, timeout)
 
     def go_to(self, goal: tuple[float, float], timeout: float = 60.0) -> None:
-        """Drive to `goal` (odom frame) as a simple planner would: straight at it, slowing near it (0.2 m/s down
-        to 0.03 m/s), until odometry says within 5 mm."""
-        deadline = time.monotonic() + timeout
-        while True:
-            x, y, yaw = self.pose()
-            dx, dy = goal[0] - x, goal[1] - y
-            dist = math.hypot(dx, dy)
-            if dist < 0.005:
-                return
-            assert time.monotonic() < deadline, f"the base did not reach {goal} (at {x:.3f}, {y:.3f})"
-            speed = min(0.2, max(0.03, 1.5 * dist)) / dist
-            bx, by = math.cos(yaw) * dx + math.sin(yaw) * dy, -math.sin(yaw) * dx + math.cos(yaw) * dy
-            self.pub.publish(twist(bx * speed, by * speed))
-            time.sleep(0.05)
+        go_to(self.pub.publish, self.pose, goal, timeout)
 
     def stop_and_settle(self) -> None:
         self.pub.publish(twist())
         wait_until(lambda: self.speed() < 1e-3, 5.0, what="the base at rest")
 
     def speed(self) -> float:
-        t = self.odom.messages[-1].twist.twist
-        return math.hypot(t.linear.x, t.linear.y) + abs(t.angular.z)
+        return odom_speed(self.odom.messages[-1])
 
     def status(self) -> dict:
         """The base's newest /diagnostics status (as a dict of values, plus level and message)."""

@@ -8,7 +8,7 @@ import pytest
 
 from lerobot_ros.hardware.bimanual import CommandRefused
 from lerobot_ros.hardware.lekiwi import RobotJoin
-from lerobot_ros.hardware.omni import BaseVelocity
+from lerobot_ros.mobile.omni import BaseVelocity
 
 ARM = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
 

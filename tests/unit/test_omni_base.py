@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from lerobot.robots.lekiwi.lekiwi import LeKiwi
 
-from lerobot_ros.hardware.base_control import BaseLimits, CommandGate, Odometry2D, VelocityShaper
-from lerobot_ros.hardware.omni import WHEEL_NAMES, BaseVelocity, OmniGeometry
 from lerobot_ros.hardware.virtual.base import VirtualOmniBase
 from lerobot_ros.hardware.virtual.servo import FEETECH_VELOCITY_MODE, VirtualServo
 from lerobot_ros.hardware.wheel_base import BaseLoop, WheelBus
+from lerobot_ros.mobile.base_control import BaseLimits, CommandGate, Odometry2D, VelocityShaper
+from lerobot_ros.mobile.omni import WHEEL_NAMES, BaseVelocity, OmniGeometry
 from lerobot_ros.ros.runtime import wait_until
 
 pytestmark = pytest.mark.usefixtures("quick_gil_handoff")

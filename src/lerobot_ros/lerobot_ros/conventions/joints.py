@@ -9,6 +9,8 @@ from __future__ import annotations
 #: The six-motor arms' joints, in LeRobot's (bus) order.
 ARM_JOINTS: tuple[str, ...] = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
 SO101_JOINTS = ARM_JOINTS
+#: the arms of a pair, in LeRobot's bi_so_follower order (its features are prefixed `left_` / `right_`, left first)
+PAIR_SIDES: tuple[str, ...] = ("left", "right")
 
 JOINT_NAMES: dict[str, tuple[str, ...]] = {
     "so100": ARM_JOINTS,

@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-SIDES = ("left", "right")
+from lerobot_ros.conventions.joints import PAIR_SIDES
+
+SIDES = PAIR_SIDES
 
 
 class CommandRefused(ValueError):

@@ -180,7 +180,7 @@ class BaseNodeConfig:
     """base_node: LeKiwi's omniwheel base (three Feetech wheel servos in velocity mode) on cmd_vel / odom.
 
     Limits are in ROS units (REP 103: m/s, rad/s), as nav2's velocity_smoother names them; LeRobot's
-    `theta.vel` is deg/s (hardware.omni converts)."""
+    `theta.vel` is deg/s (mobile.omni converts)."""
 
     port: str = param("", "serial port of the wheels' bus, e.g. /dev/ttyACM0 (a virtual base's pty works too)")
     wheel_ids: list[int] = param([7, 8, 9], "servo ids of the left, back and right wheels (LeKiwi: 7, 8, 9)")

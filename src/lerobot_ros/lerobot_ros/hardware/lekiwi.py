@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from lerobot_ros.hardware.bimanual import CommandRefused
-from lerobot_ros.hardware.omni import BaseVelocity
+from lerobot_ros.mobile.omni import BaseVelocity
 
 ARM_JOINTS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
 #: LeRobot's lekiwi state/action names, in its order

@@ -2,7 +2,7 @@
 
 `WheelBus` is LeRobot's own `FeetechMotorsBus` with the three wheel servos in velocity mode (as
 `LeKiwi.configure` sets them): Goal_Velocity out, Present_Velocity in, raw steps/s. `BaseLoop` runs the
-control thread: each tick it takes the gated command (hardware.base_control), shapes it, writes the wheel
+control thread: each tick it takes the gated command (mobile.base_control), shapes it, writes the wheel
 goals, reads the wheel speeds back and integrates odometry from what the wheels did, not from what was
 asked. A failed transfer stops the wheels at once (a zero goal is a write without a reply, so it reaches
 the servos that still listen) and, after a few in a row, drops the port and reconnects with backoff;
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lerobot_ros.hardware.base_control import BaseLimits, CommandGate, Odometry2D, VelocityShaper
 from lerobot_ros.hardware.health import Backoff, Health
-from lerobot_ros.hardware.omni import WHEEL_NAMES, BaseVelocity, OmniGeometry
+from lerobot_ros.mobile.base_control import BaseLimits, CommandGate, Odometry2D, VelocityShaper
+from lerobot_ros.mobile.omni import WHEEL_NAMES, BaseVelocity, OmniGeometry
 
 log = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@ speeds) and `joint_states` (the three wheels by LeRobot's names: angle in rad, s
 Safety: speed and acceleration limits, the base stops when no command has come for `command_timeout_s`,
 a command with NaN or infinity is refused and stops the base, a wheel that stops answering stops the
 base (then the port is reopened with backoff); all of it on /diagnostics and in one log line.
-The wheel kinematics and raw units are LeRobot's LeKiwi (hardware.omni); the loop is
+The wheel kinematics and raw units are LeRobot's LeKiwi (mobile.omni); the loop is
 hardware.wheel_base.BaseLoop; this module decodes messages and publishes.
 
 Parameters: `BaseNodeConfig` (hardware/config.py); the timeout, the limits and diagnostics_period_s can be changed
@@ -24,12 +24,13 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import JointState
 
-from lerobot_ros.codecs import numpy_to_joint_state, set_stamp
-from lerobot_ros.hardware.base_control import BaseLimits
+from lerobot_ros.codecs import numpy_to_joint_state
+from lerobot_ros.codecs.odometry import fill_planar_odometry
 from lerobot_ros.hardware.config import BaseNodeConfig
-from lerobot_ros.hardware.omni import WHEEL_NAMES, BaseVelocity, OmniGeometry
 from lerobot_ros.hardware.shared_port import port_lock
 from lerobot_ros.hardware.wheel_base import BaseLoop, BaseState, WheelBus
+from lerobot_ros.mobile.base_control import BaseLimits
+from lerobot_ros.mobile.omni import WHEEL_NAMES, BaseVelocity, OmniGeometry
 from lerobot_ros.ros.diagnostics import diagnostic_array, health_status
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params
@@ -106,13 +107,8 @@ class BaseNode(Node):
             )
 
     def _publish_state(self, s: BaseState) -> None:
-        odom, o = self._odom, s.odom
-        set_stamp(odom.header.stamp, s.stamp_ns)
-        odom.pose.pose.position.x, odom.pose.pose.position.y = o.x, o.y
-        odom.pose.pose.orientation.z, odom.pose.pose.orientation.w = math.sin(o.yaw / 2), math.cos(o.yaw / 2)
-        odom.twist.twist.linear.x, odom.twist.twist.linear.y = s.measured.x, s.measured.y
-        odom.twist.twist.angular.z = s.measured.wz_radps
-        self.odom_pub.publish(odom)
+        o, v = s.odom, s.measured
+        self.odom_pub.publish(fill_planar_odometry(self._odom, s.stamp_ns, o.x, o.y, o.yaw, v.x, v.y, v.wz_radps))
         state = numpy_to_joint_state(WHEEL_NAMES, s.wheel_angle_rad, s.wheel_radps, stamp_ns=s.stamp_ns, frame_id="")
         self.state_pub.publish(state)
 

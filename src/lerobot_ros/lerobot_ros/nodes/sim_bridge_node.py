@@ -7,6 +7,11 @@ Publishes (relative to the node's namespace): `joint_states` (JointState), `envi
 `/clock` and `/diagnostics` (once a second: the real-time factor; realtime mode warns once below 0.95). Subscribes `commands` (Float64MultiArray) and `joint_trajectory` (JointTrajectory).
 Service `reset_episode` (lerobot_ros_msgs/ResetEpisode, seeded).
 
+A twin made of parts (the bimanual twin's `left` and `right` arms) also looks like one driver per part:
+`<part>/joint_states` with the part's own joint names and `<part>/commands` (realtime mode), and a part's camera
+on `<part>/<camera>/image_raw`. A twin with a mobile base (LeKiwi) takes `cmd_vel` (geometry_msgs/Twist, body
+frame) and publishes `odom` (nav_msgs/Odometry, odom -> base_link, REP 105) with every step.
+
 Parameters: `BridgeConfig` (sim/config.py) (`ros2 param describe` shows each one's description and range).
 All logic (mode routing, reset options, ticks, diagnostics) lives in lerobot_ros.sim.bridge; this module
 only wires it to ROS.
@@ -41,6 +46,7 @@ from lerobot_ros.ros.diagnostics import diagnostic_array, values_status
 from lerobot_ros.ros.entry import NodeStartupError, run_node
 from lerobot_ros.ros.parameters import declare_params
 from lerobot_ros.ros.qos import EPISODE_STATUS_QOS, LATCHED_QOS, RELIABLE_QOS
+from lerobot_ros.ros.twin_topics import TwinTopics
 from lerobot_ros.sim import ActionRejected, Frame, RenderSettings, SimStartupError
 from lerobot_ros.sim.bridge import SimBridge, describe_rejection, open_sim, parse_reset_options
 from lerobot_ros.sim.config import BridgeConfig
@@ -88,7 +94,13 @@ class SimBridgeNode(Node):
         self.status_pub = self.create_publisher(EpisodeStatus, "episode_status", EPISODE_STATUS_QOS)
         self.task_pub = self.create_publisher(String, "task", LATCHED_QOS)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10) if p.publish_clock else None
-        self.cameras = {cam: CameraTopics(self, cam, OBS_QOS, jpeg_quality=p.jpeg_quality) for cam in sim.cameras}
+        self.cameras = {
+            cam: CameraTopics(
+                self, sim.camera_topic(cam), OBS_QOS, jpeg_quality=p.jpeg_quality, frame_id=f"{cam}_optical_frame"
+            )
+            for cam in sim.cameras
+        }
+        self.twin_topics = TwinTopics(self, self.bridge, OBS_QOS)  # a pair's arms, a mobile base (if any)
         self.create_subscription(Float64MultiArray, "commands", self.on_commands, RELIABLE_QOS)
         self.create_subscription(JointTrajectory, "joint_trajectory", self.on_trajectory, RELIABLE_QOS)
         self.create_service(ResetEpisode, "reset_episode", self.on_reset)
@@ -124,6 +136,7 @@ class SimBridgeNode(Node):
         self.joint_pub.publish(numpy_to_joint_state(self.bridge.sim.state_names, obs.state, stamp_ns=stamp))
         if obs.env_state is not None:
             self.env_state_pub.publish(numpy_to_float64_multi_array(obs.env_state, ["environment_state"]))
+        self.twin_topics.publish(frame)
         for cam, pixels in obs.images.items():
             self.cameras[cam].publish(pixels, stamp)
 

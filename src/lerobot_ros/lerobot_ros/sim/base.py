@@ -70,6 +70,18 @@ class RenderSettings:
         return RenderSize(self.height, self.width)
 
 
+@dataclass(frozen=True)
+class BaseOdometry:
+    """A mobile base's pose in `odom` (x, y in m, yaw in rad) and its body-frame twist (REP 103: m/s, rad/s)."""
+
+    x: float
+    y: float
+    yaw: float
+    vx: float
+    vy: float
+    wz: float
+
+
 @dataclass
 class Observation:
     """What the bridge publishes after a reset or a step.
@@ -77,11 +89,13 @@ class Observation:
     state: the values published on `joint_states`, in `state_names` order (radians for revolute joints).
     images: camera name -> (H, W, 3) uint8 RGB.
     env_state: the env's full state vector (Meta-World's 39-D obs, block position ...) or None.
+    base: a mobile base's odometry (published on `odom`), None for a robot without one.
     """
 
     state: np.ndarray
     images: dict[str, np.ndarray]
     env_state: np.ndarray | None = None
+    base: BaseOdometry | None = None
 
 
 @dataclass
@@ -115,6 +129,12 @@ class SimEnv(ABC):
     env_state_names: tuple[str, ...] = ()
     #: steps after which an episode is truncated
     max_episode_steps: int = 500
+    #: robots within the robot, each on its own topics as its own driver would publish them: part -> the state
+    #: names it covers (prefixed `<part>_`; published without the prefix on `<part>/joint_states`, commanded on
+    #: `<part>/commands`). The bimanual twin's `left` and `right` arms look like two robot_nodes.
+    parts: dict[str, tuple[str, ...]] = {}
+    #: a mobile base driven by `drive()` (cmd_vel) whose odometry comes in Observation.base
+    has_base: bool = False
 
     def __init__(self, render: RenderSettings | None = None):
         self.render_settings = render or RenderSettings()
@@ -132,6 +152,17 @@ class SimEnv(ABC):
     @abstractmethod
     def cameras(self) -> dict[str, tuple[int, int]]:
         """Camera name -> (height, width) of the published images."""
+
+    def camera_topic(self, camera: str) -> str:
+        """The topic prefix of `camera`'s images: its name (a part's camera: `<part>/<name>`, e.g. left/wrist)."""
+        for part in self.parts:
+            if camera.startswith(f"{part}_"):
+                return f"{part}/{camera[len(part) + 1 :]}"
+        return camera
+
+    def drive(self, vx: float, vy: float, wz: float) -> str | None:
+        """Command the mobile base (body frame, m/s and rad/s); returns why a command was refused, else None."""
+        raise NotImplementedError(f"{self.kind} has no mobile base")
 
     def preflight(self) -> None:  # noqa: B027 - an optional hook
         """Raise SimStartupError when the first reset could not work. Must not create a GL context."""

@@ -13,6 +13,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
 from lerobot_ros.sim.actions import ActionRejected
 from lerobot_ros.sim.base import RenderSettings, SimEnv
 from lerobot_ros.sim.factory import make_sim
@@ -94,6 +96,14 @@ class SimBridge:
         self.schedule = ActionSchedule(self.runner.period_ns)
         self.closed = False
         self.last_reset_s = 0.0
+        #: part -> (indices into the action, the part's own names): SimEnv.parts, each arm of a pair
+        self.parts = {
+            part: (
+                np.array([sim.action_names.index(n) for n in names]),
+                tuple(n.removeprefix(f"{part}_") for n in names),
+            )
+            for part, names in sim.parts.items()
+        }
 
     @property
     def started(self) -> bool:
@@ -130,6 +140,30 @@ class SimBridge:
                 self.publish(self.runner.step(values))
             else:
                 self.schedule.command(self.runner.check(values), self.clock_ns())
+        except ActionRejected as exc:
+            self.rejected(exc)
+
+    def part_command(self, part: str, values) -> None:
+        """A part's own command (e.g. `left/commands`: one arm of a pair): its values replace its share of the newest
+        action (before any: where the episode began), and that action is due at once. Realtime mode only: in
+        lockstep each half would step the simulator on its own."""
+        index, names = self.parts[part]
+        validator = self.runner.validator
+        try:
+            if self.mode == "lockstep":
+                raise validator.reject(
+                    "part_in_lockstep", f"{part}/commands drives realtime mode only; in lockstep send the whole action"
+                )
+            v = np.asarray(values, dtype=np.float64).reshape(-1)
+            if v.size != len(index):
+                raise validator.reject(
+                    "wrong_length", f"{part}/commands has {v.size} values, expected {len(index)} ({', '.join(names)})"
+                )
+            self.runner.check_episode()
+            base = self.schedule.latest()
+            action = (self.runner.idle_action() if base is None else base).copy()
+            action[index] = v
+            self.schedule.command(self.runner.validator.check(action), self.clock_ns())
         except ActionRejected as exc:
             self.rejected(exc)
 

@@ -22,7 +22,8 @@ class BridgeConfig:
     env_type: str = param("metaworld", "simulator kind", choices=ENV_KINDS, name="env.type")
     env_task: str = param(
         "",
-        "Meta-World task (-v3 name), SO-101 scene (pick, arm or an MJCF path) or LIBERO suite; '' = the env's default",
+        "Meta-World task (-v3 name), SO-101 scene (pick, arm or an MJCF path), LIBERO suite, bi_so101 scene (table) "
+        "or lekiwi scene (floor); '' = the env's default",
         name="env.task",
     )
     env_task_id: int = param(0, "task index within a LIBERO suite", min=0, name="env.task_id")
@@ -34,9 +35,12 @@ class BridgeConfig:
     shadows: bool = param(False, "render shadows (costly on CPU rendering)")
     antialias: bool = param(True, "multisample anti-aliasing of camera images")
     fps: float = param(0.0, "control rate; 0 = the env's own (Meta-World's is fixed at 80)", unit="Hz", min=0.0)
-    cameras: list[str] = param(["front"], "SO-101 MJCF cameras to render (front, wrist); [none] for none")
+    cameras: list[str] = param(
+        ["front"],
+        "MJCF cameras to render: so101 and lekiwi front, wrist; bi_so101 front, left_wrist, right_wrist; [none] for none",
+    )
     camera_fps: float = param(
-        0.0, "SO-101: render cameras at this rate when lower than fps; 0 = every step", unit="Hz", min=0.0
+        0.0, "MuJoCo twins: render cameras at this rate when lower than fps; 0 = every step", unit="Hz", min=0.0
     )
     meshes: str = param(
         "simplified",

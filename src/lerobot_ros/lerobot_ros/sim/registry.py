@@ -119,6 +119,47 @@ def _expand_so101(text: str, task_ids) -> list[TaskRef]:
     return _filter_ids(out, task_ids)
 
 
+# -- two SO-101 arms at a table, LeKiwi --------------------------------------------------------------
+def _build_bi_so101(task, render, fps, cameras, task_id, camera_fps: float = 0.0, meshes: str = "simplified") -> SimEnv:
+    from lerobot_ros.sim.bi_so101_twin import BiSO101Twin
+
+    cams = ("front",) if cameras is None else tuple(cameras)
+    return BiSO101Twin(
+        scene=task or "table",
+        cameras=cams,
+        fps=fps or 30.0,
+        render=render,
+        meshes=meshes,
+        camera_fps=camera_fps or None,
+    )
+
+
+def _build_lekiwi(task, render, fps, cameras, task_id, camera_fps: float = 0.0, meshes: str = "simplified") -> SimEnv:
+    from lerobot_ros.sim.lekiwi_twin import LeKiwiTwin
+
+    cams = ("front", "wrist") if cameras is None else tuple(cameras)
+    return LeKiwiTwin(
+        scene=task or "floor",
+        cameras=cams,
+        fps=fps or 30.0,
+        render=render,
+        meshes=meshes,
+        camera_fps=camera_fps or None,
+    )
+
+
+def _expand_scenes(kind: str, scenes: tuple[str, ...]):
+    def expand(text: str, task_ids) -> list[TaskRef]:
+        out = []
+        for scene in _split(text):
+            if scene not in scenes:
+                raise SimStartupError(f"{kind} scene {scene!r} is not one of {list(scenes)}")
+            out.append(TaskRef(scene, 0, scene))
+        return _filter_ids(out, task_ids)
+
+    return expand
+
+
 # -- LIBERO --------------------------------------------------------------------------------------------
 def _build_libero(task, render, fps, cameras, task_id) -> SimEnv:
     from lerobot_ros.sim.libero_env import LiberoSim
@@ -181,6 +222,22 @@ SIMS: dict[str, SimKind] = {
             options=("camera_fps", "meshes"),
         ),
         SimKind("libero", "libero_spatial", "libero", _build_libero, _expand_libero),
+        SimKind(
+            "bi_so101",
+            "table",
+            "bi_so101",
+            _build_bi_so101,
+            _expand_scenes("bi_so101", ("table",)),
+            options=("camera_fps", "meshes"),
+        ),
+        SimKind(
+            "lekiwi",
+            "floor",
+            "lekiwi",
+            _build_lekiwi,
+            _expand_scenes("lekiwi", ("floor",)),
+            options=("camera_fps", "meshes"),
+        ),
     )
 }
 EXPERTS: dict[str, ExpertKind] = {

@@ -135,3 +135,16 @@ def project(model, data, camera: str, points, width: int, height: int) -> np.nda
         uv = np.column_stack([width / 2 + f * local[:, 0] / depth, height / 2 - f * local[:, 1] / depth])
     uv[depth <= 0] = np.nan
     return uv
+
+
+def add_sky_and_lights(spec) -> None:
+    """The pick scene's look for a scene composed in code: gradient sky, headlight, a light from above."""
+    import mujoco
+
+    spec.add_texture(
+        name="sky", type=mujoco.mjtTexture.mjTEXTURE_SKYBOX, builtin=mujoco.mjtBuiltin.mjBUILTIN_GRADIENT,
+        rgb1=[0.3, 0.5, 0.7], rgb2=[0.0, 0.0, 0.0], width=32, height=512,
+    )  # fmt: skip
+    spec.visual.headlight.diffuse = [0.4, 0.4, 0.4]
+    spec.visual.headlight.ambient = [0.5, 0.5, 0.5]
+    spec.worldbody.add_light(pos=[0, 0, 3], dir=[0, 0, -1], diffuse=[1, 1, 1], specular=[0.3, 0.3, 0.3])

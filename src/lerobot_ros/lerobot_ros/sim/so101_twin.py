@@ -77,9 +77,9 @@ def resolve_scene(scene: str) -> Path:
     return path
 
 
-def joint_mid_range(model) -> np.ndarray:
+def joint_mid_range(model, names=JOINT_NAMES) -> np.ndarray:
     """Middle of each joint's range in the MJCF's radians: the twin publishes qpos minus this."""
-    return np.array([model.jnt_range[model.joint(n).id].mean() for n in JOINT_NAMES])
+    return np.array([model.jnt_range[model.joint(n).id].mean() for n in names])
 
 
 class SO101Twin(SimEnv):
@@ -87,6 +87,15 @@ class SO101Twin(SimEnv):
     steps_past_limit = True  # plain MuJoCo: the episode limit is the runner's, so it may be only marked
     state_names = JOINT_NAMES
     action_names = JOINT_NAMES
+    #: the position-controlled joints (MJCF joint and actuator names) the action drives, in action order
+    joint_names: tuple[str, ...] = JOINT_NAMES
+    #: sites at the gripper(s): success is the block lifted near one of them
+    gripper_sites: tuple[str, ...] = ("gripperframe",)
+    #: the jaws' fingertip pad geoms (colliding, so the jaws can hold the block)
+    jaw_pad_geoms: tuple[str, ...] = JAW_PADS
+    #: where a seeded reset puts the block (x, y bounds) and where an unseeded one does
+    block_bounds: np.ndarray = BLOCK_SAMPLING_BOUNDS
+    block_xy: np.ndarray = FIXED_BLOCK_XY
 
     def __init__(
         self,
@@ -128,7 +137,7 @@ class SO101Twin(SimEnv):
         # MuJoCo's MjModel / MjData / Renderer once built (mujoco ships no type stubs, hence Any); None until then
         self._model: Any = None
         self._data: Any = None
-        self._renderer: Any = None
+        self._renderers: dict[tuple[int, int], Any] = {}
         self._steps = 0
 
     def _camera_intervals(self, camera_fps, fps: float) -> dict[str, int]:
@@ -158,7 +167,11 @@ class SO101Twin(SimEnv):
 
     @property
     def cameras(self) -> dict[str, tuple[int, int]]:
-        return dict.fromkeys(self.camera_names, (self.render_settings.height, self.render_settings.width))
+        return {c: self.camera_size(c) for c in self.camera_names}
+
+    def camera_size(self, camera: str) -> tuple[int, int]:
+        """(height, width) of `camera`'s images: the render settings' size (a twin may turn one camera)."""
+        return (self.render_settings.height, self.render_settings.width)
 
     # SimEnv declares a plain class attribute (the other simulators assign it); the twin knows whether its
     # scene has a block only from the scene (and, once built, the model), hence a read-only property here.
@@ -177,9 +190,13 @@ class SO101Twin(SimEnv):
     def _has_block(self) -> bool:
         return self.scene_path.name == SCENES["pick"] or (self._model is not None and self._block_id >= 0)
 
+    def scene_spec(self, meshes: str):
+        """The scene as an MjSpec, cameras placed, ready to compile (subclasses compose their own scenes)."""
+        return build_spec(self.scene_path, self.shipped_scene, meshes)
+
     def _spec(self, meshes: str):
         try:
-            return build_spec(self.scene_path, self.shipped_scene, meshes)
+            return self.scene_spec(meshes)
         except ValueError as exc:  # MuJoCo's parse errors
             raise SimStartupError(f"cannot load {self.scene_path}: {exc}") from None
         except OSError as exc:  # the render-mesh cache
@@ -203,25 +220,27 @@ class SO101Twin(SimEnv):
         # no camera, nothing drawn: the package's model as it is (the same physics either way)
         model = self._spec(self.meshes if self.camera_names else "full").compile()
         if self.jaw_pads:  # flat fingertip pads so the jaws can hold the cube (meshes collide as hulls)
-            for name in JAW_PADS:
+            for name in self.jaw_pad_geoms:
                 gid = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, name)
                 if gid >= 0:
                     model.geom_contype[gid] = model.geom_conaffinity[gid] = 1
         self._model, self._data = model, mujoco.MjData(model)
-        self._qpos_adr = np.array([model.joint(n).qposadr[0] for n in JOINT_NAMES])
-        self._qvel_adr = np.array([model.joint(n).dofadr[0] for n in JOINT_NAMES])
-        self._ctrl_ids = np.array([model.actuator(n).id for n in JOINT_NAMES])
-        self._mid = joint_mid_range(model)
+        names = self.joint_names
+        self._qpos_adr = np.array([model.joint(n).qposadr[0] for n in names])
+        self._qvel_adr = np.array([model.joint(n).dofadr[0] for n in names])
+        self._ctrl_ids = np.array([model.actuator(n).id for n in names])
+        self._mid = joint_mid_range(model, names)
         self._ctrl_range = model.actuator_ctrlrange[self._ctrl_ids].copy()
         self._block_id = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, "block")
         self._block_geom = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_GEOM, "block")
-        self._gripper_site = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, "gripperframe")
+        self._gripper_site_ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_SITE, n) for n in self.gripper_sites]
         self._n_substeps = max(1, int(round(1.0 / (self.fps * model.opt.timestep))))
         self._camera_ids = [model.camera(c).id for c in self.camera_names]
         if self._camera_ids:
             rs = self.render_settings
-            model.vis.global_.offwidth = max(model.vis.global_.offwidth, rs.width)
-            model.vis.global_.offheight = max(model.vis.global_.offheight, rs.height)
+            sizes = sorted(set(self.cameras.values()))
+            model.vis.global_.offwidth = max(model.vis.global_.offwidth, *(w for _, w in sizes))
+            model.vis.global_.offheight = max(model.vis.global_.offheight, *(h for h, _ in sizes))
             if not rs.shadows:
                 model.vis.quality.shadowsize = 0
             renderer = gl_renderer()
@@ -232,7 +251,8 @@ class SO101Twin(SimEnv):
                 "multisamples": int(model.vis.quality.offsamples),
                 "meshes": self.meshes,
             }
-            self._renderer = mujoco.Renderer(model, height=rs.height, width=rs.width)
+            # one renderer per image size (a turned camera, such as LeKiwi's portrait wrist camera, has its own)
+            self._renderers = {(h, w): mujoco.Renderer(model, height=h, width=w) for h, w in sizes}
 
     def _render(self, all_cameras: bool = False) -> dict[str, np.ndarray]:
         """Images of the cameras due at this step (every camera after a reset)."""
@@ -243,9 +263,10 @@ class SO101Twin(SimEnv):
         for name, cam_id in zip(self.camera_names, self._camera_ids):
             if not all_cameras and self._steps % self.camera_every[name]:
                 continue
-            self._renderer.update_scene(self._data, camera=cam_id)
-            self._renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = int(self.render_settings.shadows)
-            images[name] = self._renderer.render()  # a new array each call
+            renderer = self._renderers[self.camera_size(name)]
+            renderer.update_scene(self._data, camera=cam_id)
+            renderer.scene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = int(self.render_settings.shadows)
+            images[name] = renderer.render()  # a new array each call
         self.render_s = time.perf_counter() - t0
         return images
 
@@ -273,7 +294,7 @@ class SO101Twin(SimEnv):
         self._data.qpos[self._qpos_adr] = home
         self._data.ctrl[self._ctrl_ids] = home
         if self._block_id >= 0:
-            xy = FIXED_BLOCK_XY if seed is None else np.random.default_rng(seed).uniform(*BLOCK_SAMPLING_BOUNDS)
+            xy = self.block_xy if seed is None else np.random.default_rng(seed).uniform(*self.block_bounds)
             adr = self._model.jnt_qposadr[self._block_id]
             self._data.qpos[adr : adr + 3] = (*xy, self._model.geom_size[self._block_geom][2])
             self._data.qpos[adr + 3 : adr + 7] = (1.0, 0.0, 0.0, 0.0)
@@ -284,7 +305,6 @@ class SO101Twin(SimEnv):
         return self._observation(all_cameras=True)
 
     def step(self, action: np.ndarray) -> StepResult:
-        import mujoco
 
         if self._model is None:
             raise RuntimeError("step() before reset()")
@@ -292,21 +312,28 @@ class SO101Twin(SimEnv):
         target = np.clip(target, self._ctrl_range[:, 0], self._ctrl_range[:, 1])
         self._data.ctrl[self._ctrl_ids] = target
         for _ in range(self._n_substeps):
-            mujoco.mj_step(self._model, self._data)
+            self._substep()
         self._steps += 1
         success = self._is_success()
         return StepResult(self._observation(), float(success), success, False, {"is_success": success})
+
+    def _substep(self) -> None:
+        """One physics step (a twin with more than arms, such as LeKiwi's base, drives it here)."""
+        import mujoco
+
+        mujoco.mj_step(self._model, self._data)
 
     def _is_success(self) -> bool:
         if self._block_id < 0:
             return False
         block = self.block_position()
         assert block is not None and self._block_z0 is not None  # a block (_block_id >= 0), placed by reset()
-        grip = self._data.site_xpos[self._gripper_site]
-        return bool(block[2] - self._block_z0 > self.lift_height and np.linalg.norm(block - grip) < 0.06)
+        if block[2] - self._block_z0 <= self.lift_height:
+            return False
+        return any(np.linalg.norm(block - self._data.site_xpos[s]) < 0.06 for s in self._gripper_site_ids if s >= 0)
 
     def close(self) -> None:
-        if self._renderer is not None:
-            self._renderer.close()
-            self._renderer = None
+        for renderer in self._renderers.values():
+            renderer.close()
+        self._renderers = {}
         self._model = self._data = None

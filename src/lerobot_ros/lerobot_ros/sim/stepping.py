@@ -162,6 +162,10 @@ class ActionSchedule:
     def trajectory(self, times_from_start_ns, actions, now_ns: int) -> None:
         self._pending = deque((now_ns + int(t) - self.period_ns, a) for t, a in zip(times_from_start_ns, actions))
 
+    def latest(self) -> np.ndarray | None:
+        """The newest action given (pending or held), None before any: what a part's command edits."""
+        return self._pending[-1][1] if self._pending else self._held
+
     def take(self, now_ns: int) -> np.ndarray | None:
         """The action for the tick at `now_ns`: the newest due one, else the held one (None before any)."""
         fresh = False

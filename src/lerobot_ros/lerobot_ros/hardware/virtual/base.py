@@ -1,6 +1,6 @@
 """LeKiwi's three wheel servos (sts3215, ids 7, 8, 9) emulated on a pty: LeRobot's Feetech bus puts them in
 velocity mode and drives them as it drives the real ones; the test side reads the wheel speeds and, through
-hardware.omni, how the base moved."""
+mobile.omni, how the base moved."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ import os
 
 import numpy as np
 
-from lerobot_ros.hardware.omni import WHEEL_NAMES, BaseVelocity, OmniGeometry
 from lerobot_ros.hardware.virtual.arms import VirtualArm
 from lerobot_ros.hardware.virtual.bus import VirtualBus
 from lerobot_ros.hardware.virtual.servo import VirtualServo
+from lerobot_ros.mobile.omni import WHEEL_NAMES, BaseVelocity, OmniGeometry
 
 LEKIWI_WHEEL_IDS = (7, 8, 9)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from lerobot_ros.hardware.omni import BaseVelocity
+from lerobot_ros.mobile.omni import BaseVelocity
 
 ZERO = BaseVelocity()
 
