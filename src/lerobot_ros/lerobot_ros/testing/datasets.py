@@ -77,3 +77,22 @@ def load(root: Path):
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
     return LeRobotDataset(f"local/{root.name}", root=root)
+
+
+def contract_with_image_shapes(name: str, path: Path, shapes: dict[str, tuple[int, int]]) -> Path:
+    """A shipped contract whose camera features declare other image sizes (a twin rendering small images in a test):
+    `shapes` maps a camera (`front`) to (height, width); cameras not named are dropped."""
+    from lerobot_ros.contract import load_contract
+
+    data = json.loads(json.dumps(load_contract(name).raw))
+    features = {}
+    for key, spec in data["features"].items():
+        camera = key.removeprefix("observation.images.")
+        if camera != key:
+            if camera not in shapes:
+                continue
+            spec["shape"] = [*shapes[camera], 3]
+        features[key] = spec
+    data["features"] = features
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return path
