@@ -126,6 +126,6 @@ setup(
     zip_safe=False,
     entry_points={
         "console_scripts": [f"{name} = {target}" for name, target in NODES.items()]
-        + ["lerobot-ros = lerobot_ros.cli.main:main"],
+        + ["lerobot-ros = lerobot_ros.cli.main:entry"],
     },
 )

@@ -36,6 +36,8 @@ TOP_LEVEL = [
     "bi_so101_virtual",
     "lekiwi",
     "lekiwi_virtual",
+    "sim_bi_so101",
+    "sim_lekiwi",
 ]
 PIECES = ["policy", "record", "cameras", "teleop", "rviz"]
 
@@ -71,6 +73,8 @@ def test_every_file_exists_and_evaluates_with_its_defaults():
             "bi_so101_virtual",
             ["virtual_left", "virtual_right", "robot", "robot-2", "bimanual_node", "teleop", "teleop-2"],
         ),
+        ("sim_bi_so101", ["sim_bridge", "bimanual_node"]),
+        ("sim_lekiwi", ["sim_bridge", "robot"]),
     ],
 )
 def test_defaults_start_the_driver_nodes_only(name, expected):
@@ -164,6 +168,41 @@ def test_sim_and_real_differ_only_in_the_driver_nodes():
     assert params(by_label(real, "episode_recorder"))["output_dir"] == "/data/bags"
     # policy task: the task string of a real robot; in simulation the bridge's task topic provides it
     assert params(by_label(real, "policy"))["task"] == "pick the cube"
+
+
+@pytest.mark.parametrize(
+    "sim_name,real_name,sim_drivers,real_drivers",
+    [
+        ("sim_bi_so101", "bi_so101_real", ["sim_bridge"], ["robot", "robot-2"]),
+        ("sim_lekiwi", "lekiwi", ["sim_bridge", "robot"], ["lekiwi_node"]),
+    ],
+)
+def test_the_pair_and_lekiwi_twins_differ_from_the_real_robots_only_in_their_drivers(
+    sim_name, real_name, sim_drivers, real_drivers
+):
+    """The twin of the pair and of LeKiwi swap in by launch file: the joining node (bimanual_node), the policy node
+    and the recorder are the same processes with the same parameters but the clock; the contract is the same."""
+    common = {
+        "policy.path": "/models/act",
+        "record": "true",
+        "output_dir": "/data/bags",
+        "task": "hold",
+        "teleop": "true",
+    }
+    sim, real = plan(sim_name, **common), plan(real_name, **common)
+    drivers = {"sim_bridge", "robot", "robot-2", "lekiwi_node"}
+    shared = [label for label in labels(sim) if label not in drivers]
+    assert [label for label in labels(sim) if label in drivers] == sim_drivers
+    assert [label for label in labels(real) if label in drivers] == real_drivers
+    assert "policy" in shared and "episode_recorder" in shared
+    for label in shared:
+        s, r = by_label(sim, label), by_label(real, label)
+        assert os.path.basename(s.cmd[0]) == os.path.basename(r.cmd[0]) and s.node_name == r.node_name, label
+        ps, pr = params(s), params(r)
+        assert ps.pop("use_sim_time", True) is True and pr.pop("use_sim_time", False) is False, label
+        assert ps == pr, label
+    bridge = params(by_label(sim, "sim_bridge"))
+    assert bridge["env.type"] == sim_name.removeprefix("sim_") and bridge["mode"] == "realtime"
 
 
 def test_recorder_has_its_own_namespace_and_optional_pieces_follow_their_switches():
@@ -363,6 +402,10 @@ def test_so101_virtual_launch_teleoperates_the_emulated_follower(ros, ros_env, t
             return bool(np.max(np.abs(a - b)) < 0.05)
 
         wait_for(follows, 30, "the follower to reach the leader's pose", launch)
+        # the robot side runs without torch (ros.torchless): LeRobot imports it, the drivers never use it
+        for label in ("robot", "teleop"):
+            maps = Path(f"/proc/{launch.pids()[label]}/maps").read_text()
+            assert "libtorch" not in maps, f"{label} loaded torch"
     finally:
         if launch.proc.poll() is None:
             assert_clean_exit(launch)
@@ -528,6 +571,8 @@ def test_lockstep_metaworld_policy_ticks_once_per_step_and_timer_elsewhere():
         "bi_so101_virtual",
         "lekiwi",
         "lekiwi_virtual",
+        "sim_bi_so101",
+        "sim_lekiwi",
     ],
 )
 def test_every_robot_and_sim_launch_is_loopback_only_unless_remote(name):

@@ -39,7 +39,7 @@ def _wheel(path: Path, dist: str, *, drop: str | None = None, not_executable: st
         scripts = "\n".join(f"{n} = lerobot_ros.nodes.{n}:main" for n in node_executables())
         whl.writestr(
             f"{dist}-{version}.dist-info/entry_points.txt",
-            f"[console_scripts]\nlerobot-ros = lerobot_ros.cli.main:main\n{scripts}\n",
+            f"[console_scripts]\nlerobot-ros = lerobot_ros.cli.main:entry\n{scripts}\n",
         )
         whl.writestr(f"{dist}-{version}.dist-info/METADATA", f"Name: {dist}\n")
     return path

@@ -46,6 +46,9 @@ VERBS = {
     ),
 }
 
+#: verbs that run on the robot side (or emulate it) and never need torch: LeRobot's import of it is kept out
+TORCHLESS_VERBS = ("virtual-arm", "virtual-base", "record")
+
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 #: the exit status of every verb, and what it means (the documentation prints this table)
 EXIT_CODES = {
@@ -209,5 +212,16 @@ def describe_failure(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-if __name__ == "__main__":
+def entry() -> None:
+    """The `lerobot-ros` executable: a robot-side verb keeps torch out of its process first (main() itself never
+    does, so callers in a process that needs torch, such as tests, are not touched)."""
+    verb = next((a for a in sys.argv[1:] if not a.startswith("-")), None)
+    if verb in TORCHLESS_VERBS:
+        from lerobot_ros.ros.torchless import keep_torch_out
+
+        keep_torch_out()
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

@@ -134,7 +134,7 @@ class BaseNode(Node):
 
 
 def main(args=None) -> None:
-    run_node(BaseNode, args)
+    run_node(BaseNode, args, torch=False)  # robot side: no torch (ros.torchless)
 
 
 if __name__ == "__main__":

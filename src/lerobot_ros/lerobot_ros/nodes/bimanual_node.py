@@ -114,7 +114,7 @@ class BimanualNode(Node):
 
 
 def main(args=None) -> None:
-    run_node(BimanualNode, args)
+    run_node(BimanualNode, args, torch=False)  # robot side: no torch (ros.torchless)
 
 
 if __name__ == "__main__":

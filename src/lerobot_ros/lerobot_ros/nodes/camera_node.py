@@ -106,7 +106,7 @@ class CameraNode(Node):
 def main(args=None) -> None:
     # 640x480 rgb8 frames exceed Fast DDS's default shared-memory segment: see lerobot_ros.ros.dds
     use_large_data_profile()
-    run_node(CameraNode, args)
+    run_node(CameraNode, args, torch=False)  # robot side: no torch (ros.torchless)
 
 
 if __name__ == "__main__":

@@ -105,7 +105,7 @@ class EpisodeKeyboard(Node):
 
 
 def main(args=None) -> None:
-    run_node(EpisodeKeyboard, args=args)
+    run_node(EpisodeKeyboard, args=args, torch=False)  # robot side: no torch (ros.torchless)
 
 
 if __name__ == "__main__":

@@ -201,7 +201,7 @@ class EpisodeRecorder(Node):
 
 
 def main(args=None) -> None:
-    run_node(EpisodeRecorder, args=args)
+    run_node(EpisodeRecorder, args=args, torch=False)  # robot side: no torch (ros.torchless)
 
 
 if __name__ == "__main__":

@@ -48,7 +48,7 @@ def make_nodes() -> list:
 
 
 def main(args=None) -> None:
-    run_node(make_nodes, args)
+    run_node(make_nodes, args, torch=False)  # robot side: no torch (ros.torchless)
 
 
 if __name__ == "__main__":

@@ -119,7 +119,7 @@ class LeKiwiRobotNode(Node):
 
 
 def main(args=None) -> None:
-    run_node(LeKiwiRobotNode, args)
+    run_node(LeKiwiRobotNode, args, torch=False)  # robot side: no torch (ros.torchless)
 
 
 if __name__ == "__main__":

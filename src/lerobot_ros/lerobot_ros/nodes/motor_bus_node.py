@@ -55,7 +55,7 @@ class MotorBusNode(RobotNode):
 
 
 def main(args=None) -> None:
-    run_node(MotorBusNode, args)
+    run_node(MotorBusNode, args, torch=False)  # robot side: no torch (ros.torchless)
 
 
 if __name__ == "__main__":

@@ -176,7 +176,7 @@ class RobotNode(Node):
 
 
 def main(args=None) -> None:
-    run_node(RobotNode, args)
+    run_node(RobotNode, args, torch=False)  # robot side: no torch (ros.torchless)
 
 
 if __name__ == "__main__":

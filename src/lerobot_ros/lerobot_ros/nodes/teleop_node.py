@@ -85,7 +85,7 @@ class TeleopNode(Node):
 
 
 def main(args=None) -> None:
-    run_node(TeleopNode, args)
+    run_node(TeleopNode, args, torch=False)  # robot side: no torch (ros.torchless)
 
 
 if __name__ == "__main__":

@@ -109,7 +109,7 @@ class TwistTeleop(Node):
 
 
 def main(args=None) -> None:
-    run_node(TwistTeleop, args)
+    run_node(TwistTeleop, args, torch=False)  # robot side: no torch (ros.torchless)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from rclpy.task import Future
 from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.conventions.extras import missing_extra_message
 from lerobot_ros.ros.network import NetworkSetupError, apply_network_mode
+from lerobot_ros.ros.torchless import keep_torch_out
 
 
 class NodeStartupError(UserError, RuntimeError):
@@ -23,7 +24,9 @@ class NodeStartupError(UserError, RuntimeError):
     """
 
 
-def run_node(factory: Callable[..., Node | Sequence[Node]], args=None, multi_threaded: bool = False) -> None:
+def run_node(
+    factory: Callable[..., Node | Sequence[Node]], args=None, multi_threaded: bool = False, torch: bool = True
+) -> None:
     """Create the node with `factory()`, spin it until Ctrl-C / SIGTERM / shutdown, then clean up. A factory may
     make several nodes (one process sharing a serial port between them: lekiwi_node): all spin in one executor
     and are closed in reverse order.
@@ -31,8 +34,11 @@ def run_node(factory: Callable[..., Node | Sequence[Node]], args=None, multi_thr
     A node that ends by itself (the recorder after its last episode) has an `exit_future` (rclpy Future):
     its result is the exit status (sys.exit when non-zero), so no callback needs to raise SystemExit.
     The network mode (lerobot_ros.ros.network) is checked and put in force first: a node that would be
-    open to the network against its launch file's wish does not start.
+    open to the network against its launch file's wish does not start. `torch=False` (robot-side drivers, cameras,
+    the recorder): LeRobot's import of torch is kept out (lerobot_ros.ros.torchless).
     """
+    if not torch:
+        keep_torch_out()
     label = getattr(factory, "__name__", "node")
     try:
         network = apply_network_mode()
