@@ -156,6 +156,23 @@ def test_a_jump_in_the_automatic_loop_starts_the_next_episode_on_the_new_clock(t
     assert counts(saved[1].path) == {"/js": 1}
 
 
+def test_a_given_task_makes_the_first_episode_wait_for_the_data_topics_only(tmp_path):
+    """The contract's task topic is metadata: with `task` set nobody needs to publish it, so the automatic loop does
+    not wait wait_for_topics_s for it (a robot without a /task publisher recorded 120 s late)."""
+    rec, *_ = make(
+        tmp_path, topics=("/js", "/task"), episode_time_s=1.0, num_episodes=1, wait_for_topics_s=60.0,
+        task="pour", task_topic=("/task", "std_msgs/msg/String"),
+    )  # fmt: skip
+    rec.tick(0.5)
+    assert rec.session.recording and rec.missing() == ["/task"]
+    waiting, *_ = make(
+        tmp_path / "b", topics=("/js", "/task"), episode_time_s=1.0, num_episodes=1, wait_for_topics_s=60.0,
+        task_topic=("/task", "std_msgs/msg/String"),
+    )  # fmt: skip
+    waiting.tick(0.5)
+    assert not waiting.session.recording  # its episodes take their task from /task: it waits
+
+
 def test_automatic_loop_waits_for_its_topics_then_ends(tmp_path):
     rec, statuses, saved, log = make(
         tmp_path, topics=("/js", "/late"), episode_time_s=1.0, reset_time_s=0.5, num_episodes=2, wait_for_topics_s=3.0

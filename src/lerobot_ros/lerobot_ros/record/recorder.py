@@ -95,6 +95,8 @@ class Recorder:
         # (topic, type) whose newest message is the task of the next episode, unless `task` was given: a latched
         # task published before an episode starts is not in that episode's bag, so it goes into its metadata
         self.task_topic = None if task else task_topic
+        #: the contract's task topic: metadata, not data; once `task` is given, nothing waits for it
+        self._task_topic_name = task_topic[0] if task_topic else None
         self.default_outcome = default_outcome
         self.exit_when_done = exit_when_done
         self.wait_for_topics_s = wait_for_topics_s
@@ -214,8 +216,9 @@ class Recorder:
         self._do(self.control.stopped(outcome, now))
 
     def _topics_ready(self, now: float) -> bool:
-        """The automatic loop's first episode waits for every wanted topic (up to wait_for_topics_s)."""
-        missing = self.missing()
+        """The automatic loop's first episode waits for every wanted topic (up to wait_for_topics_s), the task topic
+        only when the episodes take their task from it (no `task` given)."""
+        missing = [t for t in self.missing() if self.task_topic is not None or t != self._task_topic_name]
         if not missing:
             return True
         if now - self._born < self.wait_for_topics_s:
