@@ -191,10 +191,21 @@ def run_sync(ros, policy_dir, contract, ticks, joints, images, env):
             n_actions = len(received)
             t0, t0_wall = time.perf_counter(), time.time_ns()
             pubs["state"].publish(js)
-            if not ticked.wait(60):
-                raise RuntimeError(
-                    f"policy_node did not tick ({proc.poll()=}); stderr: {proc.stderr.read() if proc.poll() is not None else ''}"
-                )
+            # the first ticks: the node may not have matched this process's (best-effort) image publishers yet when
+            # the first frames go out, and a tick needs every feature: offer the observation again until it ticks
+            deadline = time.monotonic() + 60
+            while not ticked.wait(1.0 if k < warmup else 60):
+                if k >= warmup or time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"policy_node did not tick ({proc.poll()=}); stderr: "
+                        f"{proc.stderr.read() if proc.poll() is not None else ''}"
+                    )
+                stamp = time.time_ns()
+                js = numpy_to_joint_state(JOINTS, position=joints[i], stamp_ns=stamp)
+                publish_images(pubs, images, i, stamp)
+                time.sleep(0.02)
+                t0, t0_wall = time.perf_counter(), time.time_ns()
+                pubs["state"].publish(js)
             wait_until(
                 lambda: (
                     len(received) > n_actions  # noqa: B023 - called at once
