@@ -82,7 +82,7 @@ def test_defaults_start_the_driver_nodes_only(name, expected):
     assert labels(plan(name)) == expected
 
 
-@pytest.mark.parametrize("name", ["sim_so101", "so101_real", "so101_virtual"])
+@pytest.mark.parametrize("name", ["sim_so101", "so101_real", "so101_virtual", "sim_bi_so101", "sim_lekiwi"])
 def test_rviz_true_starts_the_viewers_that_are_installed(name):
     """rviz:=true adds urdf_joint_states and chunk_markers (our package), and robot_state_publisher / rviz2
     only where installed: their `if` asks `lerobot-ros launch --installed PKG`, which both runners evaluate."""

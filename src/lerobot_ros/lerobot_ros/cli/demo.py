@@ -20,8 +20,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_config_arguments(p, DemoConfig)
     p.add_argument(
         "--print_urdf",
-        action="store_true",
-        help="print the SO-101 URDF with absolute mesh paths (rviz's robot_description) and exit",
+        nargs="?",
+        const="so101",
+        default=None,
+        choices=("so101", "bi_so101", "lekiwi"),
+        metavar="ROBOT",
+        help="print a twin's URDF with absolute mesh paths (rviz's robot_description) and exit: so101 (default), "
+        "bi_so101 (the pair, left_/right_ prefixes) or lekiwi",
     )
 
 
@@ -177,9 +182,9 @@ def print_summary(summary: dict, out: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.print_urdf:
-        from lerobot_ros.sim.so101_urdf import so101_urdf
+        from lerobot_ros.sim.robot_urdfs import robot_urdf
 
-        sys.stdout.write(so101_urdf())
+        sys.stdout.write(robot_urdf(args.print_urdf))
         return 0
     from lerobot_ros.conventions.extras import require
     from lerobot_ros.demo.config import ENV_MODULES
