@@ -25,8 +25,8 @@ WHEEL_ANGLES_DEG = (240.0, 0.0, 120.0)  # LeRobot's LeKiwi: left, back, right (l
 def _arm() -> tuple[ET.Element, str]:
     """The SO-101 URDF's root element and its root link (the one no joint has as a child)."""
     robot = ET.fromstring(so101_urdf())
-    children = {j.find("child").get("link") for j in robot.findall("joint")}
-    root = next(link.get("name") for link in robot.findall("link") if link.get("name") not in children)
+    children = {child.get("link") for child in robot.iterfind("joint/child")}
+    root = next(str(link.get("name")) for link in robot.findall("link") if link.get("name") not in children)
     return robot, root
 
 
@@ -40,8 +40,9 @@ def _prefixed(robot: ET.Element, links: str, joints: str) -> list[ET.Element]:
         element = copy.deepcopy(element)
         element.set("name", {"link": links, "joint": joints}.get(element.tag, joints) + element.get("name", ""))
         for ref in element.iter():
-            if ref.tag in ("parent", "child") and ref.get("link"):
-                ref.set("link", links + ref.get("link"))
+            link = ref.get("link")
+            if ref.tag in ("parent", "child") and link:
+                ref.set("link", links + link)
             elif ref.tag == "joint" and ref is not element:  # a transmission's joint reference
                 ref.set("name", joints + ref.get("name", ""))
         out.append(element)
