@@ -63,6 +63,9 @@ def leader_pose(text: str, arm) -> dict[str, float]:
 
 def run(args: argparse.Namespace) -> int:
     from lerobot_ros.hardware.virtual.arms import VirtualArm
+    from lerobot_ros.hardware.virtual.priority import raise_priority
+
+    raise_priority()  # answer within the SDK's packet timeout on a loaded host, as servo hardware does
 
     roles = ["leader", "follower"] if args.role == "both" else [args.role]
     folder = Path(args.output_dir).expanduser()

@@ -34,6 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lerobot_ros.hardware.virtual.base import LEKIWI_WHEEL_IDS, VirtualOmniBase
+    from lerobot_ros.hardware.virtual.priority import raise_priority
+
+    raise_priority()  # answer within the SDK's packet timeout on a loaded host, as servo hardware does
 
     folder = Path(args.output_dir).expanduser()
     try:
