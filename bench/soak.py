@@ -4,7 +4,7 @@ Set-up, each in its own process, in network mode loopback as the launch files ru
 (sim_bridge_node, realtime 30 Hz, front + wrist cameras, episodes marked so it runs on like a real arm), the
 policy node acting on it with a small ACT (random weights, saved and loaded like a trained one; async
 inference), the episode recorder writing back-to-back --episode-s episodes, and the viewer node (rerun, web)
-attached to the same topics.
+attached to the same topics, its buffer capped as on a robot computer (--viewer-memory-limit, 256 MiB).
 
 Every --sample-s: each process's RSS, CPU seconds, open file descriptors and threads (psutil), and the policy
 node's tick counters from /diagnostics. At the end, every recorded episode: messages lost (a header-stamped
@@ -160,6 +160,12 @@ def main(argv=None) -> int:
     parser.add_argument("--minutes", type=float, default=10.0, help="how long the deployment runs")
     parser.add_argument("--episode-s", type=float, default=60.0, help="length of each recorded episode")
     parser.add_argument("--sample-s", type=float, default=5.0, help="sampling period of the processes")
+    parser.add_argument(
+        "--viewer-memory-limit",
+        default="256MiB",
+        help="the viewer's rerun buffer (viewer_node memory_limit), as the docs advise on a robot computer; its "
+        "own default (25%% of RAM) keeps it growing for hours by design",
+    )
     parser.add_argument("--width", type=int, default=128)
     parser.add_argument("--height", type=int, default=96)
     parser.add_argument("--workdir", help="keep the logs, bags and dataset here (default: a temporary folder)")
@@ -210,6 +216,7 @@ def main(argv=None) -> int:
                 "/",
                 contract=contract,
                 viewer="web",
+                memory_limit=args.viewer_memory_limit,
                 web_port=free_port(),
                 grpc_port=free_port(),
                 use_sim_time="true",
