@@ -109,8 +109,14 @@ def test_two_leaders_drive_the_pair_which_records_as_bi_so_follower(ros, tmp_pat
         # one arm's driver dies: the pair stops (both hold) and says so; it respawns and the pair is back
         right = launch.pids()["robot-2"]
         os.kill(right, signal.SIGKILL)
+        # the pair stops and names the right arm (on a loaded machine the left one may also miss stale_s for a
+        # moment while the right driver respawns: the status then names both, and the right alone after)
         wait_until(lambda: pair_status(diagnostics).get("level") == 2, 30, what="the pair stopped")
-        assert pair_status(diagnostics)["message"] == "no joint_states from the right arm: both arms hold"
+        wait_until(
+            lambda: pair_status(diagnostics).get("message") == "no joint_states from the right arm: both arms hold",
+            30,
+            what="the pair's status naming the right arm",
+        )
         wait_until(lambda: pair_status(diagnostics).get("level") == 0, 120, what="the pair back")
     finally:
         launch.stop()
