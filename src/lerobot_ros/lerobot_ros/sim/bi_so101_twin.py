@@ -20,7 +20,7 @@ from lerobot_ros.sim.so101_scene import (
     CAMERAS,
     FLOOR_GRID_M,
     CameraPlacement,
-    add_sky_and_lights,
+    arm_scene_spec,
     look_at_quat,
     use_simplified_meshes,
 )
@@ -43,14 +43,8 @@ def pair_spec(meshes: str = "simplified"):
     import mujoco
 
     arm_path = so101_assets_dir() / ARM_XML
-    spec = mujoco.MjSpec()
-    spec.modelname = "bi_so101_table"
-    spec.meshdir = str(arm_path.parent / "assets")  # the attached arms' mesh files are relative to it
-    spec.option.timestep = 0.002
-    spec.option.noslip_iterations = 5
-    spec.stat.center = [0.2, 0.0, 0.2]
-    spec.stat.extent = 0.8
-    add_sky_and_lights(spec)
+    spec = arm_scene_spec("bi_so101_table", arm_path.parent / "assets", (0.2, 0.0, 0.2), 0.8)
+    spec.option.noslip_iterations = 5  # as the pick scene: the jaws hold the cube
     world = spec.worldbody
     world.add_geom(
         name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[3, 3, FLOOR_GRID_M], pos=[0, 0, -0.75],

@@ -26,7 +26,7 @@ from lerobot_ros.sim.so101_scene import (
     CAMERAS,
     FLOOR_GRID_M,
     CameraPlacement,
-    add_sky_and_lights,
+    arm_scene_spec,
     look_at_quat,
     use_simplified_meshes,
 )
@@ -55,13 +55,7 @@ def lekiwi_spec(meshes: str = "simplified"):
     import mujoco
 
     arm_path = so101_assets_dir() / ARM_XML
-    spec = mujoco.MjSpec()
-    spec.modelname = "lekiwi_floor"
-    spec.meshdir = str(arm_path.parent / "assets")  # the attached arm's mesh files are relative to it
-    spec.option.timestep = 0.002
-    spec.stat.center = [0.0, 0.0, 0.2]
-    spec.stat.extent = 1.0
-    add_sky_and_lights(spec)
+    spec = arm_scene_spec("lekiwi_floor", arm_path.parent / "assets", (0.0, 0.0, 0.2), 1.0)
     world = spec.worldbody
     world.add_geom(name="floor", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[5, 5, FLOOR_GRID_M], rgba=[0.3, 0.35, 0.4, 1])
     for name, x, y, rgba in LANDMARKS:

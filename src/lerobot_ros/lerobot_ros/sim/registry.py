@@ -120,32 +120,28 @@ def _expand_so101(text: str, task_ids) -> list[TaskRef]:
 
 
 # -- two SO-101 arms at a table, LeKiwi --------------------------------------------------------------
-def _build_bi_so101(task, render, fps, cameras, task_id, camera_fps: float = 0.0, meshes: str = "simplified") -> SimEnv:
-    from lerobot_ros.sim.bi_so101_twin import BiSO101Twin
+def _composed_twin(module: str, cls: str, scene: str, default_cameras: tuple[str, ...]) -> Callable[..., SimEnv]:
+    """The builder of a twin composed from the SO-101 arm (the pair, LeKiwi): its default scene and cameras."""
 
-    cams = ("front",) if cameras is None else tuple(cameras)
-    return BiSO101Twin(
-        scene=task or "table",
-        cameras=cams,
-        fps=fps or 30.0,
-        render=render,
-        meshes=meshes,
-        camera_fps=camera_fps or None,
-    )
+    def build(task, render, fps, cameras, task_id, camera_fps: float = 0.0, meshes: str = "simplified") -> SimEnv:
+        import importlib
+
+        twin = getattr(importlib.import_module(module), cls)
+        cams = default_cameras if cameras is None else tuple(cameras)
+        return twin(
+            scene=task or scene,
+            cameras=cams,
+            fps=fps or 30.0,
+            render=render,
+            meshes=meshes,
+            camera_fps=camera_fps or None,
+        )
+
+    return build
 
 
-def _build_lekiwi(task, render, fps, cameras, task_id, camera_fps: float = 0.0, meshes: str = "simplified") -> SimEnv:
-    from lerobot_ros.sim.lekiwi_twin import LeKiwiTwin
-
-    cams = ("front", "wrist") if cameras is None else tuple(cameras)
-    return LeKiwiTwin(
-        scene=task or "floor",
-        cameras=cams,
-        fps=fps or 30.0,
-        render=render,
-        meshes=meshes,
-        camera_fps=camera_fps or None,
-    )
+_build_bi_so101 = _composed_twin("lerobot_ros.sim.bi_so101_twin", "BiSO101Twin", "table", ("front",))
+_build_lekiwi = _composed_twin("lerobot_ros.sim.lekiwi_twin", "LeKiwiTwin", "floor", ("front", "wrist"))
 
 
 def _expand_scenes(kind: str, scenes: tuple[str, ...]):

@@ -137,6 +137,21 @@ def project(model, data, camera: str, points, width: int, height: int) -> np.nda
     return uv
 
 
+def arm_scene_spec(name: str, arm_meshdir: Path, center, extent: float):
+    """An empty MjSpec for a scene composed around attached SO-101 arms: their mesh folder, the pick scene's 2 ms
+    step, the view's centre and extent, sky and lights."""
+    import mujoco
+
+    spec = mujoco.MjSpec()
+    spec.modelname = name
+    spec.meshdir = str(arm_meshdir)  # the attached arms' mesh files are relative to it
+    spec.option.timestep = 0.002
+    spec.stat.center = list(center)
+    spec.stat.extent = extent
+    add_sky_and_lights(spec)
+    return spec
+
+
 def add_sky_and_lights(spec) -> None:
     """The pick scene's look for a scene composed in code: gradient sky, headlight, a light from above."""
     import mujoco
