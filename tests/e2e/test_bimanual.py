@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import os
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from sensor_msgs.msg import JointState
 
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 from lerobot_ros.ros.runtime import MessageCollector, call_service, wait_until
-from lerobot_ros.testing.datasets import contract_without_cameras, load, recorder_count
+from lerobot_ros.testing.datasets import contract_without_cameras, convert_recordings, recorder_count
 from lerobot_ros.testing.launching import Launch
 from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
 
@@ -121,22 +120,7 @@ def test_two_leaders_drive_the_pair_which_records_as_bi_so_follower(ros, tmp_pat
     finally:
         launch.stop()
 
-    converted = subprocess.run(
-        [
-            str(BIN / "lerobot-ros"),
-            "convert",
-            str(out),
-            f"--contract={contract}",
-            "--dataset.repo_id=local/pair",
-            f"--dataset.root={tmp_path / 'dataset'}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
-    assert converted.returncode == 0, converted.stderr[-3000:]
-    dataset = load(tmp_path / "dataset")
+    dataset = convert_recordings(out, contract, tmp_path / "dataset", env, repo_id="local/pair")
     robot = BiSOFollower(
         BiSOFollowerConfig(
             left_arm_config=SOFollowerConfig(port="/dev/null"),

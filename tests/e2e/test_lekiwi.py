@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from std_msgs.msg import Float64MultiArray
 from lerobot_ros.codecs import numpy_to_float64_multi_array
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 from lerobot_ros.ros.runtime import MessageCollector, call_service, wait_until
-from lerobot_ros.testing.datasets import contract_without_cameras, load, recorder_count
+from lerobot_ros.testing.datasets import contract_without_cameras, convert_recordings, recorder_count
 from lerobot_ros.testing.launching import Launch
 from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
 
@@ -122,22 +121,7 @@ def test_lekiwi_moves_reports_and_records_as_lerobots_lekiwi(ros, tmp_path):
     finally:
         launch.stop()
 
-    converted = subprocess.run(
-        [
-            str(BIN / "lerobot-ros"),
-            "convert",
-            str(out),
-            f"--contract={contract}",
-            "--dataset.repo_id=local/kiwi",
-            f"--dataset.root={tmp_path / 'dataset'}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
-    assert converted.returncode == 0, converted.stderr[-3000:]
-    dataset = load(tmp_path / "dataset")
+    dataset = convert_recordings(out, contract, tmp_path / "dataset", env, repo_id="local/kiwi")
     robot = LeKiwi(LeKiwiConfig(port="/dev/null", calibration_dir=tmp_path, cameras={}))
     assert dataset.meta.robot_type == "lekiwi"
     assert dataset.meta.features["observation.state"]["names"] == list(robot.observation_features)

@@ -33,7 +33,7 @@ from lerobot_ros.demo.train import train_act
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 from lerobot_ros.ros.runtime import MessageCollector, call_service, wait_until
 from lerobot_ros.testing.base_driving import twist
-from lerobot_ros.testing.datasets import contract_with_image_shapes, load, recorder_count
+from lerobot_ros.testing.datasets import contract_with_image_shapes, convert_recordings, load, recorder_count
 from lerobot_ros.testing.launching import Launch
 from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
 
@@ -102,22 +102,7 @@ def lerobot_record_pair(tmp_path: Path, contract: Path, env: dict):
 
 
 def convert_and_train(out: Path, contract: Path, tmp_path: Path, env: dict):
-    converted = subprocess.run(
-        [
-            str(BIN / "lerobot-ros"),
-            "convert",
-            str(out),
-            f"--contract={contract}",
-            "--dataset.repo_id=local/dataset",
-            f"--dataset.root={tmp_path / 'dataset'}",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-    )
-    assert converted.returncode == 0, converted.stderr[-3000:]
-    dataset = load(tmp_path / "dataset")
+    dataset = convert_recordings(out, contract, tmp_path / "dataset", env, repo_id="local/dataset")
     assert dataset.meta.total_episodes == 2 and len(dataset) > 120  # two episodes of 3 s at 30 fps
     trained = train_act(
         tmp_path / "dataset", "local/dataset", tmp_path / "train", 4, tmp_path / "train.log", batch_size=2

@@ -96,3 +96,27 @@ def contract_with_image_shapes(name: str, path: Path, shapes: dict[str, tuple[in
     data["features"] = features
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     return path
+
+
+def convert_recordings(recordings: Path, contract: Path, root: Path, env: dict, repo_id: str = "local/dataset"):
+    """`lerobot-ros convert` of a recorder's bags into `root` as a user runs it (a child process); asserts it
+    succeeded (stderr's tail in the message) and returns the loaded LeRobotDataset."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "lerobot-ros"),
+            "convert",
+            str(recordings),
+            f"--contract={contract}",
+            f"--dataset.repo_id={repo_id}",
+            f"--dataset.root={root}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return load(root)
