@@ -65,9 +65,14 @@ def hunt(paths: list[str], passes: int, load: int, extra: list[str]) -> dict:
                     spinner.terminate()
                     spinner.join(timeout=5)
             seconds.append(round(time.monotonic() - t0, 1))
-            for test in set(failures(junit)):
+            this_pass = sorted(set(failures(junit)))
+            for test in this_pass:
                 failed[test] += 1
-            print(f"[flake_hunt] pass {n + 1}/{passes}: {seconds[-1]:.0f} s, failed so far: {len(failed)}", flush=True)
+            print(
+                f"[flake_hunt] pass {n + 1}/{passes}: {seconds[-1]:.0f} s, failed in this pass: "
+                f"{', '.join(this_pass) or 'none'}; failed so far: {len(failed)}",
+                flush=True,
+            )
     return {"passes": passes, "load": load, "failed": dict(failed), "seconds": seconds}
 
 
