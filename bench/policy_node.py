@@ -8,8 +8,9 @@ Set-up: a small random ACT (2 cameras 480x640 rgb8 + 6-D joint state), saved and
    tick ROS latency - the node's own predict time for that same tick (the goal's figure: it removes the
    policy's run-to-run variation, which on a shared CPU is larger than the overhead being measured).
    Goal: overhead <= 2 ms p50, <= 5 ms p99.
-   Also measured, same run, same publishing: the rclpy floor, a do-nothing rclpy node in its own process
-   with the same subscriptions answering each joint state at once (what any rclpy node pays here).
+   Also measured, same run, same publishing, tick by tick between the node's (so both see the same machine):
+   the rclpy floor, a do-nothing rclpy node in its own process with the same image subscriptions answering
+   each joint state on its own topic at once (what any rclpy node pays here).
 2. Async: the node ticks on its timer at the contract's fps while observations stream in; inference is
    slower than one tick. Reported: the slowest tick callback vs the period, missed and dry ticks.
 
@@ -72,6 +73,9 @@ features:
     timeline: header
     alignment: {{policy: hold}}
 """
+
+
+ECHO_STATE, ECHO_COMMANDS = "/bench/echo/joint_states", "/bench/echo/commands"  # the floor's own state/command pair
 
 
 def pct(values, q):
@@ -154,6 +158,8 @@ def direct_latencies(policy_dir, frames):
 
 
 def run_sync(ros, policy_dir, contract, ticks, joints, images, env):
+    """Per cycle: the node's tick (images, 20 ms, joint state -> action), then the echo node's round trip."""
+    from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray, String
 
     from lerobot_ros.codecs import numpy_to_joint_state
@@ -174,10 +180,27 @@ def run_sync(ros, policy_dir, contract, ticks, joints, images, env):
     node.create_subscription(
         String, "/policy_node/tick_info", lambda m: (infos.append(json.loads(m.data)), ticked.set()), RELIABLE_QOS
     )
+    echo_pub = node.create_publisher(JointState, ECHO_STATE, RELIABLE_QOS)
+    echoed = []
+    echo_got = threading.Event()
+    node.create_subscription(
+        Float64MultiArray, ECHO_COMMANDS, lambda m: (echoed.append(time.perf_counter()), echo_got.set()), RELIABLE_QOS
+    )
     proc = start_node(policy_dir, contract, {"tick_on": "observation.state", "max_age_ms": 0.0}, env)
+    echo = subprocess.Popen(
+        [sys.executable, __file__, "--echo"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
     try:
-        wait_until(lambda: all(p.get_subscription_count() for p in pubs.values()), 90, what="policy_node subscriptions")
-        latencies = []
+        wait_until(
+            lambda: (
+                all(p.get_subscription_count() >= 2 for p in pubs.values() if p is not pubs["state"])
+                and pubs["state"].get_subscription_count()
+                and echo_pub.get_subscription_count()
+            ),
+            90,
+            what="policy_node and echo node subscriptions",
+        )
+        latencies, floor = [], []
         warmup = 5
         for k in range(ticks + warmup):
             i = k % len(joints)
@@ -226,9 +249,24 @@ def run_sync(ros, policy_dir, contract, ticks, joints, images, env):
                     (received[-1][1] - info["published_wall_ns"]) / 1e6,
                 )
                 latencies.append(((received[-1][0] - t0) * 1e3, info["inference_ms"], info["tick_ms"], split))
-        return latencies
+            # the floor's round trip in the same cycle, published the same way: images, 20 ms, then the state
+            publish_images(pubs, images, i, time.time_ns())
+            time.sleep(0.02)
+            echo_got.clear()
+            t0 = time.perf_counter()
+            echo_pub.publish(js)
+            deadline = time.monotonic() + 60
+            while not echo_got.wait(1.0 if k < warmup else 10):  # its reply publisher may match late: ask again
+                if k >= warmup or time.monotonic() > deadline:
+                    raise RuntimeError(f"echo node did not answer ({echo.poll()=})")
+                t0 = time.perf_counter()
+                echo_pub.publish(js)
+            if k >= warmup:
+                floor.append((echoed[-1] - t0) * 1e3)
+        return latencies, floor
     finally:
         stop_node(proc)
+        stop_node(echo)
         node.destroy_node()
 
 
@@ -244,9 +282,9 @@ def echo_main() -> int:
 
     rclpy.init()
     node = rclpy.create_node("bench_echo")
-    pub = node.create_publisher(Float64MultiArray, "/bench/follower/commands", RELIABLE_QOS)
+    pub = node.create_publisher(Float64MultiArray, ECHO_COMMANDS, RELIABLE_QOS)
     reply = Float64MultiArray(data=[0.0] * 6)
-    node.create_subscription(JointState, "/bench/follower/joint_states", lambda m: pub.publish(reply), RELIABLE_QOS)
+    node.create_subscription(JointState, ECHO_STATE, lambda m: pub.publish(reply), RELIABLE_QOS)
     for cam in ("front", "wrist"):
         node.create_subscription(Image, f"/bench/{cam}/image_raw", lambda m: None, RELIABLE_QOS)
     executor = SingleThreadedExecutor()
@@ -256,48 +294,6 @@ def echo_main() -> int:
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     return 0
-
-
-def run_floor(ros, ticks, joints, images, env):
-    """Round trips joint state -> command through the echo node, published exactly as run_sync does."""
-    from std_msgs.msg import Float64MultiArray
-
-    from lerobot_ros.codecs import numpy_to_joint_state
-    from lerobot_ros.ros.qos import RELIABLE_QOS
-    from lerobot_ros.ros.runtime import wait_until
-
-    node = ros.create_node("bench_floor_probe")
-    pubs = observation_publishers(node)
-    received = []
-    got = threading.Event()
-    node.create_subscription(
-        Float64MultiArray,
-        "/bench/follower/commands",
-        lambda m: (received.append(time.perf_counter()), got.set()),
-        RELIABLE_QOS,
-    )
-    proc = subprocess.Popen(
-        [sys.executable, __file__, "--echo"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        wait_until(lambda: all(p.get_subscription_count() for p in pubs.values()), 90, what="echo node subscriptions")
-        rtt = []
-        for k in range(ticks + 5):
-            i = k % len(joints)
-            stamp = time.time_ns()
-            publish_images(pubs, images, i, stamp)
-            time.sleep(0.02)
-            got.clear()
-            t0 = time.perf_counter()
-            pubs["state"].publish(numpy_to_joint_state(JOINTS, position=joints[i], stamp_ns=stamp))
-            if not got.wait(10):
-                raise RuntimeError(f"echo node did not answer ({proc.poll()=})")
-            if k >= 5:
-                rtt.append((received[-1] - t0) * 1e3)
-        return rtt
-    finally:
-        stop_node(proc)
-        node.destroy_node()
 
 
 def run_async(ros, policy_dir, contract, seconds, fps, joints, images, env):
@@ -397,8 +393,7 @@ def main() -> int:
     env.update(kv.split("=", 1) for kv in args.node_env)
 
     with RosRuntime() as ros:
-        floor_ms = run_floor(ros, args.ticks, joints, images, env)
-        pairs = run_sync(ros, policy_dir, contract, args.ticks, joints, images, env)
+        pairs, floor_ms = run_sync(ros, policy_dir, contract, args.ticks, joints, images, env)
         ros_ms = [a for a, _, _, _ in pairs]
         paired_ms = [a - b for a, b, _, _ in pairs]
         node_side_ms = [c - b for _, b, c, _ in pairs]  # the node's own work per tick besides the policy call

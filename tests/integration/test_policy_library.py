@@ -337,10 +337,12 @@ def test_policy_node_main_limits_openmp_spin_before_torch_loads():
     import subprocess
     import sys
 
+    from lerobot_ros.policy.openmp import SPIN_COUNT
+
     code = (
         "import os, sys; import lerobot_ros.nodes.policy_node; from lerobot_ros.policy.openmp import limit_openmp_spin; "
         "print(limit_openmp_spin(), os.environ['GOMP_SPINCOUNT'], 'torch' in sys.modules)"
     )
     env = {k: v for k, v in os.environ.items() if k not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-    assert out.stdout.split() == ["True", "10000", "False"], out.stderr[-2000:]
+    assert out.stdout.split() == ["True", SPIN_COUNT, "False"], out.stderr[-2000:]

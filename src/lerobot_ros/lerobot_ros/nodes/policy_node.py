@@ -8,7 +8,7 @@ Parameters: `PolicyNodeConfig` in policy/config.py (`ros2 param describe` shows 
 Topics out: action topic, ~/predicted_chunk (JointTrajectory, for rviz), ~/latency_ms (observation stamp ->
 action publish), ~/tick_info (JSON per tick: status, dry, depth, reason, new_chunk, timings incl. wall-clock receive/publish
 stamps), /diagnostics. Services: ~/start, ~/stop, ~/reset (std_srvs/Trigger).
-GOMP_SPINCOUNT=10000 unless set (or OMP_WAIT_POLICY is): idle OpenMP workers stop spinning after inference
+GOMP_SPINCOUNT=1000 unless set (or OMP_WAIT_POLICY is): idle OpenMP workers stop spinning after inference
 (lerobot_ros.policy.openmp). Any LeRobot policy type loads the same way (tested: ACT, Diffusion, SmolVLA; pi0 /
 pi0.5 up to their processors offline); VLAs need their extra, a GPU in practice and a task: the parameter, the
 contract's default or its (latched) task topic, applied from the next chunk (lerobot_ros.policy.language). Async
