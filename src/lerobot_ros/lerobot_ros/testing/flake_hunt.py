@@ -25,9 +25,11 @@ from collections import Counter
 from pathlib import Path
 
 
-def _spin() -> None:
-    while True:
-        pass
+def _spin(parent: int) -> None:
+    """Burn one core until the hunt that started it is gone (a hunt killed from outside leaves no busy loop)."""
+    while os.getppid() == parent:
+        for _ in range(1_000_000):
+            pass
 
 
 def failures(junit: Path) -> list[str]:
@@ -48,7 +50,9 @@ def hunt(paths: list[str], passes: int, load: int, extra: list[str]) -> dict:
     seconds: list[float] = []
     with tempfile.TemporaryDirectory(prefix="flake_hunt_") as folder:
         for n in range(passes):
-            spinners = [mp.get_context("spawn").Process(target=_spin, daemon=True) for _ in range(load)]
+            spinners = [
+                mp.get_context("spawn").Process(target=_spin, args=(os.getpid(),), daemon=True) for _ in range(load)
+            ]
             for spinner in spinners:
                 spinner.start()
             junit = Path(folder) / f"pass{n}.xml"
