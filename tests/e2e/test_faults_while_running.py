@@ -13,8 +13,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -27,13 +25,12 @@ from std_msgs.msg import Float64MultiArray
 
 from lerobot_ros.ros.qos import RELIABLE_QOS, SENSOR_QOS
 from lerobot_ros.ros.runtime import MessageCollector, call_service, wait_until
-from lerobot_ros.testing.datasets import contract_without_cameras, recorder_count
+from lerobot_ros.testing.datasets import contract_without_cameras, convert_recordings, recorder_count
 from lerobot_ros.testing.launching import Launch
 from lerobot_ros_msgs.srv import StartEpisode, StopEpisode
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
-BIN = Path(sys.executable).parent
 START_TIMEOUT = 300.0  # LeRobot's imports in two nodes and the emulator on a loaded 2-core machine
 
 
@@ -115,21 +112,7 @@ def test_killed_nodes_come_back_and_the_episode_keeps_the_gaps(ros, tmp_path):
         qa = json.loads(custom["qa"])["streams"]
         assert qa["/follower/joint_states"]["max_gap_ms"] >= 1000, qa["/follower/joint_states"]  # respawn_delay 2 s
         assert qa["/follower/commands"]["max_gap_ms"] >= 1000, (qa["/follower/commands"], teleop_gap)
-        converted = subprocess.run(
-            [
-                str(BIN / "lerobot-ros"),
-                "convert",
-                str(out),
-                f"--contract={contract}",
-                "--dataset.repo_id=local/faults",
-                f"--dataset.root={tmp_path / 'dataset'}",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env=env,
-        )
-        assert converted.returncode == 0, converted.stderr[-3000:]
+        convert_recordings(out, contract, tmp_path / "dataset", env, repo_id="local/faults")
 
         # the recorder killed outright (not marked respawn): the arm and its teleoperation go on
         os.kill(recorder_pid, signal.SIGKILL)
