@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import NamedTuple, Protocol
 
 from lerobot_ros.configs import live_names
+from lerobot_ros.processes.memory import release_free_heap
 
 from .config import RecorderConfig
 from .episode_bag_writer import BagResult, BagWriteError, WriterSettings
@@ -259,6 +260,7 @@ class Recorder:
     def _stop(self, outcome: str, note: str = "") -> str:
         index = self.session.index
         result = self.session.stop(outcome, note)
+        release_free_heap()  # the closed episode's buffers go back to the OS: flat memory over hours of episodes
         self._last_done = (index, outcome == "success")  # the session already counts the next index
         self._status(done=True, success=outcome == "success")
         if result is None:
