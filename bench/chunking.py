@@ -365,7 +365,7 @@ def overhead_part(ros, tmp, args, env):
     rng = np.random.default_rng(0)
     images = [rng.integers(0, 256, (side, side, 3), dtype=np.uint8) for _ in range(16)]
     joints = np.cumsum(rng.normal(scale=0.02, size=(16, 6)), axis=0)
-    pairs = pn_bench.run_sync(ros, policy_dir, contract, args.overhead_ticks, joints, images, env)
+    pairs, _floor = pn_bench.run_sync(ros, policy_dir, contract, args.overhead_ticks, joints, images, env)
     paired = [a - b for a, b, _, _ in pairs]
     chunk_ticks = [b for _, b, _, _ in pairs if b > 1.0]
     return {

@@ -286,7 +286,11 @@ def main(argv: list[str] | None = None) -> int:
             theirs = run_lerobot(work, arm, videos, args.episode_s, env)
         finally:
             arm_proc.send_signal(signal.SIGINT)
-            arm_proc.wait(timeout=30)
+            try:
+                arm_proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # SIGINT ignored (started in a script's background): the figures stand
+                arm_proc.kill()
+                arm_proc.wait()
     our_cpu = sum(p.cpu_s for p in ours["procs"])
     their_cpu = theirs["proc"].cpu_s
     convert_cpu = ours["convert"].cpu_s

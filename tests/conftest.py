@@ -11,14 +11,13 @@ Support code shared by tests and benchmarks is the `lerobot_ros.testing` package
 from __future__ import annotations
 
 import os
-import signal
 import sys
 
-# A suite started in the background of a script inherits SIGINT ignored (POSIX shells do that to background
-# jobs) and every child process would too: tests that interrupt a child as a terminal's Ctrl-C does need the
-# default back. A handled signal is reset to its default in each exec'd child.
-if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+from lerobot_ros.processes.interrupt import restore_default_sigint  # no ROS import
+
+# A suite started in the background of a script inherits SIGINT ignored, and every child process would too:
+# tests that interrupt a child as a terminal's Ctrl-C does need the default back.
+restore_default_sigint()
 
 # Before anything imports rclpy: a domain id of our own (derived from the pid, so parallel runs on one
 # machine do not see each other) and localhost-only discovery.

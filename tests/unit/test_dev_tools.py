@@ -29,3 +29,29 @@ def test_failures_are_read_from_a_junit_report(tmp_path):
         "tests/integration/test_b.py::test_setup[x]",
     ]
     assert failures(tmp_path / "missing.xml") == ["<pytest wrote no report>"]
+
+
+def test_children_of_a_background_job_get_ctrl_c_back():
+    """A process started with SIGINT ignored (a script's background job) that restores it: its exec'd child
+    handles SIGINT again (KeyboardInterrupt), where without the restore it ignores it as well."""
+    import signal
+    import subprocess
+    import sys
+
+    probe = "import signal; print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)"
+    parent = (
+        "import subprocess, sys\n"
+        "from lerobot_ros.processes.interrupt import restore_default_sigint\n"
+        "restored = {restore}\n"
+        f"print(restored, subprocess.run([sys.executable, '-c', {probe!r}], capture_output=True, text=True).stdout.strip())\n"
+    )
+
+    def run(restore: bool) -> str:
+        code = parent.format(restore="restore_default_sigint()" if restore else "False")
+        ignore = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # noqa: E731 - what the shell does to a `&` job
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=ignore)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    assert run(restore=True) == "True True"
+    assert run(restore=False) == "False False"

@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from lerobot_ros.processes.interrupt import restore_default_sigint
+
 REPO = Path(__file__).resolve().parents[4]
 BENCH = REPO / "bench"
 
@@ -56,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout_s", type=float, default=1800.0, help="per benchmark")
     parser.add_argument("--out", default=str(REPO / "outputs" / "bench" / "results.jsonl"))
     args = parser.parse_args(argv)
+    # Started in a script's background (`make bench &`), this process inherits SIGINT ignored, and so would every
+    # benchmark and node it starts: their Ctrl-C stops would then be ignored and end in timeouts or SIGKILL.
+    restore_default_sigint()
     paths = sorted(BENCH.glob("*.py"))
     if args.names:
         unknown = set(args.names) - {p.stem for p in paths}
