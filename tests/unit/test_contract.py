@@ -227,6 +227,57 @@ def test_linear_map_inverse_exact():
     np.testing.assert_allclose(f.to_ros([0, 75]), [-2, 1])
 
 
+def test_a_ticks_plain_float_path_is_bit_identical_to_numpys():
+    """decode (JointState state) and to_ros_values (the action) run on plain floats for speed; on random
+    values, NaN, inf, masked and chained transforms they give exactly what the numpy path gives."""
+    from lerobot_ros.codecs import joint_state_to_numpy
+
+    joints = ["j1", "j2", "j3", "j4"]
+    transforms = [
+        "rad2deg",
+        {"clip": [-90, 120], "only": ["j2", "j4"]},
+        {"linear": {"from": [0, 1.7], "to": [-3, 11]}, "only": ["j3"]},
+        {"scale": 0.37},
+        {"offset": -1.25, "only": ["j1"]},
+    ]
+    data = _contract(
+        action={
+            "topic": "/jt",
+            "type": "trajectory_msgs/msg/JointTrajectory",
+            "joints": joints,
+            "transforms": transforms,
+        },
+        **{
+            "observation.state": {
+                "topic": "/js",
+                "type": "sensor_msgs/msg/JointState",
+                "joints": joints,
+                "transforms": transforms,
+            }
+        },
+    )
+    contract = parse_contract(data)
+    state, action = contract.features["observation.state"], contract.action_feature
+    rng = np.random.default_rng(3)
+    rows = [rng.normal(scale=3.0, size=4) for _ in range(200)] + [np.array([np.nan, np.inf, -np.inf, 1e300])]
+    for row in rows:
+        msg = numpy_to_joint_state(joints[::-1], position=row[::-1])  # another order: picked by name
+        fast = state.decode(msg)
+        slow = state.to_lerobot(joint_state_to_numpy(msg, joints))
+        assert fast.dtype == np.float32 and fast.shape == (4,)
+        np.testing.assert_array_equal(fast, slow)  # NaN == NaN here
+        lerobot = rng.normal(scale=50.0, size=4).astype(np.float32)
+        np.testing.assert_array_equal(np.asarray(action.to_ros_values(lerobot)), action.to_ros(lerobot))
+    assert state.elementwise is not None and action.elementwise is not None  # the plain path was the one compared
+    assert np.isnan(action.to_ros_values(np.array([np.nan, 0, 0, 0], np.float32))[0])  # the safety filter drops it
+    with pytest.raises(ContractError, match=r"lacks joint\(s\) \['j4'\]"):
+        state.decode(numpy_to_joint_state(["j1", "j2", "j3", "j5"], position=[0.0] * 4))
+    with pytest.raises(ContractError, match="4 names but 3 position values"):
+        bad = numpy_to_joint_state(joints, position=[0.0] * 4)
+        bad.position = [0.0] * 3
+        state.decode(bad)
+
+
 def test_images_rgb_bgr_compressed_and_resize():
     c = parse_contract(_contract())
     cam = c.features["observation.images.cam"]

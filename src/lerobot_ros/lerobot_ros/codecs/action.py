@@ -7,6 +7,7 @@ tick's latency; refilling only the values (and the stamp) does not.
 
 from __future__ import annotations
 
+import array
 from collections.abc import Sequence
 
 import numpy as np
@@ -30,20 +31,22 @@ class ActionEncoder:
         self.joint_names = list(joint_names)
         self._msg = None
 
-    def encode(self, values: np.ndarray, t_ns: int):
-        """The message holding `values` (ROS units), stamped `t_ns` (JointState); the same object every call."""
+    def encode(self, values: np.ndarray | Sequence[float], t_ns: int):
+        """The message holding `values` (ROS units: an array, or a list of floats as `Feature.to_ros_values`
+        gives), stamped `t_ns` (JointState); the same object every call."""
         msg = self._msg
-        if msg is None or len(msg.data if self.commands else msg.position) != values.size:
+        if msg is None or len(msg.data if self.commands else msg.position) != len(values):
             if self.commands:
                 msg = numpy_to_float64_multi_array(values)
             else:
                 msg = numpy_to_joint_state(self.joint_names, position=values, stamp_ns=t_ns)
             self._msg = msg
             return msg
+        data = array.array("d", values) if isinstance(values, list) else float64_array(values)
         if self.commands:
-            msg.data = float64_array(values)
+            msg.data = data
         else:
-            msg.position = float64_array(values)
+            msg.position = data
             stamp = msg.header.stamp
             stamp.sec, stamp.nanosec = divmod(int(t_ns), NS_PER_S)  # in place: no Time per tick
         return msg

@@ -31,6 +31,25 @@ def joint_state_to_numpy(msg, names: Sequence[str], field: str = "position") -> 
     return values[[index[n] for n in names]]
 
 
+def joint_state_values(msg, names: Sequence[str], field: str = "position") -> list[float]:
+    """`joint_state_to_numpy` as a list of floats, without numpy: the per-tick path of a controller, where a
+    numpy call on six values costs more than the values are worth (see contract.transforms.ElementwisePath)."""
+    if field not in _FIELDS:
+        raise CodecError(f"JointState has no field {field!r}; use one of {_FIELDS}")
+    raw = getattr(msg, field)
+    values = raw.tolist() if hasattr(raw, "tolist") else [float(v) for v in raw]  # array.array / numpy / list
+    msg_names = msg.name if isinstance(msg.name, list) else list(msg.name)
+    if len(values) != len(msg_names):
+        raise CodecError(f"JointState has {len(msg_names)} names but {len(values)} {field} values")
+    if msg_names == names or msg_names == list(names):
+        return values
+    index = {n: i for i, n in enumerate(msg_names)}
+    missing = [n for n in names if n not in index]
+    if missing:
+        raise CodecError(f"JointState lacks joint(s) {missing}; it has {msg_names}")
+    return [values[index[n]] for n in names]
+
+
 def numpy_to_joint_state(
     names: Sequence[str],
     position=None,

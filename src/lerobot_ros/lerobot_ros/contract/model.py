@@ -3,9 +3,10 @@ values and encodes LeRobot values back into ROS messages (for publishing actions
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from lerobot_ros.codecs import (
     float64_multi_array_to_numpy,
     image_to_rgb,
     joint_state_to_numpy,
+    joint_state_values,
     joint_trajectory_to_chunk,
     numpy_to_compressed,
     numpy_to_float64_multi_array,
@@ -25,6 +27,9 @@ from lerobot_ros.codecs import (
 )
 from lerobot_ros.contract import messages as M
 from lerobot_ros.contract.errors import ContractError
+
+if TYPE_CHECKING:
+    from lerobot_ros.contract.transforms import ElementwisePath
 
 ALIGNMENT_POLICIES = ("hold", "asof", "nearest", "interpolate")
 TIMELINES = ("header", "receive")
@@ -132,6 +137,16 @@ class Feature:
             out = t.inverse(out)
         return out
 
+    def to_ros_values(self, values) -> list[float]:
+        """`to_ros` of one (D,) vector as a list of floats: the action of a tick (see `elementwise`)."""
+        flat = values.tolist() if isinstance(values, np.ndarray) and values.ndim == 1 else None
+        if flat is None:
+            flat = np.asarray(values, dtype=np.float64).reshape(-1).tolist()
+        path = self.elementwise
+        if path is None or len(flat) != path.width:
+            return self.to_ros(np.asarray(flat, dtype=np.float64)).tolist()
+        return path.inverse(flat)
+
     @property
     def resizes(self) -> bool:
         """A resize transform fixes the output size, so input sizes may change along a bag."""
@@ -169,7 +184,26 @@ class Feature:
         """ROS message -> LeRobot value: float32 (D,) vector or uint8 (H, W, 3) image."""
         if self.is_image:
             return self.decode_image(msg)
+        path = self.elementwise
+        if path is not None and self.msg_type == M.JOINT_STATE and self.joints is not None:
+            try:  # a robot's state, every tick: plain floats (see `elementwise`)
+                values = joint_state_values(msg, self.joints, self.field)
+            except CodecError as exc:
+                raise ContractError(f"{self.topic} ({self.name}): {exc}") from None
+            return np.array(path.forward(values), dtype=np.float32)
         return self.to_lerobot(self.ros_values(msg))
+
+    @functools.cached_property
+    def elementwise(self) -> ElementwisePath | None:
+        """This vector feature's transforms on plain floats, for one (D,) value per call (None: not a vector)."""
+        from lerobot_ros.contract.transforms import ElementwisePath
+
+        if self.kind != "vector":
+            return None
+        try:
+            return ElementwisePath(self.transforms, len(self.names))
+        except (TypeError, ValueError):
+            return None
 
     # ---- LeRobot -> ROS -------------------------------------------------------------------------
     def encode(self, values, stamp_ns: int | None = None, frame_id: str = ""):

@@ -60,6 +60,47 @@ class Clip:
         return y
 
 
+class ElementwisePath:
+    """A vector's numeric transforms applied element by element on plain Python floats.
+
+    Why: a control tick converts one state and one action of a few values. Right after a policy's torch work
+    has evicted numpy's code from the CPU caches each numpy call on such a vector costs 10-20 us, a float
+    operation well under one. The operations are the same IEEE double ones in the same order as `forward` /
+    `inverse` (clip as max then min, as np.clip), so results are bit-identical to the numpy path.
+    """
+
+    def __init__(self, transforms: Sequence[Affine | Clip], width: int):
+        self.width = width
+        self._forward: list[list[Affine | Clip]] = [[] for _ in range(width)]
+        for t in transforms:
+            if not isinstance(t, (Affine, Clip)):
+                raise TypeError(f"{type(t).__name__} is not an element-wise numeric transform")
+            if t.mask is not None and len(t.mask) != width:
+                raise ValueError(f"transform {t.op} selects from {len(t.mask)} values, the vector has {width}")
+            for i in range(width):
+                if t.mask is None or t.mask[i]:
+                    self._forward[i].append(t)
+        self._inverse = [[t for t in reversed(ops) if isinstance(t, Affine)] for ops in self._forward]
+
+    def forward(self, values: Sequence[float]) -> list[float]:
+        """ROS units -> LeRobot units (float64 values; the caller casts)."""
+        out = []
+        for v, ops in zip(values, self._forward, strict=True):
+            for t in ops:
+                v = v * t.scale + t.offset if isinstance(t, Affine) else min(max(v, t.lo), t.hi)
+            out.append(v)
+        return out
+
+    def inverse(self, values: Sequence[float]) -> list[float]:
+        """LeRobot units -> ROS units (clipping has no inverse step: it loses nothing inside its range)."""
+        out = []
+        for v, ops in zip(values, self._inverse, strict=True):
+            for t in ops:
+                v = (v - t.offset) / t.scale
+            out.append(v)
+        return out
+
+
 @dataclass(frozen=True)
 class Crop:
     """Keep pixels [top:top+height, left:left+width]."""

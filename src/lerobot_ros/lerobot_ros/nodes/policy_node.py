@@ -122,7 +122,7 @@ class PolicyNode(Node):
             self.get_logger().warning(f"rejected {name}: {exc}", throttle_duration_sec=5.0)
             return
         decode_ms = (time.perf_counter() - t0) * 1e3
-        stamp = feature.stamp_ns(msg, self.get_clock().now().nanoseconds)
+        stamp = feature.stamp_ns(msg, 0 if feature.timeline == "header" else self.get_clock().now().nanoseconds)
         self.loop.observe(name, stamp, value, decode_ms)
         if self.tick_on == name:
             self.loop.run(stamp, self._publish, received_wall_ns)
@@ -147,7 +147,7 @@ class PolicyNode(Node):
         """The loop's `emit`: the tick's action (or trajectory), plan, latency and tick_info."""
         published_wall_ns = None
         if result.action is not None and self.encoder is not None:
-            self.action_pub.publish(self.encoder.encode(self.action_feature.to_ros(result.action), t_ns))
+            self.action_pub.publish(self.encoder.encode(self.action_feature.to_ros_values(result.action), t_ns))
             published_wall_ns = time.time_ns()
         elif result.trajectory is not None and self.encoder is None:
             self.action_pub.publish(self._trajectory(result.trajectory, t_ns, result.trajectory_offset_ticks))
