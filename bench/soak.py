@@ -8,8 +8,9 @@ attached to the same topics, its buffer capped as on a robot computer (--viewer-
 server drops its oldest data beyond it, so the viewer's memory levels off once the buffer is full, here within
 about two minutes; a bigger cap only moves that point later).
 
-Every --sample-s: each process's RSS, CPU seconds, open file descriptors and threads (psutil), and the policy
-node's tick counters from /diagnostics. At the end, every recorded episode: messages lost (a header-stamped
+Every --sample-s: each process's RSS (and its heap part, RssAnon: where a leak grows, apart from library pages
+and DDS shared memory), CPU seconds, open file descriptors and threads (psutil), and the policy node's tick
+counters from /diagnostics; all samples go to samples.jsonl in --workdir. At the end, every recorded episode: messages lost (a header-stamped
 stream of the twin has one message per 1/30 s of sim time: stamps missing between the first and the last are
 lost, whatever lost them) and the recorder's QA; then the converter makes one dataset of them all.
 
@@ -121,10 +122,26 @@ def sample(procs: dict[str, subprocess.Popen]) -> dict[str, dict]:
                     "cpu_s": cpu.user + cpu.system,
                     "fds": p.num_fds(),
                     "threads": p.num_threads(),
+                    **rss_parts(proc.pid),
                 }
         except psutil.NoSuchProcess:
             out[name] = {}
     return out
+
+
+def rss_parts(pid: int) -> dict[str, float]:
+    """RSS split as the kernel counts it (/proc/PID/status): anon (heap: where a leak grows), file (library code
+    and data paged in on first use) and shmem (DDS shared-memory segments), in MB."""
+    parts = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key in ("RssAnon", "RssFile", "RssShmem"):
+                    parts[key[3:].lower() + "_mb"] = int(value.split()[0]) / 1024  # kB
+    except OSError:
+        pass
+    return parts
 
 
 def growth_pct_per_hour(t_s: np.ndarray, rss: np.ndarray) -> float:
@@ -178,6 +195,9 @@ def main(argv=None) -> int:
     from lerobot_ros.testing.policies import make_policy_folder
 
     signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    from lerobot_ros.processes.interrupt import restore_default_sigint
+
+    restore_default_sigint()  # an hour-long soak runs as `nohup ... &`: the nodes must still stop cleanly on SIGINT
     with tempfile.TemporaryDirectory(prefix="bench_soak_") as tmp_name:
         tmp = Path(args.workdir or tmp_name)
         tmp.mkdir(parents=True, exist_ok=True)
@@ -240,6 +260,9 @@ def main(argv=None) -> int:
         finally:
             ticks.close()
             codes = {name: stop(p) for name, p in procs.items()}
+        with (tmp / "samples.jsonl").open("w") as f:  # every sample, for a look at the curves (--workdir keeps it)
+            for t_s, procs_sample, tick_counts in samples:
+                f.write(json.dumps({"t_s": round(t_s, 2), "processes": procs_sample, "policy": tick_counts}) + "\n")
         bags = sorted(p for p in out.glob("episode_*") if p.is_dir())
         per_episode = {bag.name: lost_in_bag(bag) for bag in bags}
         dataset = tmp / "dataset"
@@ -269,11 +292,16 @@ def main(argv=None) -> int:
         fds = np.array([r["fds"] for r, k in zip(rows, ok) if k])
         threads = np.array([r["threads"] for r, k in zip(rows, ok) if k])
         cpu = np.array([r["cpu_s"] for r, k in zip(rows, ok) if k])
+        anon = np.array([r.get("anon_mb", np.nan) for r, k in zip(rows, ok) if k])
         tt = t[ok]
         table[name] = {
             "rss_mb_first": round(float(rss[0]), 1),
             "rss_mb_last": round(float(rss[-1]), 1),
             "rss_growth_pct_per_h": round(growth_pct_per_hour(tt, rss), 3),
+            # the heap alone, in MB/h: where a leak shows (file-backed and DDS shared-memory pages are bounded)
+            "anon_mb_first": round(float(anon[0]), 1),
+            "anon_mb_last": round(float(anon[-1]), 1),
+            "anon_growth_mb_per_h": round(float(np.polyfit(tt - tt[0], anon, 1)[0] * 3600.0), 2),
             "fds_first": int(fds[0]),
             "fds_max": int(fds.max()),
             "threads_first": int(threads[0]),
@@ -301,13 +329,17 @@ def main(argv=None) -> int:
         f"soak: {args.minutes:g} min, {len(bags)} episodes of {args.episode_s:g} s, warm-up {warmup_s:.0f} s, "
         f"{len(samples)} samples; exit codes {codes} (recorder finished by itself: {recorder_status == 0})"
     )
-    print(f"{'process':10}{'RSS MB first':>13}{'last':>8}{'growth %/h':>12}{'fds':>9}{'threads':>10}{'CPU share':>11}")
+    print(
+        f"{'process':10}{'RSS MB first':>13}{'last':>8}{'growth %/h':>12}{'heap MB':>14}{'MB/h':>7}{'fds':>9}"
+        f"{'threads':>10}{'CPU share':>11}"
+    )
     for name, v in table.items():
         if "rss_mb_first" not in v:
             print(f"{name:10}  (too few samples after the warm-up)")
             continue
         print(
             f"{name:10}{v['rss_mb_first']:>13.1f}{v['rss_mb_last']:>8.1f}{v['rss_growth_pct_per_h']:>12.2f}"
+            f"{v['anon_mb_first']:>7.1f}->{v['anon_mb_last']:<6.1f}{v['anon_growth_mb_per_h']:>7.2f}"
             f"{v['fds_first']:>5}->{v['fds_max']:<3}{v['threads_first']:>6}->{v['threads_max']:<3}{v['cpu_share']:>11.2f}"
         )
     print(

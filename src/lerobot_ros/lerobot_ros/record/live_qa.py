@@ -10,6 +10,7 @@ for receive-time alignment.
 
 from __future__ import annotations
 
+import array
 import threading
 from dataclasses import asdict, dataclass, field
 from enum import IntEnum
@@ -63,7 +64,9 @@ class _Stream:
     expected_hz: float | None
     policy: str
     tolerance_ns: int | None
-    stamps: list[int] = field(default_factory=list)
+    # int64 values in one buffer, not a list of int objects: an episode's ~2000 stamps per stream, freed when it
+    # ends, would otherwise scatter through the allocator's small-object pools and keep them resident for hours
+    stamps: array.array = field(default_factory=lambda: array.array("q"))
     stalls: int = 0
     stalled: bool = False
 
@@ -114,10 +117,11 @@ class StreamQA:
         """Per topic over the last window: the resampler's figures, plus stall state, level and message."""
         out = {}
         with self._lock:
-            items = [(t, s, list(s.stamps)) for t, s in self.streams.items()]
+            items = [(t, s, s.stamps[:]) for t, s in self.streams.items()]
         for topic, s, stamps in items:
             start = max(started_ns, now_ns - self.window_ns)
-            recent = [t for t in stamps[-4096:] if t >= start]
+            tail = np.asarray(stamps[-4096:], dtype=np.int64)
+            recent = tail[tail >= start]
             rep = stream_report(topic, stamps, s.expected_hz, start, now_ns, s.policy, s.tolerance_ns)
             window_rate = stream_report(topic, recent, None, start, now_ns).rate_hz
             last = stamps[-1] if stamps else None
@@ -157,7 +161,7 @@ class StreamQA:
     def report(self, started_ns: int, stopped_ns: int) -> dict:
         """The whole episode as the resampler sees it (ResampleReport.to_dict()), plus stall counts."""
         with self._lock:
-            items = [(t, s, list(s.stamps)) for t, s in self.streams.items()]
+            items = [(t, s, s.stamps[:]) for t, s in self.streams.items()]
         fps = next((s.expected_hz for _, s, _ in items if s.expected_hz), None)
         result = ResampleReport(fps=int(round(fps)) if fps else 0, start_ns=started_ns, end_ns=stopped_ns)
         for topic, s, stamps in items:
