@@ -7,7 +7,6 @@ tick's latency; refilling only the values (and the stamp) does not.
 
 from __future__ import annotations
 
-import array
 from collections.abc import Sequence
 
 import numpy as np
@@ -42,11 +41,10 @@ class ActionEncoder:
                 msg = numpy_to_joint_state(self.joint_names, position=values, stamp_ns=t_ns)
             self._msg = msg
             return msg
-        data = array.array("d", values) if isinstance(values, list) else float64_array(values)
         if self.commands:
-            msg.data = data
+            msg.data = float64_array(values)
         else:
-            msg.position = data
+            msg.position = float64_array(values)
             stamp = msg.header.stamp
             stamp.sec, stamp.nanosec = divmod(int(t_ns), NS_PER_S)  # in place: no Time per tick
         return msg

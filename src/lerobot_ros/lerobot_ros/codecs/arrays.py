@@ -11,7 +11,13 @@ from lerobot_ros.codecs.errors import CodecError
 
 
 def float64_array(values) -> array.array:
-    """array.array('d') from any float sequence in one copy (skips rclpy's per-element field check)."""
+    """array.array('d') from any float sequence in one copy (skips rclpy's per-element field check); a flat list
+    of floats (a tick's action from `Feature.to_ros_values`) goes in without numpy."""
+    if isinstance(values, list):
+        try:
+            return array.array("d", values)
+        except TypeError:  # nested rows: flattened by numpy below
+            pass
     out = array.array("d")
     out.frombytes(np.ascontiguousarray(values, dtype=np.float64).reshape(-1).view(np.uint8))
     return out

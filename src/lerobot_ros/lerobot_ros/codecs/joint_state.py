@@ -16,19 +16,7 @@ _FIELDS = ("position", "velocity", "effort")
 
 def joint_state_to_numpy(msg, names: Sequence[str], field: str = "position") -> np.ndarray:
     """Values of `field` for `names`, in that order (float64). Raises CodecError naming missing joints."""
-    if field not in _FIELDS:
-        raise CodecError(f"JointState has no field {field!r}; use one of {_FIELDS}")
-    values = np.asarray(getattr(msg, field), dtype=np.float64)
-    msg_names = list(msg.name)
-    if values.size != len(msg_names):
-        raise CodecError(f"JointState has {len(msg_names)} names but {values.size} {field} values")
-    if list(names) == msg_names:
-        return values.copy()
-    index = {n: i for i, n in enumerate(msg_names)}
-    missing = [n for n in names if n not in index]
-    if missing:
-        raise CodecError(f"JointState lacks joint(s) {missing}; it has {msg_names}")
-    return values[[index[n] for n in names]]
+    return np.asarray(joint_state_values(msg, names, field), dtype=np.float64)
 
 
 def joint_state_values(msg, names: Sequence[str], field: str = "position") -> list[float]:
