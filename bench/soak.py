@@ -10,8 +10,8 @@ about two minutes; a bigger cap only moves that point later).
 
 Every --sample-s: each process's RSS (and its heap part, RssAnon: where a leak grows, apart from library pages
 and DDS shared memory), CPU seconds, open file descriptors and threads (psutil), and the policy node's tick
-counters from /diagnostics; all samples go to samples.jsonl in --workdir. At the end, every recorded episode: messages lost (a header-stamped
-stream of the twin has one message per 1/30 s of sim time: stamps missing between the first and the last are
+counters from /diagnostics; all samples go to samples.jsonl in --workdir. At the end, every recorded episode:
+messages lost (a header-stamped stream of the twin has one message per 1/30 s of sim time: stamps missing between the first and the last are
 lost, whatever lost them) and the recorder's QA; then the converter makes one dataset of them all.
 
 Goals (the issue's): 0 messages lost; every episode converts; RSS growth after the warm-up (5 min, or the first
@@ -144,12 +144,16 @@ def rss_parts(pid: int) -> dict[str, float]:
     return parts
 
 
-def growth_pct_per_hour(t_s: np.ndarray, rss: np.ndarray) -> float:
-    """Least-squares slope of RSS over time, in % of the mean RSS per hour."""
+def mb_per_hour(t_s: np.ndarray, mb: np.ndarray) -> float:
+    """Least-squares slope of a memory curve, in MB per hour (nan for too few samples)."""
     if len(t_s) < 3 or t_s[-1] - t_s[0] <= 0:
         return float("nan")
-    slope = np.polyfit(t_s - t_s[0], rss, 1)[0]  # MB per s
-    return float(slope * 3600.0 / rss.mean() * 100.0)
+    return float(np.polyfit(t_s - t_s[0], mb, 1)[0] * 3600.0)
+
+
+def growth_pct_per_hour(t_s: np.ndarray, rss: np.ndarray) -> float:
+    """Least-squares slope of RSS over time, in % of the mean RSS per hour."""
+    return mb_per_hour(t_s, rss) / float(rss.mean()) * 100.0
 
 
 def lost_in_bag(bag: Path) -> dict[str, dict]:
@@ -301,7 +305,7 @@ def main(argv=None) -> int:
             # the heap alone, in MB/h: where a leak shows (file-backed and DDS shared-memory pages are bounded)
             "anon_mb_first": round(float(anon[0]), 1),
             "anon_mb_last": round(float(anon[-1]), 1),
-            "anon_growth_mb_per_h": round(float(np.polyfit(tt - tt[0], anon, 1)[0] * 3600.0), 2),
+            "anon_growth_mb_per_h": round(mb_per_hour(tt, anon), 2),
             "fds_first": int(fds[0]),
             "fds_max": int(fds.max()),
             "threads_first": int(threads[0]),

@@ -260,7 +260,7 @@ class Recorder:
     def _stop(self, outcome: str, note: str = "") -> str:
         index = self.session.index
         result = self.session.stop(outcome, note)
-        release_free_heap()  # the closed episode's buffers go back to the OS: flat memory over hours of episodes
+        release_free_heap()  # the closed episode's freed buffers go back to the OS instead of staying resident
         self._last_done = (index, outcome == "success")  # the session already counts the next index
         self._status(done=True, success=outcome == "success")
         if result is None:
