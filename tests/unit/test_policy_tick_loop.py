@@ -216,18 +216,27 @@ def test_output_mode_and_topic():
 
 
 @pytest.mark.parametrize("mode", ["commands", "joint_state"])
-def test_action_message_is_reused_and_refilled(mode):
+def test_action_bytes_are_the_message_subscribers_get(mode):
+    from rclpy.serialization import deserialize_message
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import Float64MultiArray
+
     enc = ActionEncoder(mode, SO101_JOINTS)
-    first = enc.encode(np.arange(6.0), 1_500_000_000)
-    second = enc.encode(np.arange(6.0) + 1, 2_000_000_001)
-    assert second is first  # one message per publisher, no per-tick allocation of its layout
-    values = second.data if mode == "commands" else second.position
+    enc.encode(np.arange(6.0), 1_500_000_000)
+    raw = enc.encode([1.0, 2.0, 3.0, 4.0, 5.0, 6.0], 2_000_000_001)
+    assert isinstance(raw, bytes)  # what Publisher.publish sends as-is
+    msg = deserialize_message(raw, Float64MultiArray if mode == "commands" else JointState)
+    values = msg.data if mode == "commands" else msg.position
     assert list(values) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
     if mode == "joint_state":
-        assert list(second.name) == list(SO101_JOINTS) and time_to_ns(second.header.stamp) == 2_000_000_001
+        assert list(msg.name) == list(SO101_JOINTS) and time_to_ns(msg.header.stamp) == 2_000_000_001
+        assert list(msg.velocity) == [] and list(msg.effort) == []
+        with pytest.raises(ValueError, match="has 6 joints, got 3 positions"):
+            enc.encode(np.zeros(3), 0)
     else:
-        assert second.layout.dim[0].size == 6
-        third = enc.encode(np.zeros(3), 0)  # another size: a new message with its own layout
-        assert third is not first and third.layout.dim[0].size == 3
+        dim = msg.layout.dim[0]
+        assert (dim.label, dim.size, dim.stride, msg.layout.data_offset) == ("dim0", 6, 6, 0)
+        third = deserialize_message(enc.encode(np.zeros((3, 1)), 0), Float64MultiArray)  # another size: its layout
+        assert third.layout.dim[0].size == 3 and list(third.data) == [0.0, 0.0, 0.0]
     with pytest.raises(ValueError, match="no per-tick action message for mode 'trajectory'"):
         ActionEncoder("trajectory", SO101_JOINTS)

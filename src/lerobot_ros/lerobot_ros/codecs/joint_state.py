@@ -8,6 +8,7 @@ import numpy as np
 from sensor_msgs.msg import JointState
 
 from lerobot_ros.codecs.arrays import float64_array
+from lerobot_ros.codecs.cdr import JointStateView, UnsupportedEncoding, read_joint_state
 from lerobot_ros.codecs.errors import CodecError
 from lerobot_ros.codecs.time import ns_to_time
 
@@ -36,6 +37,18 @@ def joint_state_values(msg, names: Sequence[str], field: str = "position") -> li
     if missing:
         raise CodecError(f"JointState lacks joint(s) {missing}; it has {msg_names}")
     return [values[index[n]] for n in names]
+
+
+def joint_state_from_cdr(raw) -> JointStateView | JointState:
+    """The JointState of a `raw=True` subscription's bytes, for the per-tick path: codecs.cdr reads plain CDR
+    with `struct` (no message object); another CDR flavour goes through rclpy's deserializer. CodecError when
+    the bytes are malformed."""
+    try:
+        return read_joint_state(raw)
+    except UnsupportedEncoding:
+        from rclpy.serialization import deserialize_message
+
+        return deserialize_message(raw, JointState)
 
 
 def numpy_to_joint_state(

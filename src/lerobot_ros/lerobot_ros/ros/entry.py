@@ -13,6 +13,7 @@ from rclpy.task import Future
 
 from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.conventions.extras import missing_extra_message
+from lerobot_ros.processes.memory import HeapTrimmer, trim_period_s
 from lerobot_ros.ros.network import NetworkSetupError, apply_network_mode
 from lerobot_ros.ros.torchless import keep_torch_out
 
@@ -35,19 +36,22 @@ def run_node(
     its result is the exit status (sys.exit when non-zero), so no callback needs to raise SystemExit.
     The network mode (lerobot_ros.ros.network) is checked and put in force first: a node that would be
     open to the network against its launch file's wish does not start. `torch=False` (robot-side drivers, cameras,
-    the recorder): LeRobot's import of torch is kept out (lerobot_ros.ros.torchless).
+    the recorder): LeRobot's import of torch is kept out (lerobot_ros.ros.torchless). Every node process hands
+    its freed heap back to the OS periodically (processes.memory.HeapTrimmer, LEROBOT_ROS_HEAP_TRIM_S).
     """
     if not torch:
         keep_torch_out()
     label = getattr(factory, "__name__", "node")
     try:
         network = apply_network_mode()
-    except NetworkSetupError as exc:
+        trimmer = HeapTrimmer(trim_period_s())
+    except (NetworkSetupError, ValueError) as exc:
         print(f"[{label}] error: {exc}", file=sys.stderr)
         sys.exit(1)
     if network is not None:
         print(f"[{label}] {'warning: ' if network.is_open else ''}{network.describe()}", file=sys.stderr, flush=True)
     rclpy.init(args=args)
+    trimmer.start()  # freed heap back to the OS every LEROBOT_ROS_HEAP_TRIM_S (processes.memory)
     nodes: list[Node] = []
     code = 0
     try:
@@ -88,5 +92,6 @@ def run_node(
                 close()
             node.destroy_node()
         rclpy.try_shutdown()
+        trimmer.stop()
     if code:
         sys.exit(code)

@@ -1,0 +1,100 @@
+"""codecs.cdr against rclpy's own serializer: the bytes it reads and writes are the messages ROS 2 exchanges."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from rclpy.serialization import deserialize_message, serialize_message
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+
+from lerobot_ros.codecs import CodecError, joint_state_values, numpy_to_float64_multi_array, numpy_to_joint_state
+from lerobot_ros.codecs.cdr import (
+    Float64MultiArrayCdr,
+    JointStateCdr,
+    JointStateView,
+    UnsupportedEncoding,
+    read_joint_state,
+)
+from lerobot_ros.codecs.joint_state import joint_state_from_cdr
+
+
+def random_joint_state(rng: random.Random) -> JointState:
+    """Names of every length (so every padding case), 0-9 joints, any of the three value fields."""
+    n = rng.randint(0, 9)
+    names = ["".join(rng.choice("abxyz_0") for _ in range(rng.randint(1, 13))) for _ in range(n)]
+    msg = numpy_to_joint_state(
+        names,
+        position=[rng.uniform(-4, 4) for _ in range(n)],
+        stamp_ns=rng.randint(0, 2**31 * 10**9),
+        frame_id="base_link"[: rng.randint(0, 9)],
+    )
+    if rng.random() < 0.5:
+        msg.velocity = [rng.uniform(-1, 1) for _ in range(n)]
+    if rng.random() < 0.3:
+        msg.effort = [rng.uniform(-1, 1) for _ in range(n)]
+    return msg
+
+
+def test_read_joint_state_matches_rclpy_field_for_field():
+    rng = random.Random(7)
+    for _ in range(200):
+        msg = random_joint_state(rng)
+        view = read_joint_state(serialize_message(msg))
+        assert isinstance(view, JointStateView)
+        assert (view.header.stamp.sec, view.header.stamp.nanosec) == (msg.header.stamp.sec, msg.header.stamp.nanosec)
+        assert view.header.frame_id == msg.header.frame_id and view.name == list(msg.name)
+        assert view.position == list(msg.position) and view.velocity == list(msg.velocity)
+        assert view.effort == list(msg.effort)
+
+
+def test_view_reads_like_the_message_in_the_codecs():
+    msg = numpy_to_joint_state(["b", "a"], position=[2.0, 1.0], stamp_ns=5)
+    view = joint_state_from_cdr(serialize_message(msg))
+    assert joint_state_values(view, ["a", "b"]) == [1.0, 2.0] == joint_state_values(msg, ["a", "b"])
+
+
+@pytest.mark.parametrize("n", [0, 1, 6, 7])
+def test_joint_state_writer_deserializes_to_the_same_message(n):
+    names = [f"joint_{'x' * i}" for i in range(n)]  # lengths 6..: every padding before the doubles
+    position = [0.5 * i - 1.0 for i in range(n)]
+    raw = JointStateCdr(names).encode(position, 1_700_000_000_123_456_789)
+    assert deserialize_message(raw, JointState) == numpy_to_joint_state(
+        names, position=position, stamp_ns=1_700_000_000_123_456_789
+    )
+    if n:
+        with pytest.raises(CodecError, match=f"has {n} joints, got {n + 1} positions"):
+            JointStateCdr(names).encode([*position, 0.0], 0)
+
+
+@pytest.mark.parametrize("shape", [(0,), (6,), (3, 2)])
+def test_float64_multi_array_writer_deserializes_to_the_same_message(shape):
+    import numpy as np
+
+    values = np.arange(np.prod(shape), dtype=np.float64).reshape(shape) / 3
+    expected = numpy_to_float64_multi_array(values)
+    dims = [(d.label, d.size, d.stride) for d in expected.layout.dim]
+    raw = Float64MultiArrayCdr(dims, values.size).encode(values.reshape(-1).tolist())
+    assert deserialize_message(raw, Float64MultiArray) == expected
+
+
+def test_malformed_bytes_say_what_is_wrong():
+    raw = serialize_message(numpy_to_joint_state(["a", "b"], position=[1.0, 2.0], stamp_ns=1))
+    with pytest.raises(CodecError, match=r"malformed JointState \(52 bytes\): a sequence of 2 doubles does not fit"):
+        read_joint_state(raw[:52])
+    with pytest.raises(CodecError, match=r"malformed JointState \(30 bytes\): it ends inside a length field"):
+        read_joint_state(raw[:30])
+    with pytest.raises(CodecError, match="ends inside its header stamp"):
+        read_joint_state(raw[:10])
+    with pytest.raises(CodecError, match="shorter than its encapsulation header"):
+        read_joint_state(b"\x00")
+
+
+def test_other_cdr_flavours_go_through_rclpy():
+    msg = numpy_to_joint_state(["a", "bc"], stamp_ns=3_000_000_005)  # no doubles: the same body in XCDR1 and XCDR2
+    xcdr2 = b"\x00\x07" + serialize_message(msg)[2:]
+    with pytest.raises(UnsupportedEncoding, match="encapsulation 0007 is not plain CDR"):
+        read_joint_state(xcdr2)
+    decoded = joint_state_from_cdr(xcdr2)
+    assert isinstance(decoded, JointState) and decoded == msg
