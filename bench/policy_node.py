@@ -14,7 +14,8 @@ Set-up: a small random ACT (2 cameras 480x640 rgb8 + 6-D joint state), saved and
 2. Async: the node ticks on its timer at the contract's fps while observations stream in; inference is
    slower than one tick. Reported: the slowest tick callback vs the period, missed and dry ticks.
 
-Last line: one JSON object (figure = per-tick p50 overhead in ms; goal 2 ms).
+Last line: one JSON object (figure = per-tick p50 overhead in ms; goal 2 ms). meets_goal also needs the async run
+to keep its period and the per-tick overhead above the rclpy floor at <= 0.3 ms p50 / <= 2 ms p99.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import numpy as np  # noqa: E402
 
 H, W = 480, 640
+GOAL_ABOVE_FLOOR_P50_MS, GOAL_ABOVE_FLOOR_P99_MS = 0.3, 2.0  # issue 30: what the node adds to any rclpy node
 JOINTS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper")
 
 CONTRACT = """
@@ -451,7 +453,8 @@ def main() -> int:
         f"{'  node: callback -> publish':28}{pct(to_publish_ms, 50):10.2f}{pct(to_publish_ms, 99):10.2f}   (decode, frame, safety, encode; the policy call excluded)"
     )
     print(
-        f"{'  DDS out: action -> here':28}{pct(dds_out_ms, 50):10.2f}{pct(dds_out_ms, 99):10.2f}   (action publish -> this process's callback)"
+        f"{'  DDS out: action -> here':28}{pct(dds_out_ms, 50):10.2f}{pct(dds_out_ms, 99):10.2f}   (the node's clock after its publish "
+        "call -> this process's callback; < 0 when this process, woken on the node's core, ran first)"
     )
     print(
         f"{'rclpy floor: echo round trip':28}{pct(floor_ms, 50):10.2f}{pct(floor_ms, 99):10.2f}   (a do-nothing rclpy node, same topics and publishing; no policy)"
@@ -469,12 +472,14 @@ def main() -> int:
         f"max {max(tick_ms) if tick_ms else 0:.2f} ms; inference (chunk ticks) ~{inference_ms:.0f} ms"
     )
     async_ok = bool(tick_ms) and max(tick_ms) < period_ms and missed == 0
+    above50, above99 = pct(paired_ms, 50) - pct(floor_ms, 50), pct(paired_ms, 99) - pct(floor_ms, 99)
+    above_ok = above50 <= GOAL_ABOVE_FLOOR_P50_MS and above99 <= GOAL_ABOVE_FLOOR_P99_MS
     result = {
         "bench": "policy_node",
         "figure": round(pct(paired_ms, 50), 3),
         "goal": 2.0,
         "goal_op": "<=",
-        "meets_goal": bool(pct(paired_ms, 50) <= 2.0 and pct(paired_ms, 99) <= 5.0 and async_ok),
+        "meets_goal": bool(pct(paired_ms, 50) <= 2.0 and pct(paired_ms, 99) <= 5.0 and async_ok and above_ok),
         "overhead_p50_ms": round(over50, 3),
         "paired_overhead_p50_ms": round(pct(paired_ms, 50), 3),
         "paired_overhead_p99_ms": round(pct(paired_ms, 99), 3),
@@ -484,7 +489,11 @@ def main() -> int:
         "rclpy_floor_p50_ms": round(pct(floor_ms, 50), 3),
         "node_inference_p50_ms": round(pct(chunk_inference, 50), 3) if chunk_inference else None,
         "rclpy_floor_p99_ms": round(pct(floor_ms, 99), 3),
-        "above_floor_p50_ms": round(pct(paired_ms, 50) - pct(floor_ms, 50), 3),
+        "above_floor_p50_ms": round(above50, 3),
+        "above_floor_p99_ms": round(above99, 3),
+        "above_floor_goal_p50_ms": GOAL_ABOVE_FLOOR_P50_MS,
+        "above_floor_goal_p99_ms": GOAL_ABOVE_FLOOR_P99_MS,
+        "above_floor_meets_goal": bool(above_ok),
         "dds_out_p50_ms": round(pct(dds_out_ms, 50), 3),
         "dds_out_p99_ms": round(pct(dds_out_ms, 99), 3),
         "dds_in_p99_ms": round(pct(dds_in_ms, 99), 3),

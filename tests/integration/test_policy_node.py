@@ -17,6 +17,7 @@ import pytest
 import torch
 from diagnostic_msgs.msg import DiagnosticArray
 from rclpy.parameter import Parameter
+from rclpy.serialization import serialize_message
 from rosgraph_msgs.msg import Clock
 
 from lerobot_ros.codecs import (
@@ -233,6 +234,11 @@ def test_warmup_staleness_stop_and_errors(ros, tmp_path, policies):
     h.image.publish(numpy_to_image(np.zeros((10, 10, 3), np.uint8), "rgb8", T0 + 4 * PERIOD))
     wait_until(lambda: h.node.loop.rejected["observation.images.front"] == 1, 10, what="reject")
     assert "10x10" in h.node.loop.last_reject
+    # a joint state cut short on the wire (its CDR bytes, read without rclpy): rejected with what is wrong
+    whole = serialize_message(numpy_to_joint_state(SO101_JOINTS, position=joints[0], stamp_ns=T0 + 4 * PERIOD))
+    h.state.publish(whole[:60])
+    wait_until(lambda: h.node.loop.rejected["observation.state"] == 1, 10, what="reject of a truncated joint state")
+    assert "malformed JointState (60 bytes)" in h.node.loop.last_reject
     # ~/stop: ticks publish nothing; ~/start resumes
     assert h.call("stop").success
     h.publish(T0 + 5 * PERIOD, joints[0], images[0])

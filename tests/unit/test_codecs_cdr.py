@@ -98,3 +98,17 @@ def test_other_cdr_flavours_go_through_rclpy():
         read_joint_state(xcdr2)
     decoded = joint_state_from_cdr(xcdr2)
     assert isinstance(decoded, JointState) and decoded == msg
+
+
+def test_names_are_decoded_again_when_their_bytes_differ():
+    """The reader remembers a stream's names by their bytes: same names reuse the list, any other bytes
+    (other names, other padding garbage) are decoded, never mistaken for the remembered ones."""
+    first = read_joint_state(serialize_message(numpy_to_joint_state(["ab", "c"], position=[1.0, 2.0])))
+    again = read_joint_state(serialize_message(numpy_to_joint_state(["ab", "c"], position=[3.0, 4.0])))
+    assert again.name is first.name and again.position == [3.0, 4.0]
+    raw = bytearray(serialize_message(numpy_to_joint_state(["ab", "c"], position=[5.0, 6.0])))
+    raw[raw.index(b"ab\x00") + 3] = 0x7F  # the padding after "ab\0", as a reused sender buffer leaves it
+    odd = read_joint_state(bytes(raw))
+    assert odd.name == ["ab", "c"] and odd.position == [5.0, 6.0]
+    other = read_joint_state(serialize_message(numpy_to_joint_state(["ab", "d"], position=[7.0, 8.0])))
+    assert other.name == ["ab", "d"] and other.position == [7.0, 8.0]

@@ -10,6 +10,7 @@ from lerobot_ros.processes.memory import (
     DEFAULT_TRIM_PERIOD_S,
     TRIM_PERIOD_ENV,
     HeapTrimmer,
+    purge_mimalloc_promptly,
     release_free_heap,
     trim_period_s,
 )
@@ -65,3 +66,80 @@ def test_trimmer_runs_until_stopped_and_zero_turns_it_off():
     off = HeapTrimmer(0.0).start()
     assert not off.running and off.trims == 0
     off.stop()
+
+
+@pytest.mark.parametrize(
+    ("module", "user_value", "expected"),
+    [
+        ("lerobot_ros.nodes.viewer_node", None, "0"),
+        ("lerobot_ros.cli.view", None, "0"),
+        ("lerobot_ros.nodes.viewer_node", "250", "250"),
+    ],
+)
+def test_viewer_processes_load_rerun_with_prompt_purge(module, user_value, expected):
+    """rerun's allocator (mimalloc) reads its options when it loads: the viewer's entry points set the purge delay
+    first (MIMALLOC_VERBOSE makes mimalloc print the options it started with); a user's own value wins."""
+    import os
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "MIMALLOC_PURGE_DELAY"}
+    env["MIMALLOC_VERBOSE"] = "1"
+    if user_value is not None:
+        env["MIMALLOC_PURGE_DELAY"] = user_value
+    out = subprocess.run(
+        [sys.executable, "-c", f"import {module}"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"option 'purge_delay': {expected} " in out.stderr
+
+
+def test_prompt_purge_is_a_default_not_an_override():
+    env = {}
+    purge_mimalloc_promptly(env)
+    assert env == {"MIMALLOC_PURGE_DELAY": "0"}
+    env = {"MIMALLOC_PURGE_DELAY": "500"}
+    purge_mimalloc_promptly(env)
+    assert env == {"MIMALLOC_PURGE_DELAY": "500"}
+
+
+_ARENA_PROBE = """
+import ctypes, sys, threading
+from lerobot_ros.processes.memory import limit_malloc_arenas
+applied = limit_malloc_arenas(int(sys.argv[1]))
+barrier = threading.Barrier(6)
+def work():
+    keep = [bytearray(2000) for _ in range(200)]  # small blocks: from the thread's arena
+    barrier.wait()  # all six alive at once: glibc would give each its own arena
+    barrier.wait()
+threads = [threading.Thread(target=work) for _ in range(5)]
+for t in threads: t.start()
+barrier.wait()
+ctypes.CDLL(None).malloc_stats()  # one "Arena N:" block per arena, on stderr
+barrier.wait()
+for t in threads: t.join()
+print(applied)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+@pytest.mark.parametrize(
+    ("count", "user_env", "applied", "most_arenas"), [(1, None, True, 1), (0, None, False, 99), (1, "8", False, 99)]
+)
+def test_malloc_arenas_capped_unless_the_user_set_them(count, user_env, applied, most_arenas):
+    import os
+    import re
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+    if user_env:
+        env["MALLOC_ARENA_MAX"] = user_env
+    out = subprocess.run(
+        [sys.executable, "-c", _ARENA_PROBE, str(count)], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    arenas = len(re.findall(r"^Arena \d+:", out.stderr, flags=re.M))
+    assert out.stdout.strip() == str(applied)
+    if applied:
+        assert arenas == most_arenas
+    else:
+        assert arenas > 1  # six busy threads, glibc's default: several arenas

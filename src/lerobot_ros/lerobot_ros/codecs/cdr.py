@@ -107,9 +107,30 @@ def _doubles(order: str, n: int) -> struct.Struct:
     return s
 
 
+_NAMES_SEEN: list[tuple[int, bytes, list[str]]] = []  # (start, the names' bytes, the names): a stream's names repeat
+
+
+def _names(r: _Reader) -> list[str]:
+    """The name sequence at the reader's position: the list of an earlier message with the same bytes there (one
+    bytes comparison instead of decoding each name), else decoded and remembered (a few layouts at most). The
+    padding between names is whatever the sender's buffer held (Fast CDR does not zero it): the same for a
+    stream of one shape, so a stream hits; any difference only costs a decode, never a wrong name."""
+    r._align(4)
+    start, raw = r.pos, r.raw
+    for seen_start, seen, names in _NAMES_SEEN:
+        if seen_start == start and raw[start : start + len(seen)] == seen:
+            r.pos = start + len(seen)
+            return names
+    names = [r.string() for _ in range(r.count())]
+    _NAMES_SEEN.insert(0, (start, bytes(raw[start : r.pos]), names))
+    del _NAMES_SEEN[8:]
+    return names
+
+
 def read_joint_state(raw) -> JointStateView:
     """A JointState from its CDR bytes (a `raw=True` subscription's message). CodecError if they are malformed;
-    UnsupportedEncoding (a CodecError) for a CDR flavour other than plain CDR."""
+    UnsupportedEncoding (a CodecError) for a CDR flavour other than plain CDR. Messages with the same joint names
+    share one `name` list: read it, do not change it."""
     r = _Reader(raw)
     try:
         if r.pos + 8 > r.end:
@@ -117,7 +138,7 @@ def read_joint_state(raw) -> JointStateView:
         sec, nanosec = r.i32u32.unpack_from(raw, r.pos)
         r.pos += 8
         frame_id = r.string()
-        names = [r.string() for _ in range(r.count())]
+        names = _names(r)
         position, velocity, effort = r.doubles(), r.doubles(), r.doubles()
     except (CodecError, UnicodeDecodeError) as exc:
         raise CodecError(f"malformed JointState ({len(raw)} bytes): {exc}") from None

@@ -28,8 +28,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lerobot_ros.conventions.extras import exit_for_missing_extra
+from lerobot_ros.processes.memory import purge_mimalloc_promptly
 
 try:
+    purge_mimalloc_promptly()  # before rerun (and its allocator) loads: a capped buffer then stays flat for hours
     import rerun as rr
 except ModuleNotFoundError as exc:  # the viewer extra is not installed: one line, exit 1 (no traceback)
     exit_for_missing_extra(exc, "viewer_node")

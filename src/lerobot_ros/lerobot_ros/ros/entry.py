@@ -13,7 +13,7 @@ from rclpy.task import Future
 
 from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.conventions.extras import missing_extra_message
-from lerobot_ros.processes.memory import HeapTrimmer, trim_period_s
+from lerobot_ros.processes.memory import HeapTrimmer, limit_malloc_arenas, trim_period_s
 from lerobot_ros.ros.network import NetworkSetupError, apply_network_mode
 from lerobot_ros.ros.torchless import keep_torch_out
 
@@ -37,7 +37,8 @@ def run_node(
     The network mode (lerobot_ros.ros.network) is checked and put in force first: a node that would be
     open to the network against its launch file's wish does not start. `torch=False` (robot-side drivers, cameras,
     the recorder): LeRobot's import of torch is kept out (lerobot_ros.ros.torchless). Every node process hands
-    its freed heap back to the OS periodically (processes.memory.HeapTrimmer, LEROBOT_ROS_HEAP_TRIM_S).
+    its freed heap back to the OS periodically (processes.memory.HeapTrimmer, LEROBOT_ROS_HEAP_TRIM_S) and keeps
+    glibc to 2 malloc arenas unless MALLOC_ARENA_MAX is set (processes.memory.limit_malloc_arenas).
     """
     if not torch:
         keep_torch_out()
@@ -50,6 +51,7 @@ def run_node(
         sys.exit(1)
     if network is not None:
         print(f"[{label}] {'warning: ' if network.is_open else ''}{network.describe()}", file=sys.stderr, flush=True)
+    limit_malloc_arenas()  # before rclpy.init starts the DDS threads (processes.memory)
     rclpy.init(args=args)
     trimmer.start()  # freed heap back to the OS every LEROBOT_ROS_HEAP_TRIM_S (processes.memory)
     nodes: list[Node] = []

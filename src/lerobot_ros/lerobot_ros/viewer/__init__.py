@@ -10,12 +10,16 @@
 The ROS node is lerobot_ros.nodes.viewer_node; none of these modules creates one.
 """
 
-from lerobot_ros.viewer.layout import TIMELINE, JointPlot, ViewerLayout, camera_label, entity_paths
-from lerobot_ros.viewer.live import LatestSlots, LiveFeed, RateGate
-from lerobot_ros.viewer.log import EpisodeInfo, ViewerLog
-from lerobot_ros.viewer.replay import ReplayError, ReplayStats, is_dataset, replay_bag, replay_dataset, state_joints
-from lerobot_ros.viewer.robot import RobotGeometry, load_robot
-from lerobot_ros.viewer.serve import Endpoint, open_viewer, web_viewer_url
+from lerobot_ros.processes.memory import purge_mimalloc_promptly
+
+purge_mimalloc_promptly()  # before rerun (and its allocator) loads: see processes.memory
+
+from lerobot_ros.viewer.layout import TIMELINE, JointPlot, ViewerLayout, camera_label, entity_paths  # noqa: E402
+from lerobot_ros.viewer.live import LatestSlots, LiveFeed, RateGate  # noqa: E402
+from lerobot_ros.viewer.log import EpisodeInfo, ViewerLog  # noqa: E402
+from lerobot_ros.viewer.replay import ReplayError, ReplayStats, is_dataset, replay_bag, replay_dataset, state_joints  # noqa: E402
+from lerobot_ros.viewer.robot import RobotGeometry, load_robot  # noqa: E402
+from lerobot_ros.viewer.serve import Endpoint, open_viewer, web_viewer_url  # noqa: E402
 
 __all__ = [
     "TIMELINE",
