@@ -1,5 +1,6 @@
 """A node under a launch file's network mode starts only with that mode in force: a missing, unreadable or open
-profile refuses in one line (never Fast DDS's silent fall-back to its open defaults); lan starts with a warning."""
+profile refuses in one line (never Fast DDS's silent fall-back to its open defaults); lan starts with a warning.
+run_node's other start-up setting, the heap trim period, refuses a bad value the same way."""
 
 from __future__ import annotations
 
@@ -55,3 +56,10 @@ def test_loopback_and_lan_say_which_mode_is_in_force(tmp_path):
     lan = _talker(tmp_path, LEROBOT_ROS_NETWORK="lan", FASTDDS_DEFAULT_PROFILES_FILE=str(DDS / "fastdds_remote.xml"))
     assert lan.returncode is None, lan.stderr
     assert "[Talker] warning: network: lan (any host on this network can publish commands" in lan.stderr
+
+
+def test_a_bad_heap_trim_period_refuses_to_start_in_one_line(tmp_path):
+    done = _talker(tmp_path, LEROBOT_ROS_HEAP_TRIM_S="soon")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("[Talker] error: LEROBOT_ROS_HEAP_TRIM_S='soon': give a period in seconds")

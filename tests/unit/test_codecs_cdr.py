@@ -112,3 +112,31 @@ def test_names_are_decoded_again_when_their_bytes_differ():
     assert odd.name == ["ab", "c"] and odd.position == [5.0, 6.0]
     other = read_joint_state(serialize_message(numpy_to_joint_state(["ab", "d"], position=[7.0, 8.0])))
     assert other.name == ["ab", "d"] and other.position == [7.0, 8.0]
+
+
+def test_a_contract_feature_reads_its_joint_state_from_bytes_as_from_the_message():
+    """Feature.read: the policy node's raw subscription gives the same LeRobot value and stamp as the message."""
+    from lerobot_ros.contract import ContractError, load_contract
+
+    features = load_contract("so101").features
+    state = features["observation.state"]
+    assert state.reads_raw and not features["observation.images.front"].reads_raw
+    joints = state.joints or []
+    msg = numpy_to_joint_state(list(reversed(joints)), position=[0.1 * i for i in range(6)], stamp_ns=7_000_000_123)
+    view = state.read(serialize_message(msg))
+    assert isinstance(view, JointStateView)
+    assert state.decode(view).tolist() == state.decode(msg).tolist()
+    assert state.stamp_ns(view, 0) == state.stamp_ns(msg, 0) == 7_000_000_123
+    assert state.read(msg) is msg  # a message object passes as it came
+    with pytest.raises(ContractError, match="is not read from serialized bytes"):
+        features["observation.images.front"].read(b"\x00\x01\x00\x00")
+
+
+def test_header_stamp_in_either_byte_order():
+    import struct
+
+    from lerobot_ros.codecs.cdr import header_stamp_ns
+
+    little = serialize_message(numpy_to_joint_state(["a"], position=[1.0], stamp_ns=5_000_000_007))
+    big = b"\x00\x00\x00\x00" + struct.pack(">iI", 5, 7)  # CDR_BE: the same stamp
+    assert header_stamp_ns(little) == header_stamp_ns(big) == 5_000_000_007

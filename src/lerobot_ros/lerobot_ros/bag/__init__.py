@@ -8,10 +8,11 @@
 
 from lerobot_ros.bag.errors import BagError
 from lerobot_ros.bag.layout import find_bags
-from lerobot_ros.bag.mcap_stream import RecoveryReport, header_stamp_ns, recover_mcap
+from lerobot_ros.bag.mcap_stream import RecoveryReport, recover_mcap
 from lerobot_ros.bag.reader import BagMessage, BagReader, TopicInfo, open_bag
 from lerobot_ros.bag.typestore import make_typestore
 from lerobot_ros.bag.writer import BagWriter, write_bag
+from lerobot_ros.codecs.cdr import header_stamp_ns
 
 __all__ = [
     "BagError",

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from lerobot_ros.bag.errors import BagError
-from lerobot_ros.bag.mcap_stream import header_stamp_ns
 from lerobot_ros.bag.reader import BagReader
+from lerobot_ros.codecs.cdr import header_stamp_ns
 from lerobot_ros.contract import Contract, ContractError
 from lerobot_ros.contract import messages as M
 from lerobot_ros.resample import Resampled, ResampleReport, Stream, resample

@@ -7,7 +7,6 @@ order, so every complete chunk is still readable. Reading stops at the first inc
 from __future__ import annotations
 
 import contextlib
-import struct
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -209,10 +208,3 @@ def _remove_tree(path: Path) -> None:
     import shutil
 
     shutil.rmtree(path, ignore_errors=True)
-
-
-def header_stamp_ns(raw) -> int:
-    """The header stamp of a CDR-serialized message whose first field is std_msgs/Header, without deserializing."""
-    little = raw[1] & 1
-    sec, nanosec = struct.unpack_from("<iI" if little else ">iI", raw, 4)
-    return sec * 1_000_000_000 + nanosec

@@ -15,7 +15,12 @@ from lerobot_ros.codecs.image import (
     image_to_rgb,
     numpy_to_image,
 )
-from lerobot_ros.codecs.joint_state import joint_state_to_numpy, joint_state_values, numpy_to_joint_state
+from lerobot_ros.codecs.joint_state import (
+    joint_state_from_cdr,
+    joint_state_to_numpy,
+    joint_state_values,
+    numpy_to_joint_state,
+)
 from lerobot_ros.codecs.time import (
     duration_to_ns,
     ns_to_duration,
@@ -40,6 +45,7 @@ __all__ = [
     "image_to_compressed",
     "image_to_numpy",
     "image_to_rgb",
+    "joint_state_from_cdr",
     "joint_state_to_numpy",
     "joint_state_values",
     "joint_trajectory_to_chunk",

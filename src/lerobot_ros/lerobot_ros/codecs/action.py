@@ -25,10 +25,9 @@ class ActionEncoder:
     def __init__(self, mode: str, joint_names: Sequence[str]):
         if mode not in ACTION_MESSAGES:
             raise ValueError(f"no per-tick action message for mode {mode!r}; use one of {sorted(ACTION_MESSAGES)}")
-        self.commands = mode == "commands"
         self.joint_names = list(joint_names)
-        self._layouts: dict[int, Float64MultiArrayCdr] = {}
-        self._joint_state = None if self.commands else JointStateCdr(self.joint_names)
+        self._layouts: dict[int, Float64MultiArrayCdr] = {}  # "commands": one per vector size
+        self._joint_state = JointStateCdr(self.joint_names) if mode == "joint_state" else None
 
     def encode(self, values: np.ndarray | Sequence[float], t_ns: int) -> bytes:
         """The message holding `values` (ROS units: a list of floats as `Feature.to_ros_values` gives, or an

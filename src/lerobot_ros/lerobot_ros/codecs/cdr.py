@@ -19,11 +19,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from lerobot_ros.codecs.errors import CodecError
-from lerobot_ros.codecs.time import NS_PER_S
+from lerobot_ros.codecs.time import NS_PER_S, split_ns
 
 _ENCAPSULATION = {b"\x00\x01": "<", b"\x00\x00": ">"}  # CDR_LE, CDR_BE (XCDR1)
-_HEADER = {"<": b"\x00\x01\x00\x00", ">": b"\x00\x00\x00\x00"}
+_LE_HEADER = b"\x00\x01\x00\x00"  # what the writers below produce: little-endian plain CDR
 _ORIGIN = 4  # alignment counts from the end of the encapsulation header
+_STAMPS = {"<": struct.Struct("<iI"), ">": struct.Struct(">iI")}
+
+
+def header_stamp(raw) -> tuple[int, int]:
+    """(sec, nanosec) of a CDR-serialized message whose first field is std_msgs/Header, without deserializing
+    (bit 0 of the encapsulation id is the byte order, in every CDR flavour)."""
+    return _STAMPS["<" if raw[1] & 1 else ">"].unpack_from(raw, _ORIGIN)
+
+
+def header_stamp_ns(raw) -> int:
+    """`header_stamp` in nanoseconds."""
+    sec, nanosec = header_stamp(raw)
+    return sec * NS_PER_S + nanosec
 
 
 class UnsupportedEncoding(CodecError):
@@ -54,7 +67,7 @@ class JointStateView:
 
 
 class _Reader:
-    __slots__ = ("raw", "pos", "end", "u32", "i32u32")
+    __slots__ = ("raw", "pos", "end", "order", "u32")
 
     def __init__(self, raw):
         if len(raw) < _ORIGIN:
@@ -62,8 +75,8 @@ class _Reader:
         order = _ENCAPSULATION.get(bytes(raw[:2]))
         if order is None:
             raise UnsupportedEncoding(f"CDR encapsulation {bytes(raw[:2]).hex()} is not plain CDR (00 00 / 00 01)")
-        self.raw, self.pos, self.end = raw, _ORIGIN, len(raw)
-        self.u32, self.i32u32 = _STRUCTS[order]
+        self.raw, self.pos, self.end, self.order = raw, _ORIGIN, len(raw), order
+        self.u32 = _U32[order]
 
     def _align(self, size: int) -> None:
         self.pos += -(self.pos - _ORIGIN) % size
@@ -91,12 +104,12 @@ class _Reader:
         self._align(8)
         if self.pos + 8 * n > self.end:
             raise CodecError(f"a sequence of {n} doubles does not fit")
-        values = list(_doubles(self.u32.format[0], n).unpack_from(self.raw, self.pos))
+        values = list(_doubles(self.order, n).unpack_from(self.raw, self.pos))
         self.pos += 8 * n
         return values
 
 
-_STRUCTS = {order: (struct.Struct(order + "I"), struct.Struct(order + "iI")) for order in _ENCAPSULATION.values()}
+_U32 = {order: struct.Struct(order + "I") for order in _ENCAPSULATION.values()}
 _DOUBLES: dict[tuple[str, int], struct.Struct] = {}
 
 
@@ -135,7 +148,7 @@ def read_joint_state(raw) -> JointStateView:
     try:
         if r.pos + 8 > r.end:
             raise CodecError("it ends inside its header stamp")
-        sec, nanosec = r.i32u32.unpack_from(raw, r.pos)
+        sec, nanosec = header_stamp(raw)
         r.pos += 8
         frame_id = r.string()
         names = _names(r)
@@ -146,17 +159,17 @@ def read_joint_state(raw) -> JointStateView:
 
 
 class _Writer:
-    """Builds the constant part of a message: appends fields with CDR alignment."""
+    """Builds the constant part of a little-endian message: appends fields with CDR alignment."""
 
-    def __init__(self, order: str = "<"):
-        self.order, self.buf = order, bytearray(_HEADER[order])
+    def __init__(self):
+        self.buf = bytearray(_LE_HEADER)
 
     def _align(self, size: int) -> None:
         self.buf += b"\x00" * (-(len(self.buf) - _ORIGIN) % size)
 
     def u32(self, value: int) -> None:
         self._align(4)
-        self.buf += struct.pack(self.order + "I", value)
+        self.buf += _U32["<"].pack(value)
 
     def string(self, text: str) -> None:
         data = text.encode() + b"\x00"
@@ -201,11 +214,11 @@ class JointStateCdr:
             w._align(8)
         self.size = len(names)
         self._head, self._names = bytes(w.buf[:_ORIGIN]), bytes(w.buf[_ORIGIN + 8 :])
-        self._stamp, self._values = struct.Struct("<iI"), _doubles("<", self.size)
+        self._values = _doubles("<", self.size)
         self._tail = b"\x00" * 8  # empty velocity and effort (their counts, already 4-aligned after the doubles)
 
     def encode(self, position: Sequence[float], stamp_ns: int) -> bytes:
         if len(position) != self.size:
             raise CodecError(f"this JointState has {self.size} joints, got {len(position)} positions")
-        sec, nanosec = divmod(int(stamp_ns), NS_PER_S)
-        return self._head + self._stamp.pack(sec, nanosec) + self._names + self._values.pack(*position) + self._tail
+        stamp = _STAMPS["<"].pack(*split_ns(stamp_ns))
+        return self._head + stamp + self._names + self._values.pack(*position) + self._tail

@@ -16,6 +16,7 @@ from lerobot_ros.codecs import (
     compressed_to_numpy,
     float64_multi_array_to_numpy,
     image_to_rgb,
+    joint_state_from_cdr,
     joint_state_to_numpy,
     joint_state_values,
     joint_trajectory_to_chunk,
@@ -179,6 +180,21 @@ class Feature:
     def decode_image(self, msg) -> np.ndarray:
         """(H, W, 3) uint8 RGB after crop/resize, owning its memory; checks the contract's shape."""
         return self.finish_image(self.raw_image(msg))
+
+    @property
+    def reads_raw(self) -> bool:
+        """A controller may subscribe to this feature's serialized bytes (`raw=True`) and `read` them: a JointState
+        read from CDR skips rclpy's message object on the per-tick path (codecs.cdr)."""
+        return self.msg_type == M.JOINT_STATE
+
+    def read(self, msg):
+        """The message a `reads_raw` subscription's bytes hold (a duck-typed view); any other message as it came.
+        CodecError when the bytes are malformed."""
+        if not isinstance(msg, bytes):
+            return msg
+        if not self.reads_raw:
+            raise ContractError(f"{self.topic} ({self.name}): {self.msg_type} is not read from serialized bytes")
+        return joint_state_from_cdr(msg)
 
     def decode(self, msg) -> np.ndarray:
         """ROS message -> LeRobot value: float32 (D,) vector or uint8 (H, W, 3) image."""

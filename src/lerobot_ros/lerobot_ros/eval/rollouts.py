@@ -30,7 +30,7 @@ from pathlib import Path
 
 import yaml
 
-from lerobot_ros.bag.mcap_stream import header_stamp_ns
+from lerobot_ros.codecs.cdr import header_stamp_ns
 from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.eval.attach import ns_join
 from lerobot_ros.eval.node_process import namespaced_contract

@@ -32,9 +32,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from lerobot_ros.codecs import CodecError, chunk_to_joint_trajectory, ns_to_time
 from lerobot_ros.codecs.action import ACTION_MESSAGES, ActionEncoder
-from lerobot_ros.codecs.joint_state import joint_state_from_cdr
 from lerobot_ros.contract import ContractError, message_class
-from lerobot_ros.contract import messages as M
 from lerobot_ros.policy.build import build_tick_loop, load_checked
 from lerobot_ros.policy.config import PolicyNodeConfig
 from lerobot_ros.policy.openmp import limit_openmp_spin
@@ -77,14 +75,14 @@ class PolicyNode(Node):
         self.latency_pub = self.create_publisher(Float64, "~/latency_ms", RELIABLE_QOS)
         self.tick_pub = self.create_publisher(String, "~/tick_info", RELIABLE_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
-        # JointState arrives as CDR bytes, read without a message object (codecs.cdr): the tick's input path
+        # a joint state arrives as CDR bytes, read without a message object (Feature.reads_raw): the tick's input
         self._subs = [
             self.create_subscription(
                 message_class(f.msg_type),
                 f.topic,
                 lambda msg, n=name: self.on_observation(n, msg),
                 qos_by_name(f.qos),
-                raw=f.msg_type == M.JOINT_STATE,
+                raw=f.reads_raw,
             )
             for name, f in self.streams.items()
         ]
@@ -123,8 +121,7 @@ class PolicyNode(Node):
         feature = self.streams[name]
         t0 = time.perf_counter()
         try:
-            if isinstance(msg, bytes):
-                msg = joint_state_from_cdr(msg)
+            msg = feature.read(msg)
             value = feature.decode(msg)  # CompressedImage: one cv2.imdecode straight to RGB (no per-pixel Python)
         except (ContractError, CodecError) as exc:
             self.loop.reject(name, str(exc))

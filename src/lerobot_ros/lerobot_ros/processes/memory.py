@@ -17,21 +17,23 @@ import ctypes
 import ctypes.util
 import functools
 import os
+import sys
 import threading
 
 
 @functools.cache
-def _malloc_trim():
-    """glibc's malloc_trim, or None where the C library has none."""
-    name = ctypes.util.find_library("c")
+def _libc_function(name: str, argtypes: list, restype):
+    """A glibc function by name (malloc_trim, mallopt), or None where the C library has none (musl, macOS)."""
     try:
-        libc = ctypes.CDLL(name)
-        trim = libc.malloc_trim
+        function = getattr(ctypes.CDLL(ctypes.util.find_library("c")), name)
     except (OSError, AttributeError, TypeError):
         return None
-    trim.argtypes = [ctypes.c_size_t]
-    trim.restype = ctypes.c_int
-    return trim
+    function.argtypes, function.restype = argtypes, restype
+    return function
+
+
+def _malloc_trim():
+    return _libc_function("malloc_trim", (ctypes.c_size_t,), ctypes.c_int)
 
 
 def release_free_heap() -> bool:
@@ -51,14 +53,9 @@ def limit_malloc_arenas(count: int = DEFAULT_ARENAS, env=os.environ) -> bool:
     8 per core their own arena, and a thread started later (the recorder's bag writer, one per episode) can
     land in a fresh one: in a 20 min soak the recorder's heap grew 2.4 MB, 1.5 of them in an arena that appeared
     mid-run, none of it free memory a trim could return. True when the cap was applied."""
-    if env.get(ARENAS_ENV) or count <= 0:
+    mallopt = _libc_function("mallopt", (ctypes.c_int, ctypes.c_int), ctypes.c_int)
+    if env.get(ARENAS_ENV) or count <= 0 or mallopt is None:
         return False
-    name = ctypes.util.find_library("c")
-    try:
-        mallopt = ctypes.CDLL(name).mallopt
-    except (OSError, AttributeError, TypeError):
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     return bool(mallopt(_M_ARENA_MAX, int(count)))
 
 
@@ -68,8 +65,6 @@ def purge_mimalloc_promptly(env=os.environ) -> bool:
     when it starts). A process logging two 30 Hz cameras into a 32 MiB rerun server crept from 138 to 154 MB of
     heap over four minutes after its buffer was full; with MIMALLOC_PURGE_DELAY=0 it stayed at 128 MB from the
     first minute on. A value the user set wins. False when rerun was already loaded (too late to matter)."""
-    import sys
-
     env.setdefault("MIMALLOC_PURGE_DELAY", "0")
     return "rerun_bindings" not in sys.modules
 
@@ -78,8 +73,12 @@ TRIM_PERIOD_ENV = "LEROBOT_ROS_HEAP_TRIM_S"
 DEFAULT_TRIM_PERIOD_S = 30.0
 
 
+class HeapTrimSetupError(ValueError):
+    """LEROBOT_ROS_HEAP_TRIM_S is not a period: the node stops at start with this one line."""
+
+
 def trim_period_s(env=os.environ) -> float:
-    """The period LEROBOT_ROS_HEAP_TRIM_S asks for (seconds; 0: off). ValueError names a bad value."""
+    """The period LEROBOT_ROS_HEAP_TRIM_S asks for (seconds; 0: off). HeapTrimSetupError names a bad value."""
     text = env.get(TRIM_PERIOD_ENV, "").strip()
     if not text:
         return DEFAULT_TRIM_PERIOD_S
@@ -88,7 +87,7 @@ def trim_period_s(env=os.environ) -> float:
     except ValueError:
         period = -1.0
     if not period >= 0.0 or period == float("inf"):
-        raise ValueError(f"{TRIM_PERIOD_ENV}={text!r}: give a period in seconds (e.g. 30), or 0 to turn it off")
+        raise HeapTrimSetupError(f"{TRIM_PERIOD_ENV}={text!r}: give a period in seconds (e.g. 30), or 0 to turn it off")
     return period
 
 
@@ -128,6 +127,7 @@ __all__ = [
     "DEFAULT_ARENAS",
     "DEFAULT_TRIM_PERIOD_S",
     "TRIM_PERIOD_ENV",
+    "HeapTrimSetupError",
     "HeapTrimmer",
     "limit_malloc_arenas",
     "purge_mimalloc_promptly",

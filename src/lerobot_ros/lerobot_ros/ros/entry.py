@@ -13,7 +13,7 @@ from rclpy.task import Future
 
 from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.conventions.extras import missing_extra_message
-from lerobot_ros.processes.memory import HeapTrimmer, limit_malloc_arenas, trim_period_s
+from lerobot_ros.processes.memory import HeapTrimmer, HeapTrimSetupError, limit_malloc_arenas, trim_period_s
 from lerobot_ros.ros.network import NetworkSetupError, apply_network_mode
 from lerobot_ros.ros.torchless import keep_torch_out
 
@@ -46,7 +46,7 @@ def run_node(
     try:
         network = apply_network_mode()
         trimmer = HeapTrimmer(trim_period_s())
-    except (NetworkSetupError, ValueError) as exc:
+    except (NetworkSetupError, HeapTrimSetupError) as exc:
         print(f"[{label}] error: {exc}", file=sys.stderr)
         sys.exit(1)
     if network is not None:
