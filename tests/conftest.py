@@ -61,6 +61,7 @@ def ros_env() -> dict[str, str]:
     """Environment for child processes that must join this test session's DDS domain."""
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
+    env.setdefault("PYTHONFAULTHANDLER", "1")  # a child that crashes prints its Python stacks to its stderr
     return env
 
 

@@ -4,7 +4,6 @@ follower with torque off."""
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 
@@ -14,6 +13,7 @@ from sensor_msgs.msg import JointState
 from lerobot_ros.hardware.virtual.arms import MOTOR_NAMES, VirtualArm
 from lerobot_ros.ros.qos import SENSOR_QOS
 from lerobot_ros.ros.runtime import MessageCollector, wait_until
+from lerobot_ros.testing.process_groups import interrupt_and_collect
 
 pytestmark = pytest.mark.slow  # two processes importing LeRobot (torch)
 
@@ -85,10 +85,8 @@ def test_teleop_and_robot_processes_follow_the_leader(ros, ros_env, tmp_path):
             what="joint_states in radians",
         )
         assert all(s.register("Torque_Enable") == 1 for s in follower.bus.servos.values())
-        for proc in procs:
-            proc.send_signal(signal.SIGINT)
-        for proc in procs:
-            assert proc.wait(timeout=30) == 0, proc.stderr.read()
+        for code, err in interrupt_and_collect(procs):
+            assert code == 0, err
         assert all(s.register("Torque_Enable") == 0 for s in follower.bus.servos.values())  # torque off on shutdown
     finally:
         for proc in procs:

@@ -15,6 +15,7 @@ from lerobot_ros.conventions.errors import UserError
 from lerobot_ros.conventions.extras import missing_extra_message
 from lerobot_ros.processes.memory import HeapTrimmer, HeapTrimSetupError, limit_malloc_arenas, trim_period_s
 from lerobot_ros.ros.network import NetworkSetupError, apply_network_mode
+from lerobot_ros.ros.shutdown_watch import ShutdownWatch
 from lerobot_ros.ros.torchless import keep_torch_out
 
 
@@ -63,6 +64,7 @@ def run_node(
         for node in nodes:
             executor.add_node(node)
         exit_future = getattr(nodes[0], "exit_future", None)
+        watch = ShutdownWatch(executor).start()  # a signal between two waits still ends the spin (ros.shutdown_watch)
         try:
             if not isinstance(exit_future, Future):
                 executor.spin()
@@ -70,6 +72,7 @@ def run_node(
                 executor.spin_until_future_complete(exit_future)
                 code = int(exit_future.result() or 0) if exit_future.done() else 0
         finally:
+            watch.stop()
             executor.shutdown(timeout_sec=2.0)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass

@@ -1,4 +1,4 @@
-"""Helpers for tests that check no process outlived its supervisor (reads /proc; Linux)."""
+"""Helpers for tests of processes: none outlived its supervisor (reads /proc; Linux), and each stopped cleanly."""
 
 from __future__ import annotations
 
@@ -37,3 +37,30 @@ def groups_gone(pgids, timeout: float = 10.0) -> bool:
     except TimeoutError:
         return False
     return True
+
+
+def interrupt_and_collect(procs, timeout: float = 30.0) -> list[tuple[int, str]]:
+    """Ctrl-C every process in `procs` (Popen with stderr=PIPE, text=True), then (exit status, stderr) of each.
+    stderr is read while waiting, so a chatty process cannot block on a full pipe. One that has not exited after
+    `timeout` gets SIGABRT: with PYTHONFAULTHANDLER set (the `ros_env` fixture) it prints every thread's stack
+    before it dies, so a hang at shutdown shows where it hung instead of only that it did."""
+    import signal
+    import subprocess
+
+    for proc in procs:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+    results = []
+    for proc in procs:
+        try:
+            _, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            try:
+                _, err = proc.communicate(timeout=10.0)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                _, err = proc.communicate()
+            err = f"(still running {timeout:g} s after Ctrl-C; its stacks at SIGABRT follow)\n{err}"
+        results.append((proc.returncode, err or ""))
+    return results
