@@ -18,7 +18,8 @@ import ctypes.util
 import functools
 import os
 import sys
-import threading
+
+from lerobot_ros.processes.periodic import PeriodicThread
 
 
 @functools.cache
@@ -91,35 +92,23 @@ def trim_period_s(env=os.environ) -> float:
     return period
 
 
-class HeapTrimmer:
+class HeapTrimmer(PeriodicThread):
     """A daemon thread that calls `release_free_heap` every `period_s`: a node's resident memory stays at what
     it uses over hours instead of creeping up with what its threads once freed. A thread rather than an
     executor timer: the trim takes no GIL (ctypes releases it) and never delays a callback."""
 
     def __init__(self, period_s: float = DEFAULT_TRIM_PERIOD_S):
-        self.period_s = period_s
-        self.trims = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="heap-trim", daemon=True)
+        super().__init__(release_free_heap, period_s, name="heap-trim")
 
     def start(self) -> HeapTrimmer:
+        """Start trimming; a period of 0 (off) or a C library without malloc_trim starts nothing."""
         if self.period_s > 0 and _malloc_trim() is not None:
-            self._thread.start()
+            super().start()
         return self
 
     @property
-    def running(self) -> bool:
-        return self._thread.is_alive()
-
-    def _run(self) -> None:
-        while not self._stop.wait(self.period_s):
-            release_free_heap()
-            self.trims += 1
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=5.0)
+    def trims(self) -> int:
+        return self.calls
 
 
 __all__ = [

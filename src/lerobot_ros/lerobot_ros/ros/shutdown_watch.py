@@ -9,35 +9,22 @@ a second and wakes the executor while it is down, so the spin ends on its next c
 
 from __future__ import annotations
 
-import threading
-
 from rclpy.executors import Executor
 
+from lerobot_ros.processes.periodic import PeriodicThread
 
-class ShutdownWatch:
+
+class ShutdownWatch(PeriodicThread):
     """A daemon thread that wakes `executor` every `period_s` once its context is shut down."""
 
     def __init__(self, executor: Executor, period_s: float = 0.2):
-        self.executor, self.period_s = executor, period_s
-        self.wakes = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="shutdown-watch", daemon=True)
+        super().__init__(self._wake_if_down, period_s, name="shutdown-watch")
+        self.executor, self.wakes = executor, 0
 
-    def start(self) -> ShutdownWatch:
-        self._thread.start()
-        return self
-
-    def _run(self) -> None:
-        context = self.executor.context
-        while not self._stop.wait(self.period_s):
-            if not context.ok():
-                self.executor.wake()
-                self.wakes += 1
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=2.0)
+    def _wake_if_down(self) -> None:
+        if not self.executor.context.ok():
+            self.executor.wake()
+            self.wakes += 1
 
 
 __all__ = ["ShutdownWatch"]

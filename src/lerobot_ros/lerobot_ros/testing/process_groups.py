@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 
 from lerobot_ros.ros.runtime import wait_until
 
@@ -44,9 +46,6 @@ def interrupt_and_collect(procs, timeout: float = 30.0) -> list[tuple[int, str]]
     stderr is read while waiting, so a chatty process cannot block on a full pipe. One that has not exited after
     `timeout` gets SIGABRT: with PYTHONFAULTHANDLER set (the `ros_env` fixture) it prints every thread's stack
     before it dies, so a hang at shutdown shows where it hung instead of only that it did."""
-    import signal
-    import subprocess
-
     for proc in procs:
         if proc.poll() is None:
             proc.send_signal(signal.SIGINT)
