@@ -53,6 +53,68 @@ def test_runner_matches_lerobot_loop_bitwise(policy_dir):
         assert np.array_equal(chunks[i][: len(executed)], executed)
 
 
+class _CountingStep:
+    """A pre-processor step that passes the transition on and counts the calls (stateless unless `resets`)."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self, transition):
+        self.calls += 1
+        return transition
+
+    def transform_features(self, features):
+        return features
+
+
+def _counting_runner(path, stateful: bool = False, seed: int = 3) -> tuple[PolicyRunner, _CountingStep]:
+    from lerobot.processor.pipeline import ProcessorStep
+
+    def reset(self):
+        self.calls_at_reset = self.calls
+
+    kind = type("StatefulStep" if stateful else "CountingStep", (_CountingStep, ProcessorStep), {})
+    if stateful:
+        kind.reset = reset  # a step with its own reset keeps state between calls: it must see every frame
+    step = kind()
+    lp = load_policy(str(path), "cpu")
+    lp.preprocessor.steps.append(step)
+    return PolicyRunner(lp, seed=seed), step
+
+
+@pytest.mark.slow
+def test_queue_popping_ticks_skip_the_preprocessor(policy_dir):
+    """ACT pops its queue without reading the frame: only the ticks that predict a chunk pre-process theirs (the
+    others would convert and normalise two images for nothing); the actions stay lerobot-record's, bit for bit.
+    A Diffusion policy keeps an observation history: it pre-processes every frame."""
+    frames = random_frames(12)
+    expected = _direct_loop(policy_dir, frames, "pick", seed=3)
+    runner, step = _counting_runner(policy_dir)
+    got = [runner.select_action(f, "pick") for f in frames]
+    assert np.array_equal(np.stack([a for a, _ in got]), expected)
+    refills = [i for i, (_, chunk) in enumerate(got) if chunk is not None]
+    if runner.loaded.type == "act":
+        assert runner.pops_without_input
+        assert step.calls == runner.preprocessed_ticks == len(refills) < len(frames)
+    else:
+        assert not runner.pops_without_input
+        assert step.calls == runner.preprocessed_ticks == len(frames)
+    runner.reset()  # a new episode predicts from its first frame again
+    runner.select_action(frames[0], "pick")
+    assert step.calls == (len(refills) if runner.loaded.type == "act" else len(frames)) + 1
+
+
+@pytest.mark.slow
+def test_a_stateful_preprocessor_sees_every_frame(tmp_path_factory):
+    path = cached_policy_folder(tmp_path_factory.getbasetemp() / "policies", "act")
+    frames = random_frames(6)
+    runner, step = _counting_runner(path, stateful=True)
+    for f in frames:
+        runner.select_action(f, "")
+    assert not runner.pops_without_input
+    assert step.calls == len(frames)
+
+
 @pytest.mark.slow
 def test_reset_restarts_the_episode(tmp_path_factory):
     path = cached_policy_folder(tmp_path_factory.getbasetemp() / "policies", "diffusion")  # stochastic sampler
