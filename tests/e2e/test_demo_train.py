@@ -216,14 +216,16 @@ def _launch_comes_up(argv: list[str], env: dict, log: Path) -> None:
         proc = subprocess.Popen(argv, env=env, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         with RosRuntime() as ros:
-            states = MessageCollector(
-                ros.create_node("next_step_probe"), JointState, "/follower/joint_states", SENSOR_QOS
-            )
+            probe = ros.create_node("next_step_probe")
+            states = MessageCollector(probe, JointState, "/follower/joint_states", SENSOR_QOS)
             deadline = time.monotonic() + 180
             while time.monotonic() < deadline and len(states.messages) < 30:
                 assert proc.poll() is None, log.read_text()[-3000:]
                 time.sleep(0.5)
-            assert len(states.messages) >= 30, log.read_text()[-3000:]
+            publishers = probe.count_publishers("/follower/joint_states")  # 0: robot_node never came up
+            assert len(states.messages) >= 30, (
+                f"{len(states.messages)} joint states; publishers seen: {publishers}\n{log.read_text()[-3000:]}"
+            )
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGINT)
