@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -213,7 +214,9 @@ def _launch_comes_up(argv: list[str], env: dict, log: Path) -> None:
     from lerobot_ros.ros.runtime import MessageCollector, RosRuntime
 
     with open(log, "w") as f:
-        proc = subprocess.Popen(argv, env=env, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            argv, env={**env, "PYTHONFAULTHANDLER": "1"}, stdout=f, stderr=subprocess.STDOUT, start_new_session=True
+        )
     try:
         with RosRuntime() as ros:
             probe = ros.create_node("next_step_probe")
@@ -222,15 +225,32 @@ def _launch_comes_up(argv: list[str], env: dict, log: Path) -> None:
             while time.monotonic() < deadline and len(states.messages) < 30:
                 assert proc.poll() is None, log.read_text()[-3000:]
                 time.sleep(0.5)
-            publishers = probe.count_publishers("/follower/joint_states")  # 0: robot_node never came up
-            assert len(states.messages) >= 30, (
-                f"{len(states.messages)} joint states; publishers seen: {publishers}\n{log.read_text()[-3000:]}"
-            )
+            if len(states.messages) < 30:  # what was robot_node doing? (faulthandler prints its threads' stacks)
+                publishers = probe.count_publishers("/follower/joint_states")  # 0: robot_node never came up
+                _abort_for_stacks(log, "robot")
+                raise AssertionError(
+                    f"{len(states.messages)} joint states; publishers seen: {publishers}\n{log.read_text()[-6000:]}"
+                )
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGINT)
             proc.wait(60)
     assert proc.returncode == 0, log.read_text()[-3000:]
+
+
+def _abort_for_stacks(log: Path, name: str) -> None:
+    """SIGABRT the launch's newest `name` process (its pid from the launch's "started (pid N)" line), so that
+    PYTHONFAULTHANDLER writes every thread's stack into the log; waits up to 5 s for it to end."""
+    pids = re.findall(rf"\[launch\] {name} started \(pid (\d+)\)", log.read_text(errors="replace"))
+    if not pids:
+        return
+    try:
+        os.kill(int(pids[-1]), signal.SIGABRT)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and Path(f"/proc/{pids[-1]}").exists():
+        time.sleep(0.1)
 
 
 def test_demo_with_a_policy_renders_at_the_policys_image_size(tmp_path, monkeypatch):
