@@ -2,12 +2,14 @@
 
 `select_action` is `lerobot.common.control_utils.predict_action` (what lerobot-record uses): numpy frame
 -> tensors with a batch dimension -> pre-processor -> `policy.select_action` -> post-processor. It also
-captures the chunk the policy predicted (for trajectory output and rviz). One thing it leaves out: on a tick
-where the policy only pops the action queue it filled earlier and reads no input (`pops_without_input`), the
-action is popped from that queue directly and post-processed: the frame is not converted and pre-processed for
-nothing (two 640x480 images: ~8 ms of a 2-core CPU per tick, and the cache it evicts slows the publishing after
-it), nor does select_action's eval() walk every module again (~0.5 ms); the actions are the same, bit for bit. `predict_chunk` is what
-LeRobot's async policy server does: pre-processor -> `predict_action_chunk` -> post-processor.
+captures the chunk the policy predicted (for trajectory output and rviz). `predict_chunk` is what LeRobot's
+async policy server does: pre-processor -> `predict_action_chunk` -> post-processor.
+
+One thing `select_action` leaves out: on a tick where the policy only pops the action queue it filled earlier and
+reads no input (`pops_without_input`), the queued action is popped and post-processed directly. The frame is not
+converted and pre-processed for nothing (two 640x480 images: ~8 ms of a 2-core CPU per tick, and the cache it
+evicts slows the publishing after it), nor does `select_action`'s eval() walk every module again (~0.5 ms); the
+actions are the same, bit for bit.
 """
 
 from __future__ import annotations
@@ -52,7 +54,6 @@ class PolicyRunner:
         self._lock = threading.RLock()
         self._captured = None
         self.pops_without_input = pops_without_input(loaded)
-        self.preprocessed_ticks = 0  # ticks whose frame went through the pre-processor (the others popped the queue)
         self.last_chunk: np.ndarray | None = None  # post-processed chunk of the last inference (T, D)
         #: a VLA's tokenizer step, watched: the text each chunk was conditioned on (None: reads no task);
         #: `on_warning` gets its one-time notes (a task the tokenizer truncates)
@@ -69,7 +70,7 @@ class PolicyRunner:
         )
         computes = getattr(loaded.policy, hook)
 
-        def capture(*args, **kwargs):  # records the chunk select_action computes internally (and its input)
+        def capture(*args, **kwargs):  # records the chunk select_action computes internally
             chunk = computes(*args, **kwargs)
             self._captured = chunk
             self._new_chunk()
@@ -161,7 +162,6 @@ class PolicyRunner:
                 with inference, amp:
                     action = self.loaded.postprocessor(queue.popleft())
                 return _to_numpy(action).reshape(-1), None
-            self.preprocessed_ticks += 1
             action = predict_action(
                 self._observation(frame),
                 self.loaded.policy,
