@@ -120,7 +120,8 @@ def test_a_contract_feature_reads_its_joint_state_from_bytes_as_from_the_message
 
     features = load_contract("so101").features
     state = features["observation.state"]
-    assert state.reads_raw and not features["observation.images.front"].reads_raw
+    action = load_contract("so101").action_feature
+    assert state.reads_raw and features["observation.images.front"].reads_raw and not action.reads_raw
     joints = state.joints or []
     msg = numpy_to_joint_state(list(reversed(joints)), position=[0.1 * i for i in range(6)], stamp_ns=7_000_000_123)
     view = state.read(serialize_message(msg))
@@ -129,7 +130,7 @@ def test_a_contract_feature_reads_its_joint_state_from_bytes_as_from_the_message
     assert state.stamp_ns(view, 0) == state.stamp_ns(msg, 0) == 7_000_000_123
     assert state.read(msg) is msg  # a message object passes as it came
     with pytest.raises(ContractError, match="is not read from serialized bytes"):
-        features["observation.images.front"].read(b"\x00\x01\x00\x00")
+        action.read(b"\x00\x01\x00\x00")
 
 
 def test_header_stamp_in_either_byte_order():
@@ -140,3 +141,218 @@ def test_header_stamp_in_either_byte_order():
     little = serialize_message(numpy_to_joint_state(["a"], position=[1.0], stamp_ns=5_000_000_007))
     big = b"\x00\x00\x00\x00" + struct.pack(">iI", 5, 7)  # CDR_BE: the same stamp
     assert header_stamp_ns(little) == header_stamp_ns(big) == 5_000_000_007
+
+
+# (encoding, dtype, channels): colour, mono, 16-bit, Bayer, YUV and generic float layouts
+IMAGE_LAYOUTS = [
+    ("rgb8", "uint8", 3),
+    ("bgr8", "uint8", 3),
+    ("mono8", "uint8", 1),
+    ("mono16", "uint16", 1),
+    ("rgba16", "uint16", 4),
+    ("bayer_rggb8", "uint8", 1),
+    ("yuv422", "uint8", 2),
+    ("32FC1", "float32", 1),
+]
+
+
+def random_image(rng: random.Random, encoding: str, dtype: str, channels: int):
+    """An Image of odd sizes, sometimes with padded rows, a frame_id of any length (every padding before the
+    fields that follow it), either byte order for multi-byte pixels."""
+    import numpy as np
+
+    from lerobot_ros.codecs import numpy_to_image
+
+    h, w = rng.randint(1, 9), 2 * rng.randint(1, 6)  # even widths: YUV 4:2:2 pairs pixels
+    np_rng = np.random.default_rng(rng.randint(0, 2**31))
+    pixels = (np_rng.random((h, w, channels)) * 200).astype(dtype)
+    msg = numpy_to_image(
+        pixels, encoding, stamp_ns=rng.randint(0, 2**31 * 10**9), frame_id="camera"[: rng.randint(0, 6)]
+    )
+    row = w * channels * np.dtype(dtype).itemsize
+    if rng.random() < 0.4:  # padded rows, as some drivers send them
+        pad = rng.randint(1, 7)
+        padded = np.zeros((h, row + pad), np.uint8)
+        padded[:, :row] = np.frombuffer(bytes(msg.data), np.uint8).reshape(h, row)
+        msg.step, msg.data = row + pad, padded.tobytes()
+    if np.dtype(dtype).itemsize > 1 and rng.random() < 0.5:
+        big = pixels.astype(np.dtype(dtype).newbyteorder(">"))
+        msg.is_bigendian, msg.step, msg.data = 1, row, big.tobytes()
+    return msg
+
+
+@pytest.mark.parametrize(("encoding", "dtype", "channels"), IMAGE_LAYOUTS)
+def test_read_image_matches_rclpy_field_for_field_and_pixel_for_pixel(encoding, dtype, channels):
+    import numpy as np
+
+    from lerobot_ros.codecs import image_to_numpy
+    from lerobot_ros.codecs.cdr import ImageView, read_image
+
+    rng = random.Random(encoding)
+    for _ in range(40):
+        msg = random_image(rng, encoding, dtype, channels)
+        raw = serialize_message(msg)
+        view = read_image(raw)
+        assert isinstance(view, ImageView)
+        assert (view.header.stamp.sec, view.header.stamp.nanosec) == (msg.header.stamp.sec, msg.header.stamp.nanosec)
+        assert (view.header.frame_id, view.height, view.width, view.encoding) == (
+            msg.header.frame_id,
+            msg.height,
+            msg.width,
+            msg.encoding,
+        )
+        assert (view.is_bigendian, view.step, bytes(view.data)) == (msg.is_bigendian, msg.step, bytes(msg.data))
+        np.testing.assert_array_equal(image_to_numpy(view), image_to_numpy(msg))
+
+
+def test_an_image_view_shares_the_serialized_bytes_read_only():
+    import numpy as np
+
+    from lerobot_ros.codecs import image_to_numpy, numpy_to_image
+    from lerobot_ros.codecs.cdr import read_image
+
+    raw = serialize_message(numpy_to_image(np.full((4, 6, 3), 9, np.uint8), "rgb8"))
+    view = read_image(raw)
+    assert view.data.obj is raw and view.data.readonly and view.data.nbytes == 4 * 6 * 3
+    pixels = image_to_numpy(view)
+    assert np.shares_memory(pixels, np.frombuffer(raw, np.uint8)) and not pixels.flags.writeable
+
+
+def test_a_malformed_image_says_what_is_wrong():
+    import numpy as np
+
+    from lerobot_ros.codecs import numpy_to_image
+    from lerobot_ros.codecs.cdr import read_image
+
+    raw = serialize_message(numpy_to_image(np.zeros((2, 3, 3), np.uint8), "rgb8"))  # 18 bytes of pixels at the end
+    with pytest.raises(CodecError, match=r"malformed Image \(\d+ bytes\): 18 bytes of data do not fit in the 17 left"):
+        read_image(raw[:-1])
+    with pytest.raises(CodecError, match=r"malformed Image \(10 bytes\): it ends inside its header stamp"):
+        read_image(raw[:10])
+    with pytest.raises(CodecError, match="ends inside a length field"):
+        read_image(raw[:14])
+
+
+def test_an_image_in_another_cdr_flavour_goes_through_rclpy():
+    import numpy as np
+    from sensor_msgs.msg import Image
+
+    from lerobot_ros.codecs import image_from_cdr, numpy_to_image
+
+    msg = numpy_to_image(np.arange(12, dtype=np.uint8).reshape(2, 2, 3), "rgb8", stamp_ns=3)
+    xcdr2 = b"\x00\x07" + serialize_message(msg)[2:]
+    decoded = image_from_cdr(xcdr2)
+    assert isinstance(decoded, Image) and decoded == msg
+
+
+def test_a_contract_feature_reads_its_image_from_bytes_as_from_the_message():
+    """The policy node's raw image subscription: the same LeRobot image and stamp as the message gives, in memory
+    of its own (the resampler keeps frames; policies may write into what they get)."""
+    import numpy as np
+
+    from lerobot_ros.codecs import numpy_to_image
+    from lerobot_ros.codecs.cdr import ImageView
+    from lerobot_ros.contract import load_contract
+
+    front = load_contract("so101_sim").features["observation.images.front"]
+    assert front.msg_type == "sensor_msgs/msg/Image"
+    h, w = front.shape[:2]
+    pixels = np.random.default_rng(3).integers(0, 255, (h, w, 3), dtype=np.uint8)
+    for encoding, sent in (("rgb8", pixels), ("bgr8", pixels[..., ::-1])):
+        msg = numpy_to_image(np.ascontiguousarray(sent), encoding, stamp_ns=9_000_000_001)
+        raw = serialize_message(msg)
+        assert isinstance(front.read(raw), ImageView)  # the bytes were read in place, not deserialized by rclpy
+        value = front.decode(front.read(raw))
+        np.testing.assert_array_equal(value, front.decode(msg))
+        np.testing.assert_array_equal(value, pixels)
+        assert value.flags.owndata and value.flags.writeable
+        assert not np.shares_memory(value, np.frombuffer(raw, np.uint8))
+        assert front.stamp_ns(front.read(raw), 0) == 9_000_000_001
+    small = serialize_message(numpy_to_image(np.full((h // 2, w // 2, 3), 7, np.uint8), "rgb8"))
+    resized = front.decode(front.read(small))  # the twin's contract resizes what it reads to its shape
+    assert resized.shape == (h, w, 3) and int(resized.min()) == int(resized.max()) == 7
+    with pytest.raises(CodecError, match="malformed Image"):
+        front.read(small[:-1])
+
+
+def test_read_compressed_image_matches_rclpy_and_decodes_the_same():
+    import numpy as np
+
+    from lerobot_ros.codecs import compressed_from_cdr, compressed_to_numpy, numpy_to_compressed
+    from lerobot_ros.codecs.cdr import CompressedImageView, read_compressed_image
+
+    rng = np.random.default_rng(5)
+    for fmt, frame_id in (("jpeg", ""), ("png", "cam"), ("jpeg", "wrist_cam")):
+        msg = numpy_to_compressed(
+            rng.integers(0, 255, (24, 32, 3), dtype=np.uint8), "rgb8", fmt, stamp_ns=11, frame_id=frame_id
+        )
+        raw = serialize_message(msg)
+        view = compressed_from_cdr(raw)
+        assert isinstance(view, CompressedImageView) and view.data.obj is raw and view.data.readonly
+        assert (view.header.frame_id, view.format, bytes(view.data)) == (
+            msg.header.frame_id,
+            msg.format,
+            bytes(msg.data),
+        )
+        np.testing.assert_array_equal(compressed_to_numpy(view), compressed_to_numpy(msg))
+    with pytest.raises(CodecError, match=r"malformed CompressedImage \(\d+ bytes\): \d+ bytes of data do not fit"):
+        read_compressed_image(raw[:-1])
+    xcdr2 = b"\x00\x07" + raw[2:]
+    assert compressed_from_cdr(xcdr2) == msg
+
+
+def test_a_contract_feature_reads_its_compressed_image_from_bytes_as_from_the_message():
+    import numpy as np
+
+    from lerobot_ros.codecs import numpy_to_compressed
+    from lerobot_ros.codecs.cdr import CompressedImageView
+    from lerobot_ros.contract import load_contract
+
+    front = load_contract("so101").features["observation.images.front"]
+    assert front.msg_type == "sensor_msgs/msg/CompressedImage" and front.reads_raw
+    h, w = front.shape[:2]
+    pixels = np.random.default_rng(4).integers(0, 255, (h, w, 3), dtype=np.uint8)
+    msg = numpy_to_compressed(pixels, "rgb8", "png", stamp_ns=8_000_000_002)  # lossless: the pixels come back
+    raw = serialize_message(msg)
+    assert isinstance(front.read(raw), CompressedImageView)
+    value = front.decode(front.read(raw))
+    np.testing.assert_array_equal(value, pixels)
+    assert value.flags.owndata and value.flags.writeable and front.stamp_ns(front.read(raw), 0) == 8_000_000_002
+
+
+def _be_string(text: str, length: int) -> bytes:
+    """A big-endian CDR string at offset `length` from the body's start, with the padding before it."""
+    import struct
+
+    data = text.encode() + b"\x00"
+    return b"\xaa" * (-length % 4) + struct.pack(">I", len(data)) + data
+
+
+def test_big_endian_image_and_compressed_image_bytes_read_the_same():
+    """serialize_message writes little-endian only: a big-endian (CDR_BE) sender's bytes, built here, with padding
+    bytes that are not zero (Fast CDR leaves them as its buffer held them)."""
+    import struct
+
+    import numpy as np
+
+    from lerobot_ros.codecs import image_to_numpy
+    from lerobot_ros.codecs.cdr import read_compressed_image, read_image
+
+    pixels = np.arange(2 * 3, dtype=np.uint16).reshape(2, 3) * 1000
+    for frame_id in ("", "c", "cam", "wrist"):
+        body = struct.pack(">iI", -3, 7)
+        body += _be_string(frame_id, len(body))
+        body += b"\xaa" * (-len(body) % 4) + struct.pack(">II", 2, 3)
+        body += _be_string("mono16", len(body))
+        body += b"\x01"
+        body += b"\xaa" * (-len(body) % 4) + struct.pack(">II", 6, pixels.nbytes) + pixels.astype(">u2").tobytes()
+        view = read_image(b"\x00\x00\x00\x00" + body)
+        assert (view.header.stamp.sec, view.header.stamp.nanosec, view.header.frame_id) == (-3, 7, frame_id)
+        assert (view.height, view.width, view.encoding, view.is_bigendian, view.step) == (2, 3, "mono16", 1, 6)
+        np.testing.assert_array_equal(image_to_numpy(view), pixels)
+        body = struct.pack(">iI", 4, 5)
+        body += _be_string(frame_id, len(body))
+        body += _be_string("png", len(body))
+        body += b"\xaa" * (-len(body) % 4) + struct.pack(">I", 3) + b"xyz"
+        compressed = read_compressed_image(b"\x00\x00\x00\x00" + body)
+        assert (compressed.header.frame_id, compressed.format, bytes(compressed.data)) == (frame_id, "png", b"xyz")

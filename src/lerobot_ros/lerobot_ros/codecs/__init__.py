@@ -6,11 +6,17 @@ that `rosbags` deserializes alike. Encoders build rclpy messages.
 
 from lerobot_ros.codecs.arrays import float64_array, float64_multi_array_to_numpy, numpy_to_float64_multi_array
 from lerobot_ros.codecs.camera_info import camera_info_to_dict, make_camera_info
-from lerobot_ros.codecs.compressed import compressed_to_numpy, image_to_compressed, numpy_to_compressed
+from lerobot_ros.codecs.compressed import (
+    compressed_from_cdr,
+    compressed_to_numpy,
+    image_to_compressed,
+    numpy_to_compressed,
+)
 from lerobot_ros.codecs.episode import episode_to_status
 from lerobot_ros.codecs.errors import CodecError
 from lerobot_ros.codecs.image import (
     IMAGE_ENCODINGS,
+    image_from_cdr,
     image_to_numpy,
     image_to_rgb,
     numpy_to_image,
@@ -37,11 +43,13 @@ __all__ = [
     "IMAGE_ENCODINGS",
     "camera_info_to_dict",
     "chunk_to_joint_trajectory",
+    "compressed_from_cdr",
     "compressed_to_numpy",
     "duration_to_ns",
     "episode_to_status",
     "float64_array",
     "float64_multi_array_to_numpy",
+    "image_from_cdr",
     "image_to_compressed",
     "image_to_numpy",
     "image_to_rgb",

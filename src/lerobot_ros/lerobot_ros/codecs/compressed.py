@@ -13,6 +13,7 @@ import cv2
 import numpy as np
 from sensor_msgs.msg import CompressedImage
 
+from lerobot_ros.codecs.cdr import CompressedImageView, UnsupportedEncoding, read_compressed_image
 from lerobot_ros.codecs.errors import CodecError
 from lerobot_ros.codecs.image import image_to_numpy, image_to_rgb
 from lerobot_ros.codecs.time import ns_to_time
@@ -50,6 +51,17 @@ def compressed_to_numpy(msg, encoding: str = "rgb8") -> np.ndarray:
     if pixels is None:
         raise CodecError(f"compressed image (format {msg.format!r}, {raw.size} bytes) could not be decoded")
     return pixels if flags[1] is None else cv2.cvtColor(pixels, flags[1])
+
+
+def compressed_from_cdr(raw) -> CompressedImageView | CompressedImage:
+    """The CompressedImage of a `raw=True` subscription's bytes, its data viewed in place (codecs.cdr); another
+    CDR flavour goes through rclpy's deserializer. CodecError when the bytes are malformed."""
+    try:
+        return read_compressed_image(raw)
+    except UnsupportedEncoding:
+        from rclpy.serialization import deserialize_message
+
+        return deserialize_message(raw, CompressedImage)
 
 
 def numpy_to_compressed(

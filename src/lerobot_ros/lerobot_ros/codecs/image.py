@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 from sensor_msgs.msg import Image
 
+from lerobot_ros.codecs.cdr import ImageView, UnsupportedEncoding, read_image
 from lerobot_ros.codecs.errors import CodecError
 from lerobot_ros.codecs.time import ns_to_time
 
@@ -124,6 +125,18 @@ def image_to_rgb(msg) -> np.ndarray:
         f"cannot turn a {enc!r} image into RGB (cv_bridge refuses it too): it is not a colour, mono, Bayer or YUV "
         "picture (a depth or data image); read it with image_to_numpy"
     )
+
+
+def image_from_cdr(raw) -> ImageView | Image:
+    """The Image of a `raw=True` subscription's bytes: codecs.cdr reads plain CDR and views the pixels in place
+    (no message object, no copy); another CDR flavour goes through rclpy's deserializer. CodecError when the bytes
+    are malformed. Either reads the same in `image_to_numpy` / `image_to_rgb`."""
+    try:
+        return read_image(raw)
+    except UnsupportedEncoding:
+        from rclpy.serialization import deserialize_message
+
+        return deserialize_message(raw, Image)
 
 
 def numpy_to_image(

@@ -13,8 +13,10 @@ import numpy as np
 from lerobot_ros.codecs import (
     CodecError,
     chunk_to_joint_trajectory,
+    compressed_from_cdr,
     compressed_to_numpy,
     float64_multi_array_to_numpy,
+    image_from_cdr,
     image_to_rgb,
     joint_state_from_cdr,
     joint_state_to_numpy,
@@ -28,6 +30,9 @@ from lerobot_ros.codecs import (
 )
 from lerobot_ros.contract import messages as M
 from lerobot_ros.contract.errors import ContractError
+
+# message type -> reader of its serialized bytes (Feature.read): the per-frame observations of a controller
+_RAW_READERS = {M.JOINT_STATE: joint_state_from_cdr, M.IMAGE: image_from_cdr, M.COMPRESSED: compressed_from_cdr}
 
 if TYPE_CHECKING:
     from lerobot_ros.contract.transforms import ElementwisePath
@@ -184,8 +189,9 @@ class Feature:
     @property
     def reads_raw(self) -> bool:
         """A controller may subscribe to this feature's serialized bytes (`raw=True`) and `read` them: a JointState
-        read from CDR skips rclpy's message object on the per-tick path (codecs.cdr)."""
-        return self.msg_type == M.JOINT_STATE
+        read from CDR skips rclpy's message object on the per-tick path, an Image (or CompressedImage) its object
+        and two copies of the pixels (codecs.cdr)."""
+        return self.msg_type in _RAW_READERS
 
     def read(self, msg):
         """The message a `reads_raw` subscription's bytes hold (a duck-typed view); any other message as it came.
@@ -194,7 +200,7 @@ class Feature:
             return msg
         if not self.reads_raw:
             raise ContractError(f"{self.topic} ({self.name}): {self.msg_type} is not read from serialized bytes")
-        return joint_state_from_cdr(msg)
+        return _RAW_READERS[self.msg_type](msg)
 
     def decode(self, msg) -> np.ndarray:
         """ROS message -> LeRobot value: float32 (D,) vector or uint8 (H, W, 3) image."""

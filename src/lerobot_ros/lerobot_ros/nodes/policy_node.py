@@ -75,7 +75,7 @@ class PolicyNode(Node):
         self.latency_pub = self.create_publisher(Float64, "~/latency_ms", RELIABLE_QOS)
         self.tick_pub = self.create_publisher(String, "~/tick_info", RELIABLE_QOS)
         self.diag_pub = self.create_publisher(DiagnosticArray, "/diagnostics", RELIABLE_QOS)
-        # a joint state arrives as CDR bytes, read without a message object (Feature.reads_raw): the tick's input
+        # joint states and camera frames arrive as CDR bytes, read without message objects (Feature.reads_raw)
         self._subs = [
             self.create_subscription(
                 message_class(f.msg_type),
