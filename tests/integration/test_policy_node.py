@@ -239,6 +239,11 @@ def test_warmup_staleness_stop_and_errors(ros, tmp_path, policies):
     h.state.publish(whole[:60])
     wait_until(lambda: h.node.loop.rejected["observation.state"] == 1, 10, what="reject of a truncated joint state")
     assert "malformed JointState (60 bytes)" in h.node.loop.last_reject
+    # an image cut short on the wire: camera frames are read from their CDR bytes too, so it is rejected the same way
+    frame = serialize_message(numpy_to_image(images[0], "rgb8", T0 + 4 * PERIOD))
+    h.image.publish(frame[:-1])
+    wait_until(lambda: h.node.loop.rejected["observation.images.front"] == 2, 10, what="reject of a truncated image")
+    assert f"malformed Image ({len(frame) - 1} bytes)" in h.node.loop.last_reject
     # ~/stop: ticks publish nothing; ~/start resumes
     assert h.call("stop").success
     h.publish(T0 + 5 * PERIOD, joints[0], images[0])
