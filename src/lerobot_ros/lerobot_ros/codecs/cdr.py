@@ -106,6 +106,14 @@ class _Reader:
     def _align(self, size: int) -> None:
         self.pos += -(self.pos - _ORIGIN) % size
 
+    def header(self) -> Header:
+        """A std_msgs/Header: the stamp (first, right after the encapsulation) and the frame id."""
+        if self.pos + 8 > self.end:
+            raise CodecError("it ends inside its header stamp")
+        sec, nanosec = header_stamp(self.raw)
+        self.pos += 8
+        return Header(Stamp(sec, nanosec), self.string())
+
     def count(self) -> int:
         self._align(4)
         if self.pos + 4 > self.end:
@@ -180,16 +188,12 @@ def read_joint_state(raw) -> JointStateView:
     share one `name` list: read it, do not change it."""
     r = _Reader(raw)
     try:
-        if r.pos + 8 > r.end:
-            raise CodecError("it ends inside its header stamp")
-        sec, nanosec = header_stamp(raw)
-        r.pos += 8
-        frame_id = r.string()
+        header = r.header()
         names = _names(r)
         position, velocity, effort = r.doubles(), r.doubles(), r.doubles()
     except (CodecError, UnicodeDecodeError) as exc:
         raise CodecError(f"malformed JointState ({len(raw)} bytes): {exc}") from None
-    return JointStateView(Header(Stamp(sec, nanosec), frame_id), names, position, velocity, effort)
+    return JointStateView(header, names, position, velocity, effort)
 
 
 def read_image(raw) -> ImageView:
@@ -197,11 +201,7 @@ def read_image(raw) -> ImageView:
     the bytes are malformed; UnsupportedEncoding (a CodecError) for a CDR flavour other than plain CDR."""
     r = _Reader(raw)
     try:
-        if r.pos + 8 > r.end:
-            raise CodecError("it ends inside its header stamp")
-        sec, nanosec = header_stamp(raw)
-        r.pos += 8
-        frame_id = r.string()
+        header = r.header()
         height, width = r.count(), r.count()
         encoding = r.string()
         if r.pos + 1 > r.end:
@@ -212,22 +212,19 @@ def read_image(raw) -> ImageView:
         data = r.octets()
     except (CodecError, UnicodeDecodeError) as exc:
         raise CodecError(f"malformed Image ({len(raw)} bytes): {exc}") from None
-    return ImageView(Header(Stamp(sec, nanosec), frame_id), height, width, encoding, is_bigendian, step, data)
+    return ImageView(header, height, width, encoding, is_bigendian, step, data)
 
 
 def read_compressed_image(raw) -> CompressedImageView:
     """A CompressedImage from its CDR bytes, its data a view of `raw`; errors as `read_image`."""
     r = _Reader(raw)
     try:
-        if r.pos + 8 > r.end:
-            raise CodecError("it ends inside its header stamp")
-        sec, nanosec = header_stamp(raw)
-        r.pos += 8
-        frame_id, fmt = r.string(), r.string()
+        header = r.header()
+        fmt = r.string()
         data = r.octets()
     except (CodecError, UnicodeDecodeError) as exc:
         raise CodecError(f"malformed CompressedImage ({len(raw)} bytes): {exc}") from None
-    return CompressedImageView(Header(Stamp(sec, nanosec), frame_id), fmt, data)
+    return CompressedImageView(header, fmt, data)
 
 
 class _Writer:
