@@ -17,8 +17,9 @@ align to the field's size, counted from the end of the 4-byte encapsulation head
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from lerobot_ros.codecs.errors import CodecError
 from lerobot_ros.codecs.time import NS_PER_S, split_ns
@@ -225,6 +226,17 @@ def read_compressed_image(raw) -> CompressedImageView:
     except (CodecError, UnicodeDecodeError) as exc:
         raise CodecError(f"malformed CompressedImage ({len(raw)} bytes): {exc}") from None
     return CompressedImageView(header, fmt, data)
+
+
+def read_or_deserialize(raw, read: Callable[[bytes], Any], message_class: type) -> Any:
+    """`read(raw)` (a reader above: no message object); bytes in another CDR flavour (XCDR2) are deserialized by
+    rclpy into `message_class` instead. What a `raw=True` subscription's callback calls."""
+    try:
+        return read(raw)
+    except UnsupportedEncoding:
+        from rclpy.serialization import deserialize_message
+
+        return deserialize_message(raw, message_class)
 
 
 class _Writer:

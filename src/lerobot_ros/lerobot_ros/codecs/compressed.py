@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 from sensor_msgs.msg import CompressedImage
 
-from lerobot_ros.codecs.cdr import CompressedImageView, UnsupportedEncoding, read_compressed_image
+from lerobot_ros.codecs.cdr import CompressedImageView, read_compressed_image, read_or_deserialize
 from lerobot_ros.codecs.errors import CodecError
 from lerobot_ros.codecs.image import image_to_numpy, image_to_rgb
 from lerobot_ros.codecs.time import ns_to_time
@@ -56,12 +56,7 @@ def compressed_to_numpy(msg, encoding: str = "rgb8") -> np.ndarray:
 def compressed_from_cdr(raw) -> CompressedImageView | CompressedImage:
     """The CompressedImage of a `raw=True` subscription's bytes, its data viewed in place (codecs.cdr); another
     CDR flavour goes through rclpy's deserializer. CodecError when the bytes are malformed."""
-    try:
-        return read_compressed_image(raw)
-    except UnsupportedEncoding:
-        from rclpy.serialization import deserialize_message
-
-        return deserialize_message(raw, CompressedImage)
+    return read_or_deserialize(raw, read_compressed_image, CompressedImage)
 
 
 def numpy_to_compressed(

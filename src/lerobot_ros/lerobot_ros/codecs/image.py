@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 from sensor_msgs.msg import Image
 
-from lerobot_ros.codecs.cdr import ImageView, UnsupportedEncoding, read_image
+from lerobot_ros.codecs.cdr import ImageView, read_image, read_or_deserialize
 from lerobot_ros.codecs.errors import CodecError
 from lerobot_ros.codecs.time import ns_to_time
 
@@ -131,12 +131,7 @@ def image_from_cdr(raw) -> ImageView | Image:
     """The Image of a `raw=True` subscription's bytes: codecs.cdr reads plain CDR and views the pixels in place
     (no message object, no copy); another CDR flavour goes through rclpy's deserializer. CodecError when the bytes
     are malformed. Either reads the same in `image_to_numpy` / `image_to_rgb`."""
-    try:
-        return read_image(raw)
-    except UnsupportedEncoding:
-        from rclpy.serialization import deserialize_message
-
-        return deserialize_message(raw, Image)
+    return read_or_deserialize(raw, read_image, Image)
 
 
 def numpy_to_image(

@@ -8,7 +8,7 @@ import numpy as np
 from sensor_msgs.msg import JointState
 
 from lerobot_ros.codecs.arrays import float64_array
-from lerobot_ros.codecs.cdr import JointStateView, UnsupportedEncoding, read_joint_state
+from lerobot_ros.codecs.cdr import JointStateView, read_joint_state, read_or_deserialize
 from lerobot_ros.codecs.errors import CodecError
 from lerobot_ros.codecs.time import ns_to_time
 
@@ -43,12 +43,7 @@ def joint_state_from_cdr(raw) -> JointStateView | JointState:
     """The JointState of a `raw=True` subscription's bytes, for the per-tick path: codecs.cdr reads plain CDR
     with `struct` (no message object); another CDR flavour goes through rclpy's deserializer. CodecError when
     the bytes are malformed."""
-    try:
-        return read_joint_state(raw)
-    except UnsupportedEncoding:
-        from rclpy.serialization import deserialize_message
-
-        return deserialize_message(raw, JointState)
+    return read_or_deserialize(raw, read_joint_state, JointState)
 
 
 def numpy_to_joint_state(
