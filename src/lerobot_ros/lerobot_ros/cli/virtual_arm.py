@@ -63,9 +63,9 @@ def leader_pose(text: str, arm) -> dict[str, float]:
 
 def run(args: argparse.Namespace) -> int:
     from lerobot_ros.hardware.virtual.arms import VirtualArm
-    from lerobot_ros.hardware.virtual.priority import raise_priority
+    from lerobot_ros.hardware.virtual.priority import TIMING, claim_servo_timing
 
-    raise_priority()  # answer within the SDK's packet timeout on a loaded host, as servo hardware does
+    timing = claim_servo_timing()  # answer within the SDK's packet timeout on a loaded host, as hardware does
 
     roles = ["leader", "follower"] if args.role == "both" else [args.role]
     folder = Path(args.output_dir).expanduser()
@@ -85,13 +85,13 @@ def run(args: argparse.Namespace) -> int:
             arms.append(arm)
             info[role] = {"port": arm.port, "calibration_file": str(cal), "lerobot_type": arm.lerobot_type}
         if args.json:
-            print(json.dumps({"arm": args.arm, **info}), flush=True)
+            print(json.dumps({"arm": args.arm, **info, "timing": timing}), flush=True)
         else:
             for role, item in info.items():
                 kind = "teleop" if role == "leader" else "robot"
                 print(f"{role:8s} port: {item['port']}")
                 print(f"{role:8s} calibration: {item['calibration_file']}  ({kind} type {item['lerobot_type']})")
-            print("serving; Ctrl-C to stop", flush=True)
+            print(f"serving ({TIMING[timing]}); Ctrl-C to stop", flush=True)
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         stop.wait(args.duration_s if args.duration_s > 0 else None)
     except KeyboardInterrupt:

@@ -34,9 +34,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lerobot_ros.hardware.virtual.base import LEKIWI_WHEEL_IDS, VirtualOmniBase
-    from lerobot_ros.hardware.virtual.priority import raise_priority
+    from lerobot_ros.hardware.virtual.priority import TIMING, claim_servo_timing
 
-    raise_priority()  # answer within the SDK's packet timeout on a loaded host, as servo hardware does
+    timing = claim_servo_timing()  # answer within the SDK's packet timeout on a loaded host, as hardware does
 
     folder = Path(args.output_dir).expanduser()
     try:
@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"cannot create {folder}: {exc.strerror}; pass --output_dir to a writable folder") from None
     stop = threading.Event()
     base = VirtualOmniBase(port=folder / ("lekiwi" if args.with_arm else "lekiwi_base"), with_arm=args.with_arm)
-    info = {"base": "lekiwi", "port": base.port, "wheel_ids": list(LEKIWI_WHEEL_IDS)}
+    info = {"base": "lekiwi", "port": base.port, "wheel_ids": list(LEKIWI_WHEEL_IDS), "timing": timing}
     if base.arm is not None:
         info["arm_ids"] = [1, 2, 3, 4, 5, 6]
         info["calibration_file"] = str(base.arm.write_calibration(folder / "calibration" / "virtual_lekiwi_arm.json"))
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"lekiwi port: {base.port}  (wheel ids {', '.join(map(str, LEKIWI_WHEEL_IDS))})")
             if base.arm is not None:
                 print(f"arm ids 1-6, calibration: {info['calibration_file']}")
-            print("serving; Ctrl-C to stop", flush=True)
+            print(f"serving ({TIMING[timing]}); Ctrl-C to stop", flush=True)
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         stop.wait(args.duration_s if args.duration_s > 0 else None)
     except KeyboardInterrupt:

@@ -15,6 +15,7 @@ import tty
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lerobot_ros.hardware.virtual.priority import enter_server_thread
 from lerobot_ros.hardware.virtual.protocols import PROTOCOLS
 from lerobot_ros.hardware.virtual.servo import VirtualServo
 
@@ -61,6 +62,7 @@ class VirtualBus:
             self._tmpdir = None
         self.port = str(port)
         self.packets_served = 0
+        self.realtime = False  # whether the serving thread runs SCHED_FIFO (see priority.claim_servo_timing)
         self._master = self._slave = -1
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -139,6 +141,7 @@ class VirtualBus:
 
     # ----- server ------------------------------------------------------------------------------------
     def _serve(self) -> None:
+        self.realtime = enter_server_thread()
         buf = bytearray()
         master = self._master
         while not self._stop.is_set():
