@@ -582,9 +582,10 @@ def test_lerobot_replay_sends_the_recorded_actions_to_the_twin(rig, recorded, pr
     probe["commands"].wait_quiet(1.0, timeout=30)
     sent = np.stack([np.asarray(m.data) for m in probe["commands"].messages])
     # connect() waits for the twin's subscription, not this probe's: the first ones may go out before the
-    # probe is matched (volatile; on a slow machine most of a second: 27 of 60 were seen missed), never later
-    # ones, and never others: what the probe got is the episode's last actions, in order, without a gap
-    assert length // 4 <= len(sent) <= length, (len(sent), length)
+    # probe is matched (volatile; on a slow machine up to 1.7 s of the 2 s episode: 27, then 51 of 60 were seen
+    # missed), never later ones, and never others: what the probe got is the episode's last actions, in order,
+    # without a gap
+    assert 5 <= len(sent) <= length, (len(sent), length)
     radians = np.c_[np.radians(actions[:, :5]), (actions[:, 5] / 50.0 - 1.0) * 0.9599310885968813]
     assert np.allclose(sent, radians[length - len(sent) :], atol=1e-5)
 

@@ -25,7 +25,8 @@ def test_virtual_arm_serves_calibrated_leader_and_follower(tmp_path, ros_env):
     )
     try:
         info = json.loads(proc.stdout.readline())
-        assert set(info) == {"arm", "leader", "follower"}
+        assert set(info) == {"arm", "leader", "follower", "timing"}
+        assert info["timing"] in ("realtime", "nice", "normal")  # what it got (tests/integration: realtime as root)
         assert info["follower"]["lerobot_type"] == "so101_follower"
         assert info["leader"]["port"] == str(tmp_path / "so101_leader")
         cal = json.loads(open(info["follower"]["calibration_file"]).read())

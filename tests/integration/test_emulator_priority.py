@@ -1,6 +1,6 @@
 """The servo emulators answer like hardware on a loaded host: `lerobot-ros virtual-arm` claims servo timing where it
 may (root here): nice -10 for the process and SCHED_FIFO for each bus's serving thread, so LeRobot's SDK gets its
-status packets within its ~50 ms timeout beside busy processes. In-process emulators keep their scheduling."""
+status packets within its ~50 ms timeout beside busy processes. In-process emulators keep theirs unless they ask."""
 
 from __future__ import annotations
 
@@ -48,12 +48,20 @@ def test_virtual_arm_serves_from_real_time_threads_at_the_emulator_nice(tmp_path
         proc.wait(timeout=30)
 
 
-def test_an_in_process_emulator_keeps_its_scheduling(tmp_path):
-    """Tests and benches start emulators inside themselves: those never turn a thread of theirs real-time."""
+def test_an_in_process_emulator_keeps_its_scheduling_unless_it_asks(tmp_path):
+    """Tests and benches start emulators inside themselves: those turn no thread real-time unless built with
+    realtime=True, and then only their own serving thread."""
+
+    def realtime_threads() -> list[int]:
+        tids = [int(t) for t in os.listdir(f"/proc/{os.getpid()}/task")]
+        return [t for t in tids if _sched(os.getpid(), t)[2] != SCHED_OTHER]
+
     before = os.getpriority(os.PRIO_PROCESS, 0)
     with VirtualArm("so101", "follower", port=tmp_path / "port") as arm:
-        assert arm.bus.packets_served == 0
         assert arm.bus.realtime is False
-        tids = [int(t) for t in os.listdir(f"/proc/{os.getpid()}/task")]
-        assert all(_sched(os.getpid(), t)[2] == SCHED_OTHER for t in tids)
+        assert realtime_threads() == []
+    with VirtualArm("so101", "leader", port=tmp_path / "rt", realtime=True) as arm:
+        assert arm.bus.realtime is True
+        assert len(realtime_threads()) == 1
+    assert realtime_threads() == []  # the serving thread ended with the bus
     assert os.getpriority(os.PRIO_PROCESS, 0) == before

@@ -63,9 +63,7 @@ def leader_pose(text: str, arm) -> dict[str, float]:
 
 def run(args: argparse.Namespace) -> int:
     from lerobot_ros.hardware.virtual.arms import VirtualArm
-    from lerobot_ros.hardware.virtual.priority import TIMING, claim_servo_timing
-
-    timing = claim_servo_timing()  # answer within the SDK's packet timeout on a loaded host, as hardware does
+    from lerobot_ros.hardware.virtual.priority import TIMING, raise_priority, timing_of
 
     roles = ["leader", "follower"] if args.role == "both" else [args.role]
     folder = Path(args.output_dir).expanduser()
@@ -73,17 +71,21 @@ def run(args: argparse.Namespace) -> int:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise UserError(f"cannot create {folder}: {exc.strerror}; pass --output_dir to a writable folder") from None
-    arms, info = [], {}
+    # serving threads real-time (and the process at nice -10) where permitted, to answer within the SDK's packet
+    # timeout on a loaded host as hardware does (see hardware.virtual.priority); built and checked before any of it
+    arms = [VirtualArm(args.arm, role, port=folder / f"{args.arm}_{role}", realtime=True) for role in roles]
+    for arm in arms:
+        if arm.role == "leader" and args.leader_pose:
+            arm.move_by_hand(leader_pose(args.leader_pose, arm))
+    niced = raise_priority()
+    started, info = [], {}
     stop = threading.Event()
     try:
-        for role in roles:
-            arm = VirtualArm(args.arm, role, port=folder / f"{args.arm}_{role}")
-            if role == "leader" and args.leader_pose:
-                arm.move_by_hand(leader_pose(args.leader_pose, arm))
-            cal = arm.write_calibration(folder / "calibration" / f"virtual_{role}.json")
-            arm.start()
-            arms.append(arm)
-            info[role] = {"port": arm.port, "calibration_file": str(cal), "lerobot_type": arm.lerobot_type}
+        for arm in arms:
+            cal = arm.write_calibration(folder / "calibration" / f"virtual_{arm.role}.json")
+            started.append(arm.start())
+            info[arm.role] = {"port": arm.port, "calibration_file": str(cal), "lerobot_type": arm.lerobot_type}
+        timing = timing_of(niced, (arm.bus for arm in arms))
         if args.json:
             print(json.dumps({"arm": args.arm, **info, "timing": timing}), flush=True)
         else:
@@ -97,6 +99,6 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        for arm in arms:
+        for arm in started:
             arm.close()
     return 0

@@ -34,9 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lerobot_ros.hardware.virtual.base import LEKIWI_WHEEL_IDS, VirtualOmniBase
-    from lerobot_ros.hardware.virtual.priority import TIMING, claim_servo_timing
-
-    timing = claim_servo_timing()  # answer within the SDK's packet timeout on a loaded host, as hardware does
+    from lerobot_ros.hardware.virtual.priority import TIMING, raise_priority, timing_of
 
     folder = Path(args.output_dir).expanduser()
     try:
@@ -44,12 +42,18 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UserError(f"cannot create {folder}: {exc.strerror}; pass --output_dir to a writable folder") from None
     stop = threading.Event()
-    base = VirtualOmniBase(port=folder / ("lekiwi" if args.with_arm else "lekiwi_base"), with_arm=args.with_arm)
-    info = {"base": "lekiwi", "port": base.port, "wheel_ids": list(LEKIWI_WHEEL_IDS), "timing": timing}
+    # the serving thread real-time (and the process at nice -10) where permitted, to answer within the SDK's packet
+    # timeout on a loaded host as hardware does (see hardware.virtual.priority)
+    port = folder / ("lekiwi" if args.with_arm else "lekiwi_base")
+    base = VirtualOmniBase(port=port, with_arm=args.with_arm, realtime=True)
+    info: dict[str, object] = {"base": "lekiwi", "port": base.port, "wheel_ids": list(LEKIWI_WHEEL_IDS)}
     if base.arm is not None:
         info["arm_ids"] = [1, 2, 3, 4, 5, 6]
         info["calibration_file"] = str(base.arm.write_calibration(folder / "calibration" / "virtual_lekiwi_arm.json"))
+    niced = raise_priority()
     base.start()
+    timing = timing_of(niced, [base.bus])
+    info["timing"] = timing
     try:
         if args.json:
             print(json.dumps(info), flush=True)

@@ -116,7 +116,14 @@ def _preset(kind: str, role: str) -> ArmPreset:
 class VirtualArm:
     """One emulated arm (leader or follower) on its own pty, calibrated; joint access in radians."""
 
-    def __init__(self, kind: str, role: str, port: str | os.PathLike | None = None, tau_s: float = 0.04):
+    def __init__(
+        self,
+        kind: str,
+        role: str,
+        port: str | os.PathLike | None = None,
+        tau_s: float = 0.04,
+        realtime: bool = False,
+    ):
         preset = _preset(kind, role)
         self.kind, self.role = kind, role
         self.calibration = calibration_dict(kind, role)
@@ -131,7 +138,7 @@ class VirtualArm:
                 servo.set_register("Drive_Mode", cal["drive_mode"])
             servo.move_by_hand(self._mid(name))
             servos.append(servo)
-        self.bus = VirtualBus(servos, port=port, name=f"{kind}_{role}")
+        self.bus = VirtualBus(servos, port=port, name=f"{kind}_{role}", realtime=realtime)
         self.lerobot_type = preset.lerobot_types[role]
 
     @property

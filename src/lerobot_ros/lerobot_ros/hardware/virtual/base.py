@@ -21,14 +21,21 @@ class VirtualOmniBase:
     the wheels on one port, as on the robot."""
 
     def __init__(
-        self, port: str | os.PathLike | None = None, ids=LEKIWI_WHEEL_IDS, tau_s: float = 0.05, with_arm: bool = False
+        self,
+        port: str | os.PathLike | None = None,
+        ids=LEKIWI_WHEEL_IDS,
+        tau_s: float = 0.05,
+        with_arm: bool = False,
+        realtime: bool = False,
     ):
         self.ids = tuple(int(i) for i in ids)
         wheels = [VirtualServo(i, "sts3215", tau_s=tau_s) for i in self.ids]
         # the arm's own bus object is never started (its servos go on this bus): no port of its own
         self.arm = VirtualArm("so101", "follower", port=os.devnull) if with_arm else None
         arm_servos = list(self.arm.bus.servos.values()) if self.arm is not None else []
-        self.bus = VirtualBus(arm_servos + wheels, port=port, name="lekiwi" if with_arm else "lekiwi_base")
+        self.bus = VirtualBus(
+            arm_servos + wheels, port=port, name="lekiwi" if with_arm else "lekiwi_base", realtime=realtime
+        )
         self.geometry = OmniGeometry()
 
     @property

@@ -15,7 +15,7 @@ import tty
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lerobot_ros.hardware.virtual.priority import enter_server_thread
+from lerobot_ros.hardware.virtual.priority import make_this_thread_realtime
 from lerobot_ros.hardware.virtual.protocols import PROTOCOLS
 from lerobot_ros.hardware.virtual.servo import VirtualServo
 
@@ -40,9 +40,16 @@ class Faults:
 
 
 class VirtualBus:
-    """Serves `servos` (id -> VirtualServo, all of one family) on a pty linked at `port`."""
+    """Serves `servos` (id -> VirtualServo, all of one family) on a pty linked at `port`; `realtime`: from a
+    SCHED_FIFO thread where permitted (an emulator process answering within the SDK's timeout, see `priority`)."""
 
-    def __init__(self, servos: list[VirtualServo], port: str | os.PathLike | None = None, name: str = "bus"):
+    def __init__(
+        self,
+        servos: list[VirtualServo],
+        port: str | os.PathLike | None = None,
+        name: str = "bus",
+        realtime: bool = False,
+    ):
         if not servos:
             raise ValueError("a virtual bus needs at least one servo")
         families = {s.model.family for s in servos}
@@ -62,7 +69,9 @@ class VirtualBus:
             self._tmpdir = None
         self.port = str(port)
         self.packets_served = 0
-        self.realtime = False  # whether the serving thread runs SCHED_FIFO (see priority.claim_servo_timing)
+        self.want_realtime = realtime
+        self.realtime = False  # whether the serving thread runs SCHED_FIFO (known once plug() returns)
+        self._serving = threading.Event()
         self._master = self._slave = -1
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -87,8 +96,10 @@ class VirtualBus:
                 link.unlink()
             link.symlink_to(os.ttyname(slave))
             self._stop.clear()
+            self._serving.clear()
             self._thread = threading.Thread(target=self._serve, name=f"vbus-{self.name}", daemon=True)
             self._thread.start()
+            self._serving.wait(5.0)  # the thread has its scheduling: `realtime` is settled
 
     def unplug(self) -> None:
         """Pull the cable: stop serving, close the pty, remove the port path."""
@@ -141,7 +152,8 @@ class VirtualBus:
 
     # ----- server ------------------------------------------------------------------------------------
     def _serve(self) -> None:
-        self.realtime = enter_server_thread()
+        self.realtime = make_this_thread_realtime() if self.want_realtime else False
+        self._serving.set()
         buf = bytearray()
         master = self._master
         while not self._stop.is_set():

@@ -9,9 +9,9 @@ busy-waits for the reply and a video encoder and a simulator share the cores.
 
 So the `virtual-arm` / `virtual-base` processes claim servo timing where they may (root or CAP_SYS_NICE): the
 process's nice value drops to -10, and each bus's serving thread (blocked in `select` but for the ~100 us a packet
-takes) runs SCHED_FIFO, so the kernel runs it the moment a packet arrives, ahead of every ordinary task and outside
-any CFS quota, as the servo's own microcontroller would. Where that is refused the process runs as it is; in-process
-emulators (tests, benches) never change their scheduling.
+takes) runs SCHED_FIFO (`VirtualBus(realtime=True)`), so the kernel runs it the moment a packet arrives, ahead of
+every ordinary task and outside any CFS quota, as the servo's own microcontroller would. Where that is refused the
+process runs as it is; in-process emulators (tests, benches) keep their scheduling unless they ask.
 """
 
 from __future__ import annotations
@@ -23,18 +23,17 @@ EMULATOR_NICE = -10
 #: SCHED_FIFO priority of a serving thread (1-99; any real-time priority runs ahead of every ordinary task)
 SERVER_RT_PRIORITY = 10
 
-#: what `claim_servo_timing` got, in the words an emulator's "serving" line uses
+#: what an emulator process got (`timing_of`), in the words an emulator's "serving" line uses
 TIMING = {
     "realtime": "real-time servers: replies within the SDK's timeout under load",
     "nice": "nice -10: replies may miss the SDK's timeout on a very loaded host",
     "normal": "normal priority (no permission to raise it): replies may miss the SDK's timeout under load",
 }
 
-_realtime_servers = False
-
 
 def raise_priority(nice: int = EMULATOR_NICE) -> bool:
-    """Lower this process's nice value to `nice`; False (and no change) where that is not permitted."""
+    """Lower this process's nice value to `nice`; False (and no change) where that is not permitted. (Linux keeps
+    nice per thread: this thread and the threads it starts afterwards, the buses' serving threads among them.)"""
     try:
         current = os.getpriority(os.PRIO_PROCESS, 0)
         if current > nice:
@@ -44,51 +43,28 @@ def raise_priority(nice: int = EMULATOR_NICE) -> bool:
         return False
 
 
-def claim_servo_timing() -> str:
-    """Called once by an emulator process before its buses start: nice -10 now, SCHED_FIFO for every bus thread
-    started afterwards. Says what it got: "realtime" / "nice" / "normal" (permission refused)."""
-    global _realtime_servers
-    niced = raise_priority()
-    _realtime_servers = _realtime_allowed()
-    return "realtime" if _realtime_servers else "nice" if niced else "normal"
-
-
-def enter_server_thread() -> bool:
-    """Called by a bus's serving thread as it starts: SCHED_FIFO for that thread alone when this process claimed
-    servo timing (see `claim_servo_timing`); True when the thread now runs real-time."""
-    if not _realtime_servers:
-        return False
+def make_this_thread_realtime(priority: int = SERVER_RT_PRIORITY) -> bool:
+    """SCHED_FIFO for the calling thread alone; False (and no change) where that is not permitted."""
     try:
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(SERVER_RT_PRIORITY))  # 0: the calling thread
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))  # 0: the calling thread
         return True
     except (PermissionError, OSError, AttributeError):
         return False
 
 
-def _realtime_allowed() -> bool:
-    """Whether this host lets this process make a thread SCHED_FIFO (tried on a throwaway thread)."""
-    import threading
-
-    result: list[bool] = []
-
-    def probe() -> None:
-        try:
-            os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(SERVER_RT_PRIORITY))
-            result.append(True)
-        except (PermissionError, OSError, AttributeError):
-            result.append(False)
-
-    thread = threading.Thread(target=probe, name="rt-probe")
-    thread.start()
-    thread.join()
-    return bool(result and result[0])
+def timing_of(niced: bool, buses) -> str:
+    """What an emulator process got: "realtime" (every bus served from a SCHED_FIFO thread), "nice" or "normal"."""
+    buses = list(buses)
+    if buses and all(bus.realtime for bus in buses):
+        return "realtime"
+    return "nice" if niced else "normal"
 
 
 __all__ = [
     "EMULATOR_NICE",
     "SERVER_RT_PRIORITY",
     "TIMING",
-    "claim_servo_timing",
-    "enter_server_thread",
+    "make_this_thread_realtime",
     "raise_priority",
+    "timing_of",
 ]
