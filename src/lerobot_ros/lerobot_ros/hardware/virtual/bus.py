@@ -69,7 +69,7 @@ class VirtualBus:
             self._tmpdir = None
         self.port = str(port)
         self.packets_served = 0
-        self.want_realtime = realtime
+        self._want_realtime = realtime
         self.realtime = False  # whether the serving thread runs SCHED_FIFO (known once plug() returns)
         self._serving = threading.Event()
         self._master = self._slave = -1
@@ -152,7 +152,7 @@ class VirtualBus:
 
     # ----- server ------------------------------------------------------------------------------------
     def _serve(self) -> None:
-        self.realtime = make_this_thread_realtime() if self.want_realtime else False
+        self.realtime = make_this_thread_realtime() if self._want_realtime else False
         self._serving.set()
         buf = bytearray()
         master = self._master
